@@ -1,0 +1,27 @@
+"""levysde: why trained recurrent networks forget slowly (a power law) or fast.
+
+The per-neuron log decay rate zeta_q of a trained RNN moves during training like
+the 1-d SDE ``dzeta = F(zeta) dt + sqrt(2 eta_G) dW + dJ`` with J a symmetric
+tempered alpha-stable Levy process. This package computes the theory (the
+spectral exponent beta*, threshold, phases), simulates the SDE, maps time-scale
+spectra to forgetting envelopes and checks all of it against trained networks.
+See docs/theory.md and the specification THEORY.md.
+
+Quick use::
+
+    import levysde
+    r = levysde.classify(3.0)                 # defaults kappa=1, eta_G=0.1, alpha=1.5, lam=2
+    r.beta_star, r.phase                      # 0.80835714647..., 'broad'
+"""
+from .levy import c_alpha, char_exponent, cumulant, cumulant4, psi, psi_adjoint, variance
+from .params import DEFAULTS, SDEParams
+from .theory import (CRITICAL_TOL, PHASES, PhaseResult, beta_star, classify, eta_j_critical,
+                     eta_j_star, phi, tail_rate)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "c_alpha", "psi", "psi_adjoint", "char_exponent", "variance", "cumulant", "cumulant4",
+    "DEFAULTS", "SDEParams", "phi", "beta_star", "eta_j_star", "eta_j_critical", "classify",
+    "tail_rate", "PhaseResult", "PHASES", "CRITICAL_TOL", "__version__",
+]

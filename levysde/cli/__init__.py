@@ -1,0 +1,49 @@
+"""Command-line interface: ``levysde <command> ...`` (also ``python -m levysde``).
+
+Each command lives in its own module of this package and exposes
+``add_parser(subparsers)``; the parser sets ``func`` to the command's runner.
+Bad input: one line on stderr, exit status 2, no traceback.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+import warnings
+
+from ._common import OneLineParser, UsageError, fail
+
+#: command modules, in the order shown by ``levysde --help``
+COMMANDS = ("phase",)
+
+
+def build_parser() -> OneLineParser:
+    from .. import __version__
+
+    parser = OneLineParser(
+        prog="levysde",
+        description="Time-scale spectra of trained RNNs as a tempered alpha-stable Levy SDE.",
+    )
+    parser.add_argument("--version", action="version", version=f"levysde {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
+    sub.required = True
+    for name in COMMANDS:
+        importlib.import_module(f"{__name__}.{name}").add_parser(sub)
+    return parser
+
+
+def _warning_line(message, category, filename, lineno, file=None, line=None):
+    sys.stderr.write(f"levysde: warning: {message}\n")
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``levysde`` console script. Returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    warnings.showwarning = _warning_line
+    try:
+        status = args.func(args)
+    except (UsageError, ValueError) as exc:
+        fail(f"levysde {args.command}: error: {exc}")
+    except KeyboardInterrupt:
+        fail(f"levysde {args.command}: interrupted", status=130)
+    return int(status or 0)

@@ -1,0 +1,111 @@
+"""Shared pieces of the command-line interface: argument parsing with one-line
+errors, validated numeric argument types and the model flags of THEORY.md §4.
+
+Numerics never live here; commands call the library and only format results.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from ..params import DEFAULTS
+
+
+class UsageError(Exception):
+    """A bad command-line value; reported as one line on stderr, exit status 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """ArgumentParser whose errors are a single line on stderr and exit status 2."""
+
+    def error(self, message: str):  # pragma: no cover - exercised via subprocess
+        fail(f"{self.prog}: error: {message}")
+
+
+def fail(message: str, status: int = 2):
+    """Print ``message`` as one line on stderr and exit with ``status``."""
+    sys.stderr.write(" ".join(str(message).split()) + "\n")
+    raise SystemExit(status)
+
+
+def real(lo: float | None = None, hi: float | None = None, *,
+         lo_open: bool = False, hi_open: bool = False):
+    """argparse type: a finite float in [lo, hi] (ends open when requested)."""
+
+    def rng() -> str:
+        left = "(" if lo_open else "["
+        right = ")" if (hi_open or hi is None) else "]"
+        a = "-inf" if lo is None else f"{lo:g}"
+        b = "inf" if hi is None else f"{hi:g}"
+        return f"{left}{a}, {b}{right}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not finite; allowed range {rng()}")
+        if lo is not None and (value < lo or (lo_open and value == lo)):
+            raise argparse.ArgumentTypeError(f"{text} is out of range; allowed range {rng()}")
+        if hi is not None and (value > hi or (hi_open and value == hi)):
+            raise argparse.ArgumentTypeError(f"{text} is out of range; allowed range {rng()}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+def integer(lo: int | None = None, hi: int | None = None):
+    """argparse type: an integer in [lo, hi]."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            a = "-inf" if lo is None else lo
+            b = "inf" if hi is None else hi
+            raise argparse.ArgumentTypeError(f"{text} is out of range; allowed range [{a}, {b}]")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def add_model_args(parser: argparse.ArgumentParser, *, multi_eta_j: bool = True,
+                   eta_j_required: bool = True) -> None:
+    """Add the model flags of ``levysde phase``: --eta-j, --eta-g, --kappa, --alpha, --lam.
+
+    Ranges (THEORY.md §2-§4): eta_J >= 0, eta_G >= 0, kappa > 0, alpha in (0, 2),
+    lam >= 0.
+    """
+    g = parser.add_argument_group("model (THEORY.md §2-§4)")
+    kw = dict(nargs="+") if multi_eta_j else {}
+    g.add_argument("--eta-j", type=real(0.0), required=eta_j_required, metavar="ETA_J",
+                   help="jump intensity eta_J >= 0" + (" (one or more values)" if multi_eta_j else ""),
+                   **kw)
+    g.add_argument("--eta-g", type=real(0.0), default=DEFAULTS["eta_g"],
+                   help="Gaussian noise intensity eta_G >= 0 (default %(default)s)")
+    g.add_argument("--kappa", type=real(0.0, lo_open=True), default=DEFAULTS["kappa"],
+                   help="restoring plateau kappa > 0 (default %(default)s)")
+    g.add_argument("--alpha", type=real(0.0, 2.0, lo_open=True, hi_open=True),
+                   default=DEFAULTS["alpha"], help="stability index alpha in (0, 2) (default %(default)s)")
+    g.add_argument("--lam", type=real(0.0), default=DEFAULTS["lam"],
+                   help="tempering lam >= 0; 0 = untempered (default %(default)s)")
+
+
+def json_number(x):
+    """A float for JSON: None when not finite (JSON has no inf/NaN)."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def print_json(obj) -> None:
+    """Print ``obj`` as strict JSON (no NaN/Infinity tokens)."""
+    sys.stdout.write(json.dumps(obj, indent=2, allow_nan=False) + "\n")

@@ -1,0 +1,54 @@
+"""``levysde phase``: beta*, eta_J*, eta_J^crit, phase and tail rate (THEORY.md §4)."""
+from __future__ import annotations
+
+import math
+
+from ._common import add_model_args, print_json
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "phase",
+        help="spectral exponent beta*, threshold and phase for one or more eta_J",
+        description="Solve Phi(beta) = eta_G beta^2 + Psi*(beta) - kappa beta = 0 for beta* "
+                    "and classify the phase (THEORY.md §4).",
+    )
+    add_model_args(p)
+    p.add_argument("--mp", action="store_true",
+                   help="solve in mpmath high precision (slow; for parameters near a boundary)")
+    p.add_argument("--json", action="store_true",
+                   help="print JSON: one object, or a list when several --eta-j values are given")
+    p.set_defaults(func=run)
+    return p
+
+
+def _fmt(v, width=18):
+    if v is None:
+        return f"{'-':>{width}}"
+    return f"{v:>{width}.15g}"
+
+
+def run(args) -> int:
+    from ..theory import classify
+
+    result = classify(args.eta_j, args.eta_g, args.kappa, args.alpha, args.lam,
+                      precision="mp" if args.mp else "double")
+    recs = result.records()
+    if args.json:
+        print_json(recs[0] if len(recs) == 1 else recs)
+        return 0
+    r0 = recs[0]
+    print(f"levysde phase   kappa = {args.kappa:g}   eta_G = {args.eta_g:g}   "
+          f"alpha = {args.alpha:g}   lam = {args.lam:g}")
+    star = r0["eta_j_star"]
+    crit = r0["eta_j_critical"]
+    print("eta_J* (threshold)    = " + ("undefined (lam = 0: untempered)" if star is None else f"{star:.15g}"))
+    print("eta_J^crit (beta* = 1) = " + ("undefined (needs lam > 1)" if crit is None else f"{crit:.15g}"))
+    print()
+    print(f"{'eta_J':>12} {'beta*':>18}  {'phase':<13} {'tail rate':>18}")
+    for r in recs:
+        rate = r["tail_rate"]
+        rate_s = _fmt(rate) if rate is not None else f"{'inf (point mass)':>18}"
+        beta_s = _fmt(r["beta"]) if r["beta"] is not None else f"{'none':>18}"
+        print(f"{r['eta_j']:>12.6g} {beta_s}  {r['phase']:<13} {rate_s}")
+    return 0

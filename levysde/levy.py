@@ -1,0 +1,326 @@
+"""The symmetric tempered alpha-stable (CTS) Levy process: Levy density constant,
+Laplace exponent ("symbol"), adjoint symbol, characteristic exponent, cumulants.
+
+Conventions (THEORY.md §2). Levy density, alpha in (0, 2), lam >= 0, eta_J >= 0::
+
+    nu(z) = eta_J c_alpha exp(-lam |z|) |z|^(-1-alpha),
+    c_alpha = -1 / (2 Gamma(-alpha) cos(pi alpha / 2)) = Gamma(1 + alpha) sin(pi alpha / 2) / pi.
+
+With lam = 0, ``E exp(i xi J_t) = exp(-t eta_J |xi|^alpha)`` (scipy ``levy_stable``,
+beta = 0, S1, scale ``(eta_J t)^(1/alpha)``). The Laplace exponent is
+
+    Psi(beta) = -eta_J [(lam - beta)^alpha + (lam + beta)^alpha - 2 lam^alpha] / (2 cos(pi alpha/2))
+
+on |beta| <= lam and +inf outside; alpha = 1 is its continuous limit.
+
+Numerical method (ours). Write x = beta/lam, delta = alpha - 1 and note
+``cos(pi alpha/2) = -sin(pi delta/2)``. Then, exactly,
+
+    Psi = eta_J lam^alpha * S(x) / D(delta),
+    S(x) = (1-x) g(log1p(-x)) + (1+x) g(log1p(x)),   g(L) = expm1(delta L)/delta  (= L at delta = 0),
+    D(delta) = 2 sin(pi delta/2)/delta = pi sinc(delta/2),
+
+which removes the 0/0 at alpha = 1 without any series in delta (continuous in
+alpha, exact at alpha = 1). For x <= 1/4 the even series
+``S(x) = 2 sum_k c_k x^(2k)``, ``c_1 = alpha/2``,
+``c_(k+1) = c_k (alpha-2k)(alpha-2k-1)/((2k+1)(2k+2))`` (all c_k > 0) removes the
+small-beta cancellation. The characteristic exponent is the same function at
+``x = i xi/lam``: the series in ``y = x^2 = -(xi/lam)^2`` and, beyond, the complex
+form ``S = 2 Re[(1 + i u) g(Log(1 + i u))]``. Relative accuracy about 1e-15 over
+alpha in [0.05, 1.95] and beta in [1e-8 lam, lam] (tests/test_levy.py checks 1e-12
+against mpmath quadrature of nu).
+"""
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+from scipy import special
+
+from .params import check_param
+
+__all__ = ["c_alpha", "psi", "psi_adjoint", "psi_unit_over_beta", "char_exponent",
+           "variance", "cumulant", "cumulant4", "psi_mp"]
+
+_SERIES_Y = 1.0 / 16.0       # series used for |x|^2 <= 1/16, i.e. |x| <= 1/4
+_SERIES_TERMS = 18           # (1/16)^17 < 1e-20: truncation far below rounding
+
+
+def _check_real(name: str, value) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number; got {value!r}") from None
+    if np.any(np.isnan(arr)):
+        raise ValueError(f"{name} must not be NaN")
+    return arr
+
+
+def c_alpha(alpha):
+    """Normalising constant c_alpha of the Levy density (THEORY.md §2).
+
+    ``c_alpha = -1/(2 Gamma(-alpha) cos(pi alpha/2))``, evaluated in the
+    equivalent form ``Gamma(1+alpha) sin(pi alpha/2)/pi`` (reflection formula),
+    which is regular at alpha = 1 (c_1 = 1/pi).
+
+    Parameters
+    ----------
+    alpha : array_like, values in (0, 2)
+
+    Returns
+    -------
+    ndarray (or float) shaped like ``alpha``.
+
+    Raises
+    ------
+    ValueError if alpha is outside (0, 2) or not finite.
+    """
+    a = check_param("alpha", alpha)
+    out = special.gamma(1.0 + a) * np.sin(0.5 * np.pi * a) / np.pi
+    return out[()] if out.ndim == 0 else out
+
+
+def _denominator(delta):
+    """D(delta) = 2 sin(pi delta/2)/delta = pi sinc(delta/2); D(0) = pi."""
+    return np.pi * np.sinc(0.5 * delta)
+
+
+def _series(y, alpha, *, over_x: bool = False, x=None):
+    """sum_k c_k y^k (or its value divided by x, with y = x^2) by Horner; |y| <= 1/16."""
+    coef = [0.5 * alpha]
+    for k in range(1, _SERIES_TERMS):
+        coef.append(coef[-1] * (alpha - 2 * k) * (alpha - 2 * k - 1) / ((2 * k + 1) * (2 * k + 2)))
+    acc = coef[-1]
+    for c in reversed(coef[:-1]):
+        acc = c + y * acc
+    return acc * x if over_x else acc * y
+
+
+def _g(delta, L):
+    """expm1(delta L)/delta, and L at delta = 0."""
+    safe = np.where(delta == 0.0, 1.0, delta)
+    return np.where(delta == 0.0, L, np.expm1(delta * L) / safe)
+
+
+def _unit_real(x, alpha, *, over_x: bool = False):
+    """S(x)/D(delta) for real x in [0, 1] (optionally divided by x)."""
+    delta = alpha - 1.0
+    y = x * x
+    small = y <= _SERIES_Y
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        s_series = 2.0 * _series(y, alpha, over_x=over_x, x=x)
+        xm = np.where(x < 1.0, x, 0.0)
+        minus = np.where(x < 1.0, (1.0 - x) * _g(delta, np.log1p(-xm)), 0.0)
+        plus = (1.0 + x) * _g(delta, np.log1p(x))
+        s_direct = minus + plus
+        if over_x:
+            s_direct = s_direct / np.where(small, 1.0, x)
+    return np.where(small, s_series, s_direct) / _denominator(delta)
+
+
+def _unit_imag(u, alpha):
+    """S(i u)/D(delta) for real u >= 0: the characteristic-exponent analogue (real)."""
+    delta = alpha - 1.0
+    y = -(u * u)
+    small = -y <= _SERIES_Y
+    with np.errstate(over="ignore", invalid="ignore"):
+        s_series = 2.0 * _series(y, alpha)
+        a = 0.5 * np.log1p(u * u)           # Log(1 + iu) = a + i b
+        b = np.arctan(u)
+        da, db = delta * a, delta * b
+        safe = np.where(delta == 0.0, 1.0, delta)
+        gr = np.where(delta == 0.0, a,
+                      (np.expm1(da) * np.cos(db) - 2.0 * np.sin(0.5 * db) ** 2) / safe)
+        gi = np.where(delta == 0.0, b, np.exp(da) * np.sin(db) / safe)
+        s_direct = 2.0 * (gr - u * gi)      # 2 Re[(1 + iu)(gr + i gi)]
+    return np.where(small, s_series, s_direct) / _denominator(delta)
+
+
+def _out(arr):
+    return arr[()] if np.ndim(arr) == 0 else arr
+
+
+def psi(beta, *, alpha, lam, eta_j=1.0):
+    """Laplace exponent Psi(beta) = log E exp(beta J_1) of the CTS process (THEORY.md §2).
+
+    Parameters
+    ----------
+    beta : array_like, real. Finite result exactly on |beta| <= lam.
+    alpha : array_like, in (0, 2)
+    lam : array_like, >= 0 (0 = untempered)
+    eta_j : array_like, >= 0 (default 1: the unit symbol Psi_1)
+
+    All four broadcast against each other (numpy rules).
+
+    Returns
+    -------
+    ndarray (float for scalar input), >= 0. +inf for |beta| > lam (the integral
+    diverges although the closed form is finite there); with lam = 0, +inf for
+    every beta != 0. eta_J = 0 gives 0 everywhere (no jumps). alpha = 1 is the
+    continuous limit ``eta_J [(lam+b) ln(lam+b) + (lam-b) ln(lam-b) - 2 lam ln lam]/pi``.
+
+    Raises
+    ------
+    ValueError naming the parameter when alpha, lam or eta_j is out of range or
+    non-finite, or when beta is NaN.
+    """
+    b = np.abs(_check_real("beta", beta))
+    a = check_param("alpha", alpha)
+    lm = check_param("lam", lam)
+    ej = check_param("eta_j", eta_j)
+    b, a, lm, ej = np.broadcast_arrays(b, a, lm, ej)
+    pos = lm > 0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        x = np.where(pos, b / np.where(pos, lm, 1.0), 0.0)
+        inside = pos & (x <= 1.0)
+        xs = np.where(inside, x, 0.0)
+        val = ej * lm ** a * _unit_real(xs, a)
+    out = np.where(inside, val, np.where(b == 0.0, 0.0, np.inf))
+    out = np.where(ej == 0.0, 0.0, out)
+    return _out(out)
+
+
+def psi_adjoint(beta, *, alpha, lam, eta_j=1.0):
+    """Adjoint symbol Psi*(beta) = Psi(-beta) (THEORY.md §2).
+
+    The forward (Fokker-Planck) jump operator acts on exp(beta zeta) as
+    multiplication by Psi*(beta). For the symmetric CTS process Psi* = Psi; the
+    name is kept apart so that an asymmetric extension changes only :func:`psi`.
+    Same arguments, broadcasting, returns and errors as :func:`psi`.
+    """
+    return psi(-np.asarray(_check_real("beta", beta)), alpha=alpha, lam=lam, eta_j=eta_j)
+
+
+def psi_unit_over_beta(beta, *, alpha, lam):
+    """Psi_1(beta)/beta for 0 < beta <= lam, lam > 0, evaluated without cancellation.
+
+    Used by the characteristic-equation solver (THEORY.md §4): Phi(beta)/beta =
+    eta_G beta - kappa + eta_J Psi_1(beta)/beta. Behaves like
+    ``alpha lam^(alpha-2) beta / D(alpha-1)`` as beta -> 0 (D as in the module
+    docstring). Arguments broadcast; no validation (internal hot path: callers
+    validate). Entries with beta outside (0, lam] are returned as +inf.
+    """
+    b = np.asarray(beta, dtype=float)
+    a = np.asarray(alpha, dtype=float)
+    lm = np.asarray(lam, dtype=float)
+    ok = (b > 0) & (lm > 0) & (b <= lm)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        x = np.where(ok, b / np.where(lm > 0, lm, 1.0), 0.5)
+        val = lm ** (a - 1.0) * _unit_real(x, a, over_x=True)
+    return _out(np.where(ok, val, np.inf))
+
+
+def char_exponent(xi, *, alpha, lam, eta_j=1.0):
+    """Characteristic exponent log E exp(i xi J_1) (THEORY.md §2).
+
+    ``-eta_J [(lam - i xi)^alpha + (lam + i xi)^alpha - 2 lam^alpha]/(2 cos(pi alpha/2))``,
+    which is real (the process is symmetric) and <= 0; with lam = 0 it is
+    ``-eta_J |xi|^alpha`` (the normalisation of THEORY.md §2); alpha = 1 is the
+    continuous limit ``-eta_J [2 xi atan(xi/lam) - lam ln(1 + xi^2/lam^2)]/pi``.
+
+    Parameters
+    ----------
+    xi : array_like, real frequencies.
+    alpha, lam, eta_j : as in :func:`psi`; all broadcast.
+
+    Returns
+    -------
+    ndarray of float (real part; the imaginary part is exactly 0).
+
+    Raises
+    ------
+    ValueError as in :func:`psi`.
+    """
+    u0 = np.abs(_check_real("xi", xi))
+    a = check_param("alpha", alpha)
+    lm = check_param("lam", lam)
+    ej = check_param("eta_j", eta_j)
+    u0, a, lm, ej = np.broadcast_arrays(u0, a, lm, ej)
+    pos = lm > 0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        u = np.where(pos, u0 / np.where(pos, lm, 1.0), 0.0)
+        tempered = ej * lm ** a * _unit_imag(u, a)
+        stable = -ej * u0 ** a
+    out = np.where(pos, tempered, stable)
+    return _out(np.where(ej == 0.0, 0.0, out))
+
+
+def cumulant(n: int, *, alpha, lam, eta_j=1.0):
+    """n-th cumulant of J_1 (THEORY.md §2): the n-th moment of the Levy measure.
+
+    ``kappa_n = int z^n nu(dz) = 2 eta_J c_alpha Gamma(n - alpha) lam^(alpha - n)``
+    for even n >= 2, and 0 for odd n (symmetry). This product form has no 0/0 at
+    alpha = 1 (it equals THEORY's ``-eta_J alpha(alpha-1)... lam^(alpha-n)/cos(pi alpha/2)``).
+
+    Parameters
+    ----------
+    n : int >= 1
+    alpha, lam, eta_j : array_like, broadcast (ranges as in :func:`psi`).
+
+    Returns
+    -------
+    ndarray/float; +inf for even n when lam = 0 and eta_J > 0 (no finite moments).
+
+    Raises
+    ------
+    ValueError for n < 1 or out-of-range parameters.
+    """
+    if int(n) != n or n < 1:
+        raise ValueError(f"n must be an integer >= 1; got {n!r}")
+    n = int(n)
+    a = check_param("alpha", alpha)
+    lm = check_param("lam", lam)
+    ej = check_param("eta_j", eta_j)
+    a, lm, ej = np.broadcast_arrays(a, lm, ej)
+    if n % 2:
+        return _out(np.zeros(a.shape))
+    with np.errstate(divide="ignore"):
+        val = 2.0 * ej * (special.gamma(1.0 + a) * np.sin(0.5 * np.pi * a) / np.pi) \
+            * special.gamma(n - a) * np.where(lm > 0, lm, 0.0) ** (a - n)
+    return _out(np.where(ej == 0.0, 0.0, val))
+
+
+def variance(*, alpha, lam, eta_j=1.0):
+    """Variance of J_1 = Psi''(0) (THEORY.md §2). See :func:`cumulant` (n = 2).
+
+    At alpha = 1 it equals ``2 eta_J/(pi lam)``; +inf when lam = 0.
+    """
+    return cumulant(2, alpha=alpha, lam=lam, eta_j=eta_j)
+
+
+def cumulant4(*, alpha, lam, eta_j=1.0):
+    """Fourth cumulant of J_1 (THEORY.md §2). See :func:`cumulant` (n = 4).
+
+    At alpha = 1 it equals ``4 eta_J/(pi lam^3)``; +inf when lam = 0.
+    """
+    return cumulant(4, alpha=alpha, lam=lam, eta_j=eta_j)
+
+
+def psi_mp(beta, *, alpha, lam, eta_j=1, dps: int = 40):
+    """Psi(beta) in mpmath arithmetic from the closed form of THEORY.md §2 (scalar).
+
+    The working precision is raised above ``dps`` by the number of digits lost
+    to cancellation (about 2 log10(lam/beta) + log10(1/|alpha-1|)), so the result
+    carries ``dps`` correct digits. alpha == 1 uses the alpha = 1 formula.
+
+    Returns an ``mpmath.mpf`` (``+inf`` outside [-lam, lam]).
+    """
+    alpha = mpmath.mpf(alpha)
+    lam = mpmath.mpf(lam)
+    eta_j = mpmath.mpf(eta_j)
+    beta = abs(mpmath.mpf(beta))
+    if eta_j == 0 or beta == 0:
+        return mpmath.mpf(0)
+    if lam == 0 or beta > lam:
+        return mpmath.inf
+    x = beta / lam
+    extra = 10 + int(2 * max(0, -mpmath.log10(x))) + \
+        (int(max(0, -mpmath.log10(abs(alpha - 1)))) if alpha != 1 else 0)
+    with mpmath.workdps(dps + extra):
+        if alpha == 1:
+            def xlogx(t):
+                return t * mpmath.log(t) if t > 0 else mpmath.mpf(0)
+            val = eta_j * (xlogx(lam + beta) + xlogx(lam - beta) - 2 * xlogx(lam)) / mpmath.pi
+        else:
+            val = -eta_j * ((lam - beta) ** alpha + (lam + beta) ** alpha - 2 * lam ** alpha) \
+                / (2 * mpmath.cos(mpmath.pi * alpha / 2))
+    return +val

@@ -1,0 +1,100 @@
+"""Model parameters, their defaults and their validation (THEORY.md §2-§4).
+
+Parameter symbols follow THEORY.md: ``alpha`` (stability index), ``lam``
+(tempering), ``eta_j`` (jump intensity), ``eta_g`` (Gaussian intensity),
+``kappa`` (restoring plateau).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: CLI / example defaults of THEORY.md §4 (eta_J has no default: it is the control parameter)
+DEFAULTS = {"eta_g": 0.1, "kappa": 1.0, "alpha": 1.5, "lam": 2.0}
+
+#: allowed ranges: name -> (lo, hi, lo_open, hi_open); None means unbounded
+RANGES = {
+    "alpha": (0.0, 2.0, True, True),
+    "lam": (0.0, None, False, False),
+    "eta_j": (0.0, None, False, False),
+    "eta_g": (0.0, None, False, False),
+    "kappa": (0.0, None, True, False),
+}
+
+
+def describe_range(name: str) -> str:
+    """Human-readable allowed range of parameter ``name``, e.g. ``'(0, 2)'``."""
+    lo, hi, lo_open, hi_open = RANGES[name]
+    left = "(" if lo_open else "["
+    right = ")" if (hi_open or hi is None) else "]"
+    return f"{left}{'-inf' if lo is None else f'{lo:g}'}, {'inf' if hi is None else f'{hi:g}'}{right}"
+
+
+def check_param(name: str, value) -> np.ndarray:
+    """Validate a parameter (scalar or array) against ``RANGES[name]``.
+
+    Returns a float64 ndarray (0-d for scalars).
+
+    Raises
+    ------
+    ValueError
+        naming ``name`` and its allowed range when any element is non-finite or
+        out of range.
+    """
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number in {describe_range(name)}; got {value!r}") from None
+    lo, hi, lo_open, hi_open = RANGES[name]
+    bad = ~np.isfinite(arr)
+    if lo is not None:
+        bad |= (arr <= lo) if lo_open else (arr < lo)
+    if hi is not None:
+        bad |= (arr >= hi) if hi_open else (arr > hi)
+    if np.any(bad):
+        first = arr[bad].flat[0] if arr.ndim else arr
+        raise ValueError(f"{name} must be finite and in {describe_range(name)}; got {float(first)!r}")
+    return arr
+
+
+def check_params(**kwargs) -> dict:
+    """Validate several named parameters at once (see :func:`check_param`)."""
+    return {k: check_param(k, v) for k, v in kwargs.items()}
+
+
+@dataclass(frozen=True)
+class SDEParams:
+    """Frozen, validated parameter set of the SDE ``dzeta = F dt + sqrt(2 eta_G) dW + dJ``.
+
+    Attributes (THEORY.md §2-§4)
+    ----------------------------
+    eta_j : float, >= 0      jump intensity eta_J
+    eta_g : float, >= 0      Gaussian intensity eta_G (default 0.1)
+    kappa : float, > 0       restoring plateau of the drift far left (default 1)
+    alpha : float, in (0, 2) stability index of the jumps (default 1.5)
+    lam   : float, >= 0      exponential tempering; 0 = untempered (default 2)
+
+    Raises
+    ------
+    ValueError
+        naming the parameter and its allowed range when a value is non-finite
+        or out of range.
+    """
+
+    eta_j: float
+    eta_g: float = DEFAULTS["eta_g"]
+    kappa: float = DEFAULTS["kappa"]
+    alpha: float = DEFAULTS["alpha"]
+    lam: float = DEFAULTS["lam"]
+
+    def __post_init__(self):
+        for name in ("eta_j", "eta_g", "kappa", "alpha", "lam"):
+            value = check_param(name, getattr(self, name))
+            if value.ndim != 0:
+                raise ValueError(f"{name} must be a scalar in SDEParams; use the vectorised functions for arrays")
+            object.__setattr__(self, name, float(value))
+
+    def asdict(self) -> dict:
+        return {"eta_j": self.eta_j, "eta_g": self.eta_g, "kappa": self.kappa,
+                "alpha": self.alpha, "lam": self.lam}

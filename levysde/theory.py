@@ -1,0 +1,284 @@
+"""Characteristic equation, spectral exponent beta*, threshold, critical intensity
+and phases (THEORY.md §4).
+
+    Phi(beta) = eta_G beta^2 + Psi*(beta) - kappa beta,      beta in [0, lam].
+
+Phi(0) = 0, Phi'(0) = -kappa < 0 and Phi is strictly convex, so h(beta) =
+Phi(beta)/beta is increasing with h(0+) = -kappa, and the admissible root beta*
+in (0, lam) exists iff h(lam) > 0, i.e. iff eta_J > eta_J* with
+
+    eta_J* = lam (kappa - eta_G lam) / Psi_1(lam),
+    eta_J^crit = (kappa - eta_G) / Psi_1(1)     (beta* = 1; needs lam > 1).
+
+beta* is found as the root of h on the bracket (0, lam] (never the trivial root of
+Phi at 0): h(0+) = -kappa is passed to the solver as a known end value.
+
+Every function is vectorised: parameters broadcast (numpy rules).
+``precision="mp"`` solves each equation with mpmath (``dps`` digits) from the
+closed form, for work close to the boundaries (beta* -> 0, beta* -> lam,
+eta_J -> eta_J*); the result is rounded to float64.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import mpmath
+import numpy as np
+
+from . import levy
+from .params import DEFAULTS, SDEParams, check_param
+from .roots import chandrupatla
+
+__all__ = ["phi", "beta_star", "eta_j_star", "eta_j_critical", "classify", "tail_rate",
+           "PhaseResult", "PHASES", "CRITICAL_TOL"]
+
+#: phase labels (THEORY.md §4 table)
+PHASES = ("collapsed", "concentrated", "critical", "broad", "logarithmic")
+
+#: default tolerance for "critical": |beta* - 1| <= CRITICAL_TOL. beta* is computed
+#: to a few ulps, so this only absorbs the rounding of eta_J^crit itself
+#: (d beta*/d eta_J is O(1) near the critical manifold for the defaults).
+CRITICAL_TOL = 1e-9
+
+
+def _params(eta_j, eta_g, kappa, alpha, lam):
+    if isinstance(eta_j, SDEParams):
+        p = eta_j
+        eta_j, eta_g, kappa, alpha, lam = p.eta_j, p.eta_g, p.kappa, p.alpha, p.lam
+    vals = [check_param(n, v) for n, v in
+            (("eta_j", eta_j), ("eta_g", eta_g), ("kappa", kappa), ("alpha", alpha), ("lam", lam))]
+    return np.broadcast_arrays(*vals)
+
+
+def _out(arr):
+    arr = np.asarray(arr)
+    return arr[()] if arr.ndim == 0 else arr
+
+
+def phi(beta, eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"],
+        alpha=DEFAULTS["alpha"], lam=DEFAULTS["lam"]):
+    """Phi(beta) = eta_G beta^2 + Psi*(beta) - kappa beta (THEORY.md §4).
+
+    Parameters
+    ----------
+    beta : array_like, real (finite result on |beta| <= lam, +inf beyond when eta_J > 0)
+    eta_j, eta_g, kappa, alpha, lam : array_like or an :class:`SDEParams` as
+        ``eta_j``; ranges eta_J >= 0, eta_G >= 0, kappa > 0, alpha in (0, 2), lam >= 0.
+
+    Returns
+    -------
+    ndarray/float, broadcast shape.
+
+    Raises
+    ------
+    ValueError naming an out-of-range parameter.
+    """
+    ej, eg, k, a, lm = _params(eta_j, eta_g, kappa, alpha, lam)
+    b = np.asarray(beta, dtype=float)
+    return _out(eg * b * b + levy.psi_adjoint(b, alpha=a, lam=lm, eta_j=ej) - k * b)
+
+
+def eta_j_star(eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
+               lam=DEFAULTS["lam"]):
+    """Threshold eta_J* = lam (kappa - eta_G lam) / Psi_1(lam) (THEORY.md §4).
+
+    An admissible Cramer root beta* in (0, lam) exists iff eta_J > eta_J*.
+    ``Psi_1(lam) = [(2 lam)^alpha - 2 lam^alpha]/(-2 cos(pi alpha/2))`` (alpha = 1:
+    ``2 lam ln 2/pi``). A value <= 0 means Gaussian noise alone already sustains
+    the extended regime (kappa/eta_G < lam).
+
+    Returns NaN where lam = 0 (untempered: no exponential-tail regime at all,
+    the threshold is undefined). Arguments broadcast; ValueError on bad ranges.
+    """
+    _, eg, k, a, lm = _params(0.0, eta_g, kappa, alpha, lam)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p1 = levy.psi(lm, alpha=a, lam=lm, eta_j=1.0)
+        val = lm * (k - eg * lm) / p1
+    return _out(np.where(lm > 0, val, np.nan))
+
+
+def eta_j_critical(eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
+                   lam=DEFAULTS["lam"]):
+    """Critical intensity eta_J^crit = (kappa - eta_G)/Psi_1(1), where beta* = 1 (THEORY.md §4).
+
+    Defined only for lam > 1 (beta = 1 must lie inside (0, lam)); NaN otherwise.
+    Negative when eta_G > kappa (the Gaussian part alone already gives beta* < 1).
+    Arguments broadcast; ValueError on bad ranges.
+    """
+    _, eg, k, a, lm = _params(0.0, eta_g, kappa, alpha, lam)
+    ok = lm > 1
+    p1 = levy.psi(1.0, alpha=a, lam=np.where(ok, lm, 2.0), eta_j=1.0)
+    return _out(np.where(ok, (k - eg) / p1, np.nan))
+
+
+def _h(beta, ej, eg, k, a, lm):
+    """Phi(beta)/beta for 0 < beta <= lam (no cancellation at small beta)."""
+    return eg * beta - k + ej * levy.psi_unit_over_beta(beta, alpha=a, lam=lm)
+
+
+def _beta_star_mp(ej, eg, k, a, lm, guess, dps):
+    def h(b):
+        return (eg * b - k + levy.psi_mp(b, alpha=a, lam=lm, eta_j=ej, dps=dps) / b)
+
+    with mpmath.workdps(dps):
+        ej, eg, k, a, lm = (mpmath.mpf(v) for v in (ej, eg, k, a, lm))
+        lo = mpmath.mpf(guess) * (1 - mpmath.mpf(2) ** -30)
+        hi = min(mpmath.mpf(guess) * (1 + mpmath.mpf(2) ** -30), lm)
+        if not (h(lo) < 0 < h(hi)):          # fall back to the full bracket
+            lo, hi = lm * mpmath.mpf(2) ** -60, lm
+        root = mpmath.findroot(h, (lo, hi), solver="anderson", tol=mpmath.mpf(10) ** (-dps + 5))
+    return float(root)
+
+
+def beta_star(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
+              lam=DEFAULTS["lam"], *, precision: str = "double", dps: int = 40):
+    """Spectral exponent beta*: the root of Phi(beta)/beta on (0, lam] (THEORY.md §4).
+
+    Parameters
+    ----------
+    eta_j : array_like (>= 0) or :class:`SDEParams`
+    eta_g (>= 0), kappa (> 0), alpha (in (0, 2)), lam (>= 0) : array_like;
+        all broadcast. Defaults: THEORY.md §4.
+    precision : "double" (vectorised Chandrupatla, a few ulps) or "mp" (mpmath
+        with ``dps`` digits, elementwise, slow; rounded to float64).
+
+    Returns
+    -------
+    ndarray/float in (0, lam): beta*. NaN marks "no admissible root": eta_J <= eta_J*
+    (collapsed phase) or lam = 0; :func:`classify` reports the phase and tail rate.
+
+    Raises
+    ------
+    ValueError naming an out-of-range parameter or an unknown ``precision``.
+    """
+    if precision not in ("double", "mp"):
+        raise ValueError(f"precision must be 'double' or 'mp'; got {precision!r}")
+    ej, eg, k, a, lm = _params(eta_j, eta_g, kappa, alpha, lam)
+    shape = ej.shape
+    ej, eg, k, a, lm = (v.ravel() for v in (ej, eg, k, a, lm))
+    out = np.full(ej.size, np.nan)
+    pos = lm > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h_lam = np.where(pos, _h(np.where(pos, lm, 1.0), ej, eg, k, a, np.where(pos, lm, 1.0)), -np.inf)
+    has = pos & (h_lam > 0)
+    idx = np.flatnonzero(has)
+    if idx.size:
+        pe, pg, pk, pa, pl = ej[idx], eg[idx], k[idx], a[idx], lm[idx]
+
+        def f(x, sub):
+            return _h(x, pe[sub], pg[sub], pk[sub], pa[sub], pl[sub])
+
+        out[idx] = chandrupatla(f, np.zeros(idx.size), pl, fa=-pk, fb=h_lam[idx])
+        if precision == "mp":
+            for j, i in enumerate(idx):
+                out[i] = _beta_star_mp(ej[i], eg[i], k[i], a[i], lm[i], out[i], dps)
+    return _out(out.reshape(shape))
+
+
+def tail_rate(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
+              lam=DEFAULTS["lam"], **kwargs):
+    """Exponential rate of the stationary left tail of zeta in every phase (THEORY.md §4).
+
+    beta* when it exists; lam in the tempering-limited collapsed phase (eta_J > 0);
+    kappa/eta_G when eta_J = 0 (+inf when also eta_G = 0: point mass); 0 in the
+    logarithmic phase (lam = 0, eta_J > 0: sub-exponential tail). Same arguments
+    as :func:`beta_star`.
+    """
+    return classify(eta_j, eta_g, kappa, alpha, lam, **kwargs).tail_rate
+
+
+@dataclass(frozen=True)
+class PhaseResult:
+    """Phase classification of parameter sets (arrays share one broadcast shape).
+
+    Attributes
+    ----------
+    eta_j, eta_g, kappa, alpha, lam : ndarray, the (broadcast) parameters
+    beta_star : ndarray, NaN where no admissible root (collapsed, logarithmic)
+    phase : ndarray of str, one of :data:`PHASES`
+    tail_rate : ndarray, see :func:`tail_rate` (+inf: no noise, point mass)
+    eta_j_star : ndarray, NaN where lam = 0
+    eta_j_critical : ndarray, NaN where lam <= 1
+    """
+
+    eta_j: np.ndarray
+    eta_g: np.ndarray
+    kappa: np.ndarray
+    alpha: np.ndarray
+    lam: np.ndarray
+    beta_star: np.ndarray
+    phase: np.ndarray
+    tail_rate: np.ndarray
+    eta_j_star: np.ndarray
+    eta_j_critical: np.ndarray
+
+    def records(self) -> list[dict]:
+        """One JSON-ready dict per parameter set (keys of ``levysde phase --json``);
+        NaN/inf become None."""
+
+        def num(v):
+            v = float(v)
+            return v if math.isfinite(v) else None
+
+        recs = []
+        for i in np.ndindex(np.shape(self.phase)):
+            recs.append({
+                "eta_j": float(np.asarray(self.eta_j)[i]), "eta_g": float(np.asarray(self.eta_g)[i]),
+                "kappa": float(np.asarray(self.kappa)[i]), "alpha": float(np.asarray(self.alpha)[i]),
+                "lam": float(np.asarray(self.lam)[i]),
+                "beta": num(np.asarray(self.beta_star)[i]), "phase": str(np.asarray(self.phase)[i]),
+                "eta_j_star": num(np.asarray(self.eta_j_star)[i]),
+                "eta_j_critical": num(np.asarray(self.eta_j_critical)[i]),
+                "tail_rate": num(np.asarray(self.tail_rate)[i]),
+            })
+        return recs
+
+
+def classify(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
+             lam=DEFAULTS["lam"], *, precision: str = "double", dps: int = 40,
+             critical_tol: float = CRITICAL_TOL) -> PhaseResult:
+    """Phase, beta*, tail rate, eta_J* and eta_J^crit of parameter sets (THEORY.md §4 table).
+
+    Phases:
+      * ``collapsed``: no admissible root (eta_J <= eta_J*, lam > 0; also lam = 0
+        with eta_J = 0). Tail rate lam (tempering-limited, eta_J > 0), kappa/eta_G
+        (eta_J = 0), +inf (no noise at all: point mass).
+      * ``concentrated``: beta* > 1 + critical_tol (finite mean time scale).
+      * ``critical``: |beta* - 1| <= critical_tol (default :data:`CRITICAL_TOL` = 1e-9).
+      * ``broad``: beta* < 1 - critical_tol (infinite mean time scale).
+      * ``logarithmic``: lam = 0 and eta_J > 0 (untempered jumps; tail rate 0).
+        A ``RuntimeWarning`` is issued when also alpha <= 1 (no stationary law
+        under a bounded drift).
+
+    Parameters as in :func:`beta_star`; ``eta_j`` may be an :class:`SDEParams`.
+
+    Returns
+    -------
+    PhaseResult
+
+    Raises
+    ------
+    ValueError naming an out-of-range parameter, or for critical_tol < 0.
+    """
+    if not (critical_tol >= 0 and math.isfinite(critical_tol)):
+        raise ValueError(f"critical_tol must be finite and >= 0; got {critical_tol!r}")
+    ej, eg, k, a, lm = _params(eta_j, eta_g, kappa, alpha, lam)
+    b = np.asarray(beta_star(ej, eg, k, a, lm, precision=precision, dps=dps), dtype=float)
+    has = np.isfinite(b)
+    untempered = (lm == 0) & (ej > 0)
+    if np.any(untempered & (a <= 1)):
+        warnings.warn("lam = 0 with alpha <= 1: a bounded drift cannot hold untempered jumps with "
+                      "alpha <= 1; no stationary law exists", RuntimeWarning, stacklevel=2)
+    phase = np.full(ej.shape, "collapsed", dtype="<U12")
+    phase[has & (b > 1 + critical_tol)] = "concentrated"
+    phase[has & (b < 1 - critical_tol)] = "broad"
+    phase[has & (np.abs(b - 1) <= critical_tol)] = "critical"
+    phase[untempered] = "logarithmic"
+    with np.errstate(divide="ignore"):
+        gauss = np.where(eg > 0, k / np.where(eg > 0, eg, 1.0), np.inf)
+    rate = np.where(has, b, np.where(untempered, 0.0, np.where(ej > 0, lm, gauss)))
+    return PhaseResult(eta_j=ej, eta_g=eg, kappa=k, alpha=a, lam=lm, beta_star=b, phase=phase,
+                       tail_rate=rate, eta_j_star=np.asarray(eta_j_star(eg, k, a, lm)),
+                       eta_j_critical=np.asarray(eta_j_critical(eg, k, a, lm)))
