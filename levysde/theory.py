@@ -52,6 +52,11 @@ def _params(eta_j, eta_g, kappa, alpha, lam):
     return np.broadcast_arrays(*vals)
 
 
+def _check_precision(precision):
+    if precision not in ("double", "mp"):
+        raise ValueError(f"precision must be 'double' or 'mp'; got {precision!r}")
+
+
 def _out(arr):
     arr = np.asarray(arr)
     return arr[()] if arr.ndim == 0 else arr
@@ -80,8 +85,17 @@ def phi(beta, eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"],
     return _out(eg * b * b + levy.psi_adjoint(b, alpha=a, lam=lm, eta_j=ej) - k * b)
 
 
+def _elementwise_mp(fn, arrays, dps):
+    """Apply the scalar mpmath function ``fn`` over broadcast float arrays; float64 result."""
+    out = np.empty(arrays[0].shape)
+    with mpmath.workdps(dps):
+        for i in np.ndindex(out.shape):
+            out[i] = float(fn(*(mpmath.mpf(float(arr[i])) for arr in arrays)))
+    return out
+
+
 def eta_j_star(eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
-               lam=DEFAULTS["lam"]):
+               lam=DEFAULTS["lam"], *, precision: str = "double", dps: int = 40):
     """Threshold eta_J* = lam (kappa - eta_G lam) / Psi_1(lam) (THEORY.md §4).
 
     An admissible Cramer root beta* in (0, lam) exists iff eta_J > eta_J*.
@@ -90,27 +104,40 @@ def eta_j_star(eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS[
     the extended regime (kappa/eta_G < lam).
 
     Returns NaN where lam = 0 (untempered: no exponential-tail regime at all,
-    the threshold is undefined). Arguments broadcast; ValueError on bad ranges.
+    the threshold is undefined). Arguments broadcast; ``precision="mp"`` evaluates
+    the closed form in mpmath (``dps`` digits). ValueError on bad ranges.
     """
+    _check_precision(precision)
     _, eg, k, a, lm = _params(0.0, eta_g, kappa, alpha, lam)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p1 = levy.psi(lm, alpha=a, lam=lm, eta_j=1.0)
-        val = lm * (k - eg * lm) / p1
-    return _out(np.where(lm > 0, val, np.nan))
+    pos = lm > 0
+    if precision == "mp":
+        lm1 = np.where(pos, lm, 1.0)
+        val = _elementwise_mp(lambda g, kk, aa, ll: ll * (kk - g * ll) / levy.psi_mp(ll, alpha=aa, lam=ll, dps=dps),
+                              (eg, k, a, lm1), dps)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            val = lm * (k - eg * lm) / levy.psi(lm, alpha=a, lam=lm, eta_j=1.0)
+    return _out(np.where(pos, val, np.nan))
 
 
 def eta_j_critical(eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
-                   lam=DEFAULTS["lam"]):
+                   lam=DEFAULTS["lam"], *, precision: str = "double", dps: int = 40):
     """Critical intensity eta_J^crit = (kappa - eta_G)/Psi_1(1), where beta* = 1 (THEORY.md §4).
 
     Defined only for lam > 1 (beta = 1 must lie inside (0, lam)); NaN otherwise.
     Negative when eta_G > kappa (the Gaussian part alone already gives beta* < 1).
-    Arguments broadcast; ValueError on bad ranges.
+    Arguments broadcast; ``precision`` as in :func:`eta_j_star`; ValueError on bad ranges.
     """
+    _check_precision(precision)
     _, eg, k, a, lm = _params(0.0, eta_g, kappa, alpha, lam)
     ok = lm > 1
-    p1 = levy.psi(1.0, alpha=a, lam=np.where(ok, lm, 2.0), eta_j=1.0)
-    return _out(np.where(ok, (k - eg) / p1, np.nan))
+    lm2 = np.where(ok, lm, 2.0)
+    if precision == "mp":
+        val = _elementwise_mp(lambda g, kk, aa, ll: (kk - g) / levy.psi_mp(1, alpha=aa, lam=ll, dps=dps),
+                              (eg, k, a, lm2), dps)
+    else:
+        val = (k - eg) / levy.psi(1.0, alpha=a, lam=lm2, eta_j=1.0)
+    return _out(np.where(ok, val, np.nan))
 
 
 def _h(beta, ej, eg, k, a, lm):
@@ -153,8 +180,7 @@ def beta_star(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEF
     ------
     ValueError naming an out-of-range parameter or an unknown ``precision``.
     """
-    if precision not in ("double", "mp"):
-        raise ValueError(f"precision must be 'double' or 'mp'; got {precision!r}")
+    _check_precision(precision)
     ej, eg, k, a, lm = _params(eta_j, eta_g, kappa, alpha, lam)
     shape = ej.shape
     ej, eg, k, a, lm = (v.ravel() for v in (ej, eg, k, a, lm))
@@ -280,5 +306,6 @@ def classify(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFA
         gauss = np.where(eg > 0, k / np.where(eg > 0, eg, 1.0), np.inf)
     rate = np.where(has, b, np.where(untempered, 0.0, np.where(ej > 0, lm, gauss)))
     return PhaseResult(eta_j=ej, eta_g=eg, kappa=k, alpha=a, lam=lm, beta_star=b, phase=phase,
-                       tail_rate=rate, eta_j_star=np.asarray(eta_j_star(eg, k, a, lm)),
-                       eta_j_critical=np.asarray(eta_j_critical(eg, k, a, lm)))
+                       tail_rate=rate,
+                       eta_j_star=np.asarray(eta_j_star(eg, k, a, lm, precision=precision, dps=dps)),
+                       eta_j_critical=np.asarray(eta_j_critical(eg, k, a, lm, precision=precision, dps=dps)))

@@ -1,0 +1,73 @@
+"""`levysde phase` through a subprocess: output, JSON contract, exit codes."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "levysde", *args], capture_output=True, text=True)
+
+
+def test_phase_json_done_when_criterion():
+    p = run("phase", "--eta-j", "0.5", "1.2", "3", "6", "--json")
+    assert p.returncode == 0, p.stderr
+    recs = json.loads(p.stdout)
+    assert [r["phase"] for r in recs] == ["collapsed", "concentrated", "broad", "broad"]
+    assert recs[0]["beta"] is None and recs[0]["tail_rate"] == 2.0
+    assert abs(recs[2]["beta"] - 0.808357146473768) < 1e-13
+    assert abs(recs[2]["eta_j_star"] - 0.96568542494924) < 1e-13
+    assert abs(recs[2]["eta_j_critical"] - 2.36008996386890) < 1e-13
+    keys = {"eta_j", "eta_g", "kappa", "alpha", "lam", "beta", "phase", "eta_j_star",
+            "eta_j_critical", "tail_rate"}
+    assert all(set(r) == keys for r in recs)
+
+
+def test_phase_single_value_is_one_object_and_null_critical_for_small_lam():
+    p = run("phase", "--eta-j", "0.8", "--lam", "1", "--kappa", "0.4", "--alpha", "0.6",
+            "--eta-g", "0.05", "--json")
+    assert p.returncode == 0
+    rec = json.loads(p.stdout)
+    assert isinstance(rec, dict) and rec["eta_j_critical"] is None and rec["phase"] == "collapsed"
+
+
+def test_phase_text_table():
+    p = run("phase", "--eta-j", "3")
+    assert p.returncode == 0
+    assert "0.965685424949238" in p.stdout and "2.3600899638689" in p.stdout
+    assert "0.808357146473768" in p.stdout and "broad" in p.stdout
+
+
+def test_point_mass_tail_is_null_in_json():
+    p = run("phase", "--eta-j", "0", "--eta-g", "0", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["tail_rate"] is None
+
+
+@pytest.mark.parametrize("args,flag", [
+    (["--eta-j", "1", "--alpha", "2.5"], "--alpha"),
+    (["--eta-j", "nan"], "--eta-j"),
+    (["--eta-j", "abc"], "--eta-j"),
+    (["--eta-j", "-1"], "--eta-j"),
+    (["--eta-j", "1", "--eta-g", "-0.1"], "--eta-g"),
+    (["--eta-j", "1", "--kappa", "0"], "--kappa"),
+    (["--eta-j", "1", "--lam", "inf"], "--lam"),
+    ([], "--eta-j"),
+])
+def test_bad_input_one_line_exit_2(args, flag):
+    p = run("phase", *args)
+    assert p.returncode == 2
+    assert p.stdout == ""
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and flag in lines[0] and "Traceback" not in p.stderr
+
+
+def test_console_script_and_module_agree():
+    import pathlib
+    import shutil
+    exe = pathlib.Path(sys.executable).parent / "levysde"
+    exe = str(exe) if exe.exists() else shutil.which("levysde")
+    if exe is None:
+        pytest.skip("console script not installed")
+    a = subprocess.run([exe, "phase", "--eta-j", "2", "--json"], capture_output=True, text=True)
+    assert a.returncode == 0 and a.stdout == run("phase", "--eta-j", "2", "--json").stdout
