@@ -102,19 +102,29 @@ def _g(delta, L):
 
 
 def _unit_real(x, alpha, *, over_x: bool = False):
-    """S(x)/D(delta) for real x in [0, 1] (optionally divided by x)."""
-    delta = alpha - 1.0
-    y = x * x
-    small = y <= _SERIES_Y
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        s_series = 2.0 * _series(y, alpha, over_x=over_x, x=x)
-        xm = np.where(x < 1.0, x, 0.0)
-        minus = np.where(x < 1.0, (1.0 - x) * _g(delta, np.log1p(-xm)), 0.0)
-        plus = (1.0 + x) * _g(delta, np.log1p(x))
-        s_direct = minus + plus
+    """S(x)/D(delta) for real x in [0, 1] (optionally divided by x).
+
+    Each branch (series for x <= 1/4, direct form beyond) is evaluated only on
+    the entries that use it.
+    """
+    x, alpha = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(alpha, dtype=float))
+    out = np.empty(x.shape)
+    small = x * x <= _SERIES_Y
+    if small.any():
+        xs, als = x[small], alpha[small]
+        out[small] = 2.0 * _series(xs * xs, als, over_x=over_x, x=xs) / _denominator(als - 1.0)
+    big = ~small
+    if big.any():
+        xb, ab = x[big], alpha[big]
+        delta = ab - 1.0
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            edge = xb >= 1.0
+            minus = np.where(edge, 0.0, (1.0 - xb) * _g(delta, np.log1p(-np.where(edge, 0.0, xb))))
+            s_direct = minus + (1.0 + xb) * _g(delta, np.log1p(xb))
         if over_x:
-            s_direct = s_direct / np.where(small, 1.0, x)
-    return np.where(small, s_series, s_direct) / _denominator(delta)
+            s_direct = s_direct / xb
+        out[big] = s_direct / _denominator(delta)
+    return out
 
 
 def _unit_imag(u, alpha):

@@ -115,8 +115,10 @@ def eta_j_star(eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS[
         val = _elementwise_mp(lambda g, kk, aa, ll: ll * (kk - g * ll) / levy.psi_mp(ll, alpha=aa, lam=ll, dps=dps),
                               (eg, k, a, lm1), dps)
     else:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            val = lm * (k - eg * lm) / levy.psi(lm, alpha=a, lam=lm, eta_j=1.0)
+        # lam (kappa - eta_G lam)/Psi_1(lam), written with Psi_1(lam)/lam (no overflow of lam^alpha)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            lm1 = np.where(pos, lm, 1.0)
+            val = (k - eg * lm) / levy.psi_unit_over_beta(lm1, alpha=a, lam=lm1)
     return _out(np.where(pos, val, np.nan))
 
 
@@ -136,7 +138,8 @@ def eta_j_critical(eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAU
         val = _elementwise_mp(lambda g, kk, aa, ll: (kk - g) / levy.psi_mp(1, alpha=aa, lam=ll, dps=dps),
                               (eg, k, a, lm2), dps)
     else:
-        val = (k - eg) / levy.psi(1.0, alpha=a, lam=lm2, eta_j=1.0)
+        with np.errstate(divide="ignore", over="ignore"):
+            val = (k - eg) / levy.psi_unit_over_beta(1.0, alpha=a, lam=lm2)
     return _out(np.where(ok, val, np.nan))
 
 
@@ -186,8 +189,12 @@ def beta_star(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEF
     ej, eg, k, a, lm = (v.ravel() for v in (ej, eg, k, a, lm))
     out = np.full(ej.size, np.nan)
     pos = lm > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         h_lam = np.where(pos, _h(np.where(pos, lm, 1.0), ej, eg, k, a, np.where(pos, lm, 1.0)), -np.inf)
+    if np.any(pos & ~np.isfinite(h_lam)):
+        i = np.flatnonzero(pos & ~np.isfinite(h_lam))[0]
+        raise ValueError(f"Phi(lam)/lam overflows float64 for eta_j={float(ej[i])!r}, lam={float(lm[i])!r}, "
+                         f"alpha={float(a[i])!r}: parameters outside the floating-point range of the solver")
     has = pos & (h_lam > 0)
     idx = np.flatnonzero(has)
     if idx.size:
@@ -196,7 +203,21 @@ def beta_star(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEF
         def f(x, sub):
             return _h(x, pe[sub], pg[sub], pk[sub], pa[sub], pl[sub])
 
-        out[idx] = chandrupatla(f, np.zeros(idx.size), pl, fa=-pk, fb=h_lam[idx])
+        # Tight bracket from convexity: Psi(b) = sum_k kappa_2k b^2k/(2k)! with kappa_2k > 0, so
+        # Var_1 b/2 <= Psi_1(b)/b <= (Psi_1(lam)/lam^2) b on (0, lam]. Hence
+        # kappa/(eta_G + eta_J Psi_1(lam)/lam^2) <= beta* <= kappa/(eta_G + eta_J Var_1/2).
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            slope_hi = pg + pe * levy.psi_unit_over_beta(pl, alpha=pa, lam=pl) / pl
+            slope_lo = pg + pe * 0.5 * levy.cumulant(2, alpha=pa, lam=pl, eta_j=1.0)
+            lo = np.clip(pk / slope_hi * (1 - 1e-12), 0.0, pl)
+            hi = np.clip(pk / slope_lo * (1 + 1e-12), 0.0, pl)
+            h_lo = np.where(lo > 0, f(np.where(lo > 0, lo, pl), np.arange(idx.size)), -pk)
+            h_hi = np.where(hi < pl, f(np.where(hi > 0, hi, pl), np.arange(idx.size)), h_lam[idx])
+        bad_lo = ~(h_lo <= 0)          # rounding or underflow: fall back to the end 0+
+        lo, h_lo = np.where(bad_lo, 0.0, lo), np.where(bad_lo, -pk, h_lo)
+        bad_hi = ~(h_hi >= 0)
+        hi, h_hi = np.where(bad_hi, pl, hi), np.where(bad_hi, h_lam[idx], h_hi)
+        out[idx] = chandrupatla(f, lo, hi, fa=h_lo, fb=h_hi)
         if precision == "mp":
             for j, i in enumerate(idx):
                 out[i] = _beta_star_mp(ej[i], eg[i], k[i], a[i], lm[i], out[i], dps)

@@ -196,3 +196,15 @@ def test_chandrupatla_on_known_roots():
 def test_public_namespace():
     assert levysde.beta_star is theory.beta_star
     assert close(levysde.classify(3.0).beta_star, 0.808357146473768, 1e-13)
+
+
+def test_extreme_but_representable_parameters():
+    # beta* ~ kappa/(eta_J Var_1/2) when eta_J is huge: far below the 0+ end, still found
+    b = theory.beta_star(1e300)
+    var1 = levysde.variance(alpha=1.5, lam=2.0)
+    assert close(float(b), 1.0 / (1e300 * var1 / 2 + 0.1), 1e-6)
+    assert close(float(theory.beta_star(3.0, lam=1e300)), 10.0, 1e-12)   # Gaussian-dominated: kappa/eta_G
+    assert close(float(theory.eta_j_star(lam=1e300)), (1 - 0.1e300) / float(
+        levysde.levy.psi_unit_over_beta(1e300, alpha=1.5, lam=1e300)), 1e-12)
+    with pytest.raises(ValueError, match="overflow"):
+        theory.beta_star(1e300, lam=1e300)
