@@ -1,0 +1,131 @@
+"""Theory phase diagrams: beta* over a 2-d grid of two model parameters (THEORY.md §4).
+
+Any two of ``eta_j, kappa, eta_g, alpha, lam`` can be the axes; the others are held
+fixed. Besides beta* the grid carries the signed distance to the threshold,
+``eta_J - eta_J*`` (its zero level set is the threshold curve) and ``beta* - 1``
+(its zero level set is the critical manifold), so the curves can be drawn as
+contours for every choice of axes, including those where neither axis is eta_J.
+Plotting lives in :mod:`levysde.plotting`; this module is numerics only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .params import DEFAULTS, check_param
+from .theory import PHASES, classify
+
+__all__ = ["AXES", "PhaseDiagram", "phase_diagram", "DEFAULT_RANGES"]
+
+#: parameters that can be put on an axis
+AXES = ("eta_j", "kappa", "eta_g", "alpha", "lam")
+
+#: default axis ranges (chosen so every phase is visible around the THEORY §4 defaults)
+DEFAULT_RANGES = {"eta_j": (0.0, 8.0), "kappa": (0.1, 2.5), "eta_g": (0.0, 0.6),
+                  "alpha": (0.05, 1.95), "lam": (0.05, 4.0)}
+
+_FIXED_DEFAULT = {"eta_j": 3.0, **DEFAULTS}
+
+
+@dataclass(frozen=True)
+class PhaseDiagram:
+    """beta* and phases on a (ny, nx) grid.
+
+    Attributes
+    ----------
+    x_name, y_name : axis parameter names (members of :data:`AXES`)
+    x, y : 1-d grids, shapes (nx,), (ny,)
+    fixed : dict of the parameters held fixed
+    beta_star : (ny, nx), NaN where no admissible root
+    phase_code : (ny, nx) int, index into :data:`levysde.theory.PHASES`
+    tail_rate : (ny, nx)
+    threshold_gap : (ny, nx), eta_J - eta_J* (NaN where lam = 0)
+    critical_gap : (ny, nx), beta* - 1 (NaN where no root)
+    """
+
+    x_name: str
+    y_name: str
+    x: np.ndarray
+    y: np.ndarray
+    fixed: dict
+    beta_star: np.ndarray
+    phase_code: np.ndarray
+    tail_rate: np.ndarray
+    threshold_gap: np.ndarray
+    critical_gap: np.ndarray
+    phases: tuple = field(default=PHASES)
+
+    def save(self, path) -> None:
+        """Write the grid data to ``path`` (.npz, no pickle)."""
+        import json
+
+        np.savez(path, x=self.x, y=self.y, beta_star=self.beta_star, phase_code=self.phase_code,
+                 tail_rate=self.tail_rate, threshold_gap=self.threshold_gap,
+                 critical_gap=self.critical_gap, phases=np.array(self.phases),
+                 meta=np.array(json.dumps({"kind": "phase_diagram", "x_name": self.x_name,
+                                           "y_name": self.y_name, "fixed": self.fixed})))
+
+
+def phase_diagram(x: str = "eta_j", y: str = "kappa", *, x_range=None, y_range=None,
+                  nx: int = 500, ny: int = 500, log_x: bool = False, log_y: bool = False,
+                  **fixed) -> PhaseDiagram:
+    """Compute beta*, phase, tail rate and the threshold/critical gaps on a grid.
+
+    Parameters
+    ----------
+    x, y : axis parameters, two different members of :data:`AXES`
+    x_range, y_range : (lo, hi) inclusive; default :data:`DEFAULT_RANGES`
+    nx, ny : grid sizes (>= 2)
+    log_x, log_y : geometric instead of linear spacing (ranges must be > 0)
+    **fixed : values of the other parameters (default: THEORY.md §4 defaults and
+        eta_j = 3); an axis parameter may not also be fixed.
+
+    Returns
+    -------
+    PhaseDiagram
+
+    Raises
+    ------
+    ValueError for unknown or equal axes, bad ranges or grid sizes, or parameter
+    values outside their allowed ranges (named).
+    """
+    for name, val in (("x", x), ("y", y)):
+        if val not in AXES:
+            raise ValueError(f"{name} axis must be one of {', '.join(AXES)}; got {val!r}")
+    if x == y:
+        raise ValueError(f"x and y axes must differ; both are {x!r}")
+    unknown = set(fixed) - set(AXES)
+    if unknown:
+        raise ValueError(f"unknown fixed parameter(s): {', '.join(sorted(unknown))}")
+    clash = {x, y} & set(fixed)
+    if clash:
+        raise ValueError(f"{', '.join(sorted(clash))} is an axis and cannot also be fixed")
+    for name, n in (("nx", nx), ("ny", ny)):
+        if int(n) != n or n < 2:
+            raise ValueError(f"{name} must be an integer >= 2; got {n!r}")
+    grids = []
+    for axis, rng, log in ((x, x_range, log_x), (y, y_range, log_y)):
+        lo, hi = DEFAULT_RANGES[axis] if rng is None else rng
+        if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+            raise ValueError(f"{axis} range must be finite with lo < hi; got ({lo}, {hi})")
+        if log and lo <= 0:
+            raise ValueError(f"{axis} range must be > 0 on a log axis; got ({lo}, {hi})")
+        g = np.geomspace(lo, hi, int(nx if axis == x else ny)) if log else \
+            np.linspace(lo, hi, int(nx if axis == x else ny))
+        check_param(axis, g)
+        grids.append(g)
+    gx, gy = grids
+    params = {k: check_param(k, v) for k, v in {**_FIXED_DEFAULT, **fixed}.items() if k not in (x, y)}
+    params[x] = gx[None, :]
+    params[y] = gy[:, None]
+    r = classify(params["eta_j"], params["eta_g"], params["kappa"], params["alpha"], params["lam"])
+    code = np.zeros(r.phase.shape, dtype=np.int8)
+    for i, name in enumerate(PHASES):
+        code[r.phase == name] = i
+    return PhaseDiagram(
+        x_name=x, y_name=y, x=gx, y=gy,
+        fixed={k: float(v) for k, v in params.items() if k not in (x, y)},
+        beta_star=r.beta_star, phase_code=code, tail_rate=r.tail_rate,
+        threshold_gap=r.eta_j - r.eta_j_star, critical_gap=r.beta_star - 1.0,
+    )

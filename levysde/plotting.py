@@ -1,0 +1,75 @@
+"""Figures (matplotlib, Agg backend). Numerics live elsewhere; these functions only draw.
+
+matplotlib is imported lazily so that ``import levysde`` stays light.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_LABELS = {"eta_j": r"$\eta_J$", "kappa": r"$\kappa$", "eta_g": r"$\eta_G$",
+           "alpha": r"$\alpha$", "lam": r"$\lambda$"}
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig, path) -> None:
+    """Save ``fig`` to ``path``; the format follows the extension (png, pdf, svg)."""
+    fig.savefig(path, dpi=150, bbox_inches="tight")
+
+
+def plot_phase_diagram(diagram, *, overlay=None, path=None):
+    """Draw a :class:`levysde.diagram.PhaseDiagram`.
+
+    beta* as a heat map (grey where no admissible root), the threshold curve
+    eta_J = eta_J* (white dashed), the critical manifold beta* = 1 (red) and a
+    label at the centre of each phase region. ``overlay`` (optional) is a dict
+    with arrays ``x``, ``y``, ``beta_hat`` drawn as markers coloured on the same
+    scale. Returns the matplotlib Figure; saves it when ``path`` is given.
+    """
+    plt = _pyplot()
+    d = diagram
+    fig, ax = plt.subplots(figsize=(7.0, 5.2))
+    b = np.ma.masked_invalid(d.beta_star)
+    finite = d.beta_star[np.isfinite(d.beta_star)]
+    vmax = float(np.percentile(finite, 99)) if finite.size else 1.0
+    cmap = plt.get_cmap("viridis").copy()
+    cmap.set_bad("0.82")
+    mesh = ax.pcolormesh(d.x, d.y, b, shading="auto", cmap=cmap, vmin=0.0, vmax=max(vmax, 1.05))
+    fig.colorbar(mesh, ax=ax, label=r"$\beta^*$")
+    handles = []
+    gap = np.ma.masked_invalid(d.threshold_gap)
+    if np.nanmin(d.threshold_gap) < 0 < np.nanmax(d.threshold_gap):
+        ax.contour(d.x, d.y, gap, levels=[0.0], colors="white", linestyles="--", linewidths=1.8)
+        handles.append(plt.Line2D([], [], color="white", ls="--", label=r"threshold $\eta_J=\eta_J^*$"))
+    crit = np.ma.masked_invalid(d.critical_gap)
+    if finite.size and finite.min() < 1 < finite.max():
+        ax.contour(d.x, d.y, crit, levels=[0.0], colors="red", linewidths=1.8)
+        handles.append(plt.Line2D([], [], color="red", label=r"critical $\beta^*=1$"))
+    X, Y = np.meshgrid(d.x, d.y)
+    for i, name in enumerate(d.phases):
+        m = d.phase_code == i
+        if m.sum() > 0.01 * m.size:
+            ax.text(np.median(X[m]), np.median(Y[m]), name, ha="center", va="center", fontsize=10,
+                    color="black", bbox=dict(boxstyle="round", fc="white", alpha=0.7, lw=0))
+    if overlay is not None:
+        ax.scatter(overlay["x"], overlay["y"], c=overlay["beta_hat"], cmap=cmap, vmin=0.0,
+                   vmax=max(vmax, 1.05), edgecolors="black", s=60, zorder=5)
+        handles.append(plt.Line2D([], [], marker="o", ls="", mec="black", mfc="none",
+                                  label=r"simulated $\hat\beta$"))
+    ax.set_xlabel(_LABELS[d.x_name])
+    ax.set_ylabel(_LABELS[d.y_name])
+    fixed = ", ".join(f"{_LABELS[k]}={v:g}" for k, v in d.fixed.items())
+    ax.set_title(f"phase diagram ({fixed})", fontsize=10)
+    if handles:
+        leg = ax.legend(handles=handles, loc="upper right", fontsize=8, framealpha=0.8)
+        leg.get_frame().set_facecolor("0.5")
+    if path is not None:
+        save_figure(fig, path)
+    return fig

@@ -1,0 +1,74 @@
+"""Phase diagrams: the threshold and critical curves sit where the closed forms put them."""
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from levysde.diagram import phase_diagram
+from levysde.theory import PHASES
+
+
+def psi1_closed(beta, alpha, lam):
+    """THEORY.md §2 closed form of Psi with eta_J = 1 (alpha != 1)."""
+    return -((lam - beta) ** alpha + (lam + beta) ** alpha - 2 * lam ** alpha) / (2 * math.cos(math.pi * alpha / 2))
+
+
+def test_threshold_and_critical_lines_in_eta_j_kappa_plane():
+    d = phase_diagram("eta_j", "kappa", x_range=(0.0, 8.0), y_range=(0.2, 2.5), nx=401, ny=41)
+    eg, a, lam = 0.1, 1.5, 2.0
+    collapsed = PHASES.index("collapsed")
+    for j, kappa in enumerate(d.y):
+        star = lam * (kappa - eg * lam) / psi1_closed(lam, a, lam)
+        crit = (kappa - eg) / psi1_closed(1.0, a, lam)
+        row = d.phase_code[j]
+        # collapsed exactly for eta_J <= eta_J*
+        assert np.all((row == collapsed) == (d.x <= star))
+        b = d.beta_star[j]
+        assert np.all(b[d.x > crit] < 1) and np.all(b[(d.x > star) & (d.x < crit)] > 1)
+
+
+def test_defaults_reproduce_theory_numbers_on_the_grid():
+    d = phase_diagram("eta_j", "kappa", x_range=(0.5, 6.0), y_range=(0.5, 1.5), nx=12, ny=3)
+    j = int(np.argmin(np.abs(d.y - 1.0)))
+    gap = d.threshold_gap[j]
+    assert np.allclose(d.x - gap, 0.96568542494924, rtol=1e-12)
+    assert d.fixed == {"eta_g": 0.1, "alpha": 1.5, "lam": 2.0}
+
+
+def test_any_pair_of_axes_and_data_file(tmp_path):
+    d = phase_diagram("alpha", "lam", nx=30, ny=20, eta_j=2.0)
+    assert d.beta_star.shape == (20, 30)
+    assert set(np.unique(d.phase_code)) <= set(range(len(PHASES)))
+    d.save(tmp_path / "g.npz")
+    z = np.load(tmp_path / "g.npz", allow_pickle=False)
+    assert np.array_equal(z["beta_star"], d.beta_star, equal_nan=True)
+    assert json.loads(str(z["meta"]))["fixed"]["eta_j"] == 2.0
+
+
+@pytest.mark.parametrize("kwargs,msg", [
+    (dict(x="eta_j", y="eta_j"), "differ"), (dict(x="beta"), "x axis"),
+    (dict(x_range=(2.0, 1.0)), "lo < hi"), (dict(nx=1), "nx"), (dict(kappa=1.0, y="kappa"), "axis"),
+    (dict(x="alpha", x_range=(0.0, 1.0)), "alpha"), (dict(alpha=3.0), "alpha"),
+])
+def test_bad_arguments(kwargs, msg):
+    with pytest.raises(ValueError, match=msg):
+        phase_diagram(**kwargs)
+
+
+def test_cli_writes_figure_and_data(tmp_path):
+    out, data = tmp_path / "d.png", tmp_path / "d.npz"
+    p = subprocess.run([sys.executable, "-m", "levysde", "diagram", "--resolution", "60", "40",
+                        "--out", str(out), "--data", str(data), "--json"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert out.stat().st_size > 10_000 and data.exists()
+    summary = json.loads(p.stdout)
+    assert summary["phase_counts"]["collapsed"] > 0 and summary["phase_counts"]["broad"] > 0
+    for args in (["--x", "kappa"], ["--out", "x.jpg"], ["--x-range", "3", "1"], ["--x", "alpha", "--x-range", "0", "1"],
+                 ["--resolution", "1", "5"]):
+        p = subprocess.run([sys.executable, "-m", "levysde", "diagram", *args, "--out", str(tmp_path / "e.png")]
+                           if "--out" not in args else [sys.executable, "-m", "levysde", "diagram", *args],
+                           capture_output=True, text=True)
+        assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
