@@ -69,8 +69,11 @@ def phi(beta, eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"],
     Parameters
     ----------
     beta : array_like, real (finite result on |beta| <= lam, +inf beyond when eta_J > 0)
-    eta_j, eta_g, kappa, alpha, lam : array_like or an :class:`SDEParams` as
-        ``eta_j``; ranges eta_J >= 0, eta_G >= 0, kappa > 0, alpha in (0, 2), lam >= 0.
+    eta_j : array_like, >= 0, or an SDEParams (then the other parameters are taken from it)
+    eta_g : array_like, >= 0 (default 0.1)
+    kappa : array_like, > 0 (default 1)
+    alpha : array_like, in (0, 2) (default 1.5)
+    lam : array_like, >= 0 (default 2); all parameters broadcast (THEORY.md §4 defaults)
 
     Returns
     -------
@@ -168,9 +171,11 @@ def beta_star(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEF
 
     Parameters
     ----------
-    eta_j : array_like (>= 0) or :class:`SDEParams`
-    eta_g (>= 0), kappa (> 0), alpha (in (0, 2)), lam (>= 0) : array_like;
-        all broadcast. Defaults: THEORY.md §4.
+    eta_j : array_like, >= 0, or an SDEParams (then the other parameters are taken from it)
+    eta_g : array_like, >= 0 (default 0.1)
+    kappa : array_like, > 0 (default 1)
+    alpha : array_like, in (0, 2) (default 1.5)
+    lam : array_like, >= 0 (default 2); all parameters broadcast (THEORY.md §4 defaults)
     precision : "double" (vectorised Chandrupatla, a few ulps) or "mp" (mpmath
         with ``dps`` digits, elementwise, slow; rounded to float64).
 
@@ -242,7 +247,11 @@ class PhaseResult:
 
     Attributes
     ----------
-    eta_j, eta_g, kappa, alpha, lam : ndarray, the (broadcast) parameters
+    eta_j : ndarray, jump intensity (broadcast)
+    eta_g : ndarray, Gaussian intensity (broadcast)
+    kappa : ndarray, restoring plateau (broadcast)
+    alpha : ndarray, stability index (broadcast)
+    lam : ndarray, tempering (broadcast)
     beta_star : ndarray, NaN where no admissible root (collapsed, logarithmic)
     phase : ndarray of str, one of :data:`PHASES`
     tail_rate : ndarray, see :func:`tail_rate` (+inf: no noise, point mass)
