@@ -46,7 +46,12 @@ def check_param(name: str, value) -> np.ndarray:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a real number in {describe_range(name)}; got {value!r}") from None
+    arr = arr + 0.0                       # -0.0 -> 0.0
     lo, hi, lo_open, hi_open = RANGES[name]
+    tiny = np.finfo(float).tiny
+    if np.any((arr != 0) & (np.abs(arr) < tiny)):
+        raise ValueError(f"{name} must be 0 or at least {tiny:.3g} in magnitude (subnormal floats "
+                         f"lose precision); got {float(arr[(arr != 0) & (np.abs(arr) < tiny)].flat[0])!r}")
     bad = ~np.isfinite(arr)
     if lo is not None:
         bad |= (arr <= lo) if lo_open else (arr < lo)

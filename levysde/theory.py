@@ -52,9 +52,11 @@ def _params(eta_j, eta_g, kappa, alpha, lam):
     return np.broadcast_arrays(*vals)
 
 
-def _check_precision(precision):
+def _check_precision(precision, dps=40):
     if precision not in ("double", "mp"):
         raise ValueError(f"precision must be 'double' or 'mp'; got {precision!r}")
+    if not (isinstance(dps, (int, np.integer)) and 20 <= dps <= 10000):
+        raise ValueError(f"dps must be an integer in [20, 10000]; got {dps!r}")
 
 
 def _out(arr):
@@ -110,7 +112,7 @@ def eta_j_star(eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS[
     the threshold is undefined). Arguments broadcast; ``precision="mp"`` evaluates
     the closed form in mpmath (``dps`` digits). ValueError on bad ranges.
     """
-    _check_precision(precision)
+    _check_precision(precision, dps)
     _, eg, k, a, lm = _params(0.0, eta_g, kappa, alpha, lam)
     pos = lm > 0
     if precision == "mp":
@@ -130,10 +132,11 @@ def eta_j_critical(eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAU
     """Critical intensity eta_J^crit = (kappa - eta_G)/Psi_1(1), where beta* = 1 (THEORY.md §4).
 
     Defined only for lam > 1 (beta = 1 must lie inside (0, lam)); NaN otherwise.
-    Negative when eta_G > kappa (the Gaussian part alone already gives beta* < 1).
+    Negative when eta_G > kappa (the Gaussian part alone already gives beta* < 1);
+    +inf when Psi_1(1) underflows to 0 (alpha -> 0, where Psi_1(1) -> 0).
     Arguments broadcast; ``precision`` as in :func:`eta_j_star`; ValueError on bad ranges.
     """
-    _check_precision(precision)
+    _check_precision(precision, dps)
     _, eg, k, a, lm = _params(0.0, eta_g, kappa, alpha, lam)
     ok = lm > 1
     lm2 = np.where(ok, lm, 2.0)
@@ -141,8 +144,9 @@ def eta_j_critical(eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAU
         val = _elementwise_mp(lambda g, kk, aa, ll: (kk - g) / levy.psi_mp(1, alpha=aa, lam=ll, dps=dps),
                               (eg, k, a, lm2), dps)
     else:
-        with np.errstate(divide="ignore", over="ignore"):
+        with np.errstate(all="ignore"):
             val = (k - eg) / levy.psi_unit_over_beta(1.0, alpha=a, lam=lm2)
+            val = np.where(np.isnan(val), 0.0, val)      # (kappa - eta_G) = 0 over 0
     return _out(np.where(ok, val, np.nan))
 
 
@@ -152,17 +156,30 @@ def _h(beta, ej, eg, k, a, lm):
 
 
 def _beta_star_mp(ej, eg, k, a, lm, guess, dps):
-    def h(b):
-        return (eg * b - k + levy.psi_mp(b, alpha=a, lam=lm, eta_j=ej, dps=dps) / b)
+    """Bisection in mpmath on h = Phi/beta from THEORY's closed form, to ~dps digits.
 
-    with mpmath.workdps(dps):
-        ej, eg, k, a, lm = (mpmath.mpf(v) for v in (ej, eg, k, a, lm))
-        lo = mpmath.mpf(guess) * (1 - mpmath.mpf(2) ** -30)
-        hi = min(mpmath.mpf(guess) * (1 + mpmath.mpf(2) ** -30), lm)
-        if not (h(lo) < 0 < h(hi)):          # fall back to the full bracket
-            lo, hi = lm * mpmath.mpf(2) ** -60, lm
-        root = mpmath.findroot(h, (lo, hi), solver="anderson", tol=mpmath.mpf(10) ** (-dps + 5))
-    return float(root)
+    Starts from a +-2^-30 relative bracket around the double-precision root and
+    falls back to the whole bracket (0, lam] if that does not enclose a sign
+    change. Bisection cannot fail, also when beta* lies within 1e-60 of lam.
+    """
+    with mpmath.workdps(dps + 10):
+        ej, eg, k, a, lm = (mpmath.mpf(float(v)) for v in (ej, eg, k, a, lm))
+
+        def h(b):
+            return eg * b - k + levy.psi_mp(b, alpha=a, lam=lm, eta_j=ej, dps=dps + 10) / b
+
+        g = mpmath.mpf(float(guess))
+        lo, hi = g * (1 - mpmath.mpf(2) ** -30), min(g * (1 + mpmath.mpf(2) ** -30), lm)
+        if not (h(lo) < 0 and (hi == lm or h(hi) > 0)):
+            lo, hi = lm * mpmath.mpf(2) ** -200, lm
+        stop = hi * mpmath.mpf(2) ** -(int(3.33 * dps) + 8)
+        while hi - lo > stop:
+            mid = (lo + hi) / 2
+            if h(mid) < 0:
+                lo = mid
+            else:
+                hi = mid
+        return float((lo + hi) / 2)
 
 
 def beta_star(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
@@ -188,18 +205,14 @@ def beta_star(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEF
     ------
     ValueError naming an out-of-range parameter or an unknown ``precision``.
     """
-    _check_precision(precision)
+    _check_precision(precision, dps)
     ej, eg, k, a, lm = _params(eta_j, eta_g, kappa, alpha, lam)
     shape = ej.shape
     ej, eg, k, a, lm = (v.ravel() for v in (ej, eg, k, a, lm))
     out = np.full(ej.size, np.nan)
     pos = lm > 0
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    with np.errstate(all="ignore"):
         h_lam = np.where(pos, _h(np.where(pos, lm, 1.0), ej, eg, k, a, np.where(pos, lm, 1.0)), -np.inf)
-    if np.any(pos & ~np.isfinite(h_lam)):
-        i = np.flatnonzero(pos & ~np.isfinite(h_lam))[0]
-        raise ValueError(f"Phi(lam)/lam overflows float64 for eta_j={float(ej[i])!r}, lam={float(lm[i])!r}, "
-                         f"alpha={float(a[i])!r}: parameters outside the floating-point range of the solver")
     has = pos & (h_lam > 0)
     idx = np.flatnonzero(has)
     if idx.size:
@@ -222,7 +235,13 @@ def beta_star(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEF
         lo, h_lo = np.where(bad_lo, 0.0, lo), np.where(bad_lo, -pk, h_lo)
         bad_hi = ~(h_hi >= 0)
         hi, h_hi = np.where(bad_hi, pl, hi), np.where(bad_hi, h_lam[idx], h_hi)
-        out[idx] = chandrupatla(f, lo, hi, fa=h_lo, fb=h_hi)
+        with np.errstate(all="ignore"):
+            out[idx] = chandrupatla(f, lo, hi, fa=h_lo, fb=h_hi)
+        bad = ~((out[idx] > 0) & (out[idx] <= pl))
+        if np.any(bad):
+            i = idx[np.flatnonzero(bad)[0]]
+            raise ValueError("beta* is outside the floating-point range for eta_j={:g}, eta_g={:g}, kappa={:g}, "
+                             "alpha={:g}, lam={:g}".format(ej[i], eg[i], k[i], a[i], lm[i]))
         if precision == "mp":
             for j, i in enumerate(idx):
                 out[i] = _beta_star_mp(ej[i], eg[i], k[i], a[i], lm[i], out[i], dps)
@@ -332,7 +351,7 @@ def classify(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFA
     phase[has & (b < 1 - critical_tol)] = "broad"
     phase[has & (np.abs(b - 1) <= critical_tol)] = "critical"
     phase[untempered] = "logarithmic"
-    with np.errstate(divide="ignore"):
+    with np.errstate(all="ignore"):
         gauss = np.where(eg > 0, k / np.where(eg > 0, eg, 1.0), np.inf)
     rate = np.where(has, b, np.where(untempered, 0.0, np.where(ej > 0, lm, gauss)))
     return PhaseResult(eta_j=ej, eta_g=eg, kappa=k, alpha=a, lam=lm, beta_star=b, phase=phase,

@@ -36,7 +36,7 @@ def test_phase_text_table():
     p = run("phase", "--eta-j", "3")
     assert p.returncode == 0
     assert "0.965685424949238" in p.stdout and "2.3600899638689" in p.stdout
-    row = [ln.split() for ln in p.stdout.splitlines() if ln.strip().startswith("3 ")][0]
+    row = [ln.split() for ln in p.stdout.splitlines() if ln.strip().startswith("3.0 ")][0]
     assert abs(float(row[1]) - 0.808357146473768) < 1e-14 and row[2] == "broad"
 
 
@@ -72,3 +72,23 @@ def test_console_script_and_module_agree():
         pytest.skip("console script not installed")
     a = subprocess.run([exe, "phase", "--eta-j", "2", "--json"], capture_output=True, text=True)
     assert a.returncode == 0 and a.stdout == run("phase", "--eta-j", "2", "--json").stdout
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["phase", "--eta-j", "1", "--lam", "-1E2"], "--lam"),
+    (["phase", "--eta-j", "1", "--kappa", "-1e-3"], "--kappa"),
+    (["phase", "--eta-j", "-inf"], "--eta-j"),
+    (["phase", "--eta-j", "1", "--kappa", "1e-320"], "--kappa"),
+    (["--bogus"], "--bogus"),
+    ([], "command"),
+])
+def test_argument_errors_name_the_culprit(args, needle):
+    p = run(*args)
+    assert p.returncode == 2 and needle in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_mp_near_threshold_does_not_fail():
+    # eta_J = eta_J* (1 + 1e-6) with small alpha: beta* within ~1e-60 of lam
+    p = run("phase", "--eta-j", "3.176971798096978", "--alpha", "0.1", "--mp", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["beta"] == 2.0

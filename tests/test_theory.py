@@ -206,5 +206,17 @@ def test_extreme_but_representable_parameters():
     assert close(float(theory.beta_star(3.0, lam=1e300)), 10.0, 1e-12)   # Gaussian-dominated: kappa/eta_G
     assert close(float(theory.eta_j_star(lam=1e300)), (1 - 0.1e300) / float(
         levysde.levy.psi_unit_over_beta(1e300, alpha=1.5, lam=1e300)), 1e-12)
-    with pytest.raises(ValueError, match="overflow"):
+    with pytest.raises(ValueError, match="floating-point range"):
         theory.beta_star(1e300, lam=1e300)
+
+
+def test_dps_is_validated():
+    for bad in (-5, 0, 2.5, 19):
+        with pytest.raises(ValueError, match="dps"):
+            theory.beta_star(3.0, precision="mp", dps=bad)
+
+
+def test_mp_bisection_when_root_is_extremely_close_to_lam():
+    star = float(theory.eta_j_star(alpha=0.1))
+    b = theory.beta_star(star * (1 + 1e-6), alpha=0.1, precision="mp")
+    assert b == 2.0 or 2.0 - b < 1e-15

@@ -25,7 +25,6 @@ def build_parser() -> OneLineParser:
     )
     parser.add_argument("--version", action="version", version=f"levysde {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
-    sub.required = True
     for name in COMMANDS:
         importlib.import_module(f"{__name__}.{name}").add_parser(sub)
     return parser
@@ -38,7 +37,11 @@ def _warning_line(message, category, filename, lineno, file=None, line=None):
 def main(argv=None) -> int:
     """Entry point of the ``levysde`` console script. Returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.command is None:
+        parser.error(f"a command is required: {', '.join(COMMANDS)} (see levysde --help)")
     warnings.showwarning = _warning_line
     try:
         status = args.func(args)

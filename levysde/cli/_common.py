@@ -1,5 +1,5 @@
 """Shared pieces of the command-line interface: argument parsing with one-line
-errors, validated numeric argument types and the model flags of THEORY.md §4.
+errors, validated numeric argument types and the model flags of docs/theory.md.
 
 Numerics never live here; commands call the library and only format results.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 
 from ..params import DEFAULTS
@@ -18,7 +19,16 @@ class UsageError(Exception):
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """ArgumentParser whose errors are a single line on stderr and exit status 2."""
+    """ArgumentParser whose errors are a single line on stderr and exit status 2.
+
+    Negative numbers in any float notation (-1e-3, -1E2, -inf, -nan) are read as
+    values, not as options, so that range errors name the flag.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(
+            r"^-(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
 
     def error(self, message: str):  # pragma: no cover - exercised via subprocess
         fail(f"{self.prog}: error: {message}")
@@ -48,6 +58,8 @@ def real(lo: float | None = None, hi: float | None = None, *,
             raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
         if not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"{text!r} is not finite; allowed range {rng()}")
+        if value != 0 and abs(value) < sys.float_info.min:
+            raise argparse.ArgumentTypeError(f"{text} is subnormal; use 0 or a magnitude >= {sys.float_info.min:.3g}")
         if lo is not None and (value < lo or (lo_open and value == lo)):
             raise argparse.ArgumentTypeError(f"{text} is out of range; allowed range {rng()}")
         if hi is not None and (value > hi or (hi_open and value == hi)):
@@ -80,10 +92,10 @@ def add_model_args(parser: argparse.ArgumentParser, *, multi_eta_j: bool = True,
                    eta_j_required: bool = True) -> None:
     """Add the model flags of ``levysde phase``: --eta-j, --eta-g, --kappa, --alpha, --lam.
 
-    Ranges (THEORY.md §2-§4): eta_J >= 0, eta_G >= 0, kappa > 0, alpha in (0, 2),
+    Ranges (docs/theory.md; THEORY.md §2-§4): eta_J >= 0, eta_G >= 0, kappa > 0, alpha in (0, 2),
     lam >= 0.
     """
-    g = parser.add_argument_group("model (THEORY.md §2-§4)")
+    g = parser.add_argument_group("model (docs/theory.md)")
     kw = dict(nargs="+") if multi_eta_j else {}
     g.add_argument("--eta-j", type=real(0.0), required=eta_j_required, metavar="ETA_J",
                    help="jump intensity eta_J >= 0" + (" (one or more values)" if multi_eta_j else ""),

@@ -1,4 +1,4 @@
-"""``levysde diagram``: phase diagrams over two model parameters (THEORY.md §4)."""
+"""``levysde diagram``: phase diagrams over two model parameters (docs/theory.md)."""
 from __future__ import annotations
 
 import pathlib
@@ -13,7 +13,7 @@ def add_parser(sub):
         "diagram",
         help="phase diagram: beta* heat map with the threshold and critical curves",
         description="Draw beta* over two of eta_j, kappa, eta_g, alpha, lam with the threshold "
-                    "eta_J = eta_J* and the critical line beta* = 1 (THEORY.md §4).",
+                    "eta_J = eta_J* and the critical line beta* = 1 (docs/theory.md).",
     )
     p.add_argument("--x", choices=_AXES, default="eta_j", help="x-axis parameter (default eta_j)")
     p.add_argument("--y", choices=_AXES, default="kappa", help="y-axis parameter (default kappa)")
@@ -23,7 +23,7 @@ def add_parser(sub):
                    metavar=("NX", "NY"), help="grid size (default 500 500)")
     p.add_argument("--log-x", action="store_true", help="geometric spacing on x")
     p.add_argument("--log-y", action="store_true", help="geometric spacing on y")
-    g = p.add_argument_group("fixed parameters (those not on an axis; THEORY.md §4 defaults, eta_j = 3)")
+    g = p.add_argument_group("fixed parameters (those not on an axis; docs/theory.md defaults, eta_j = 3)")
     g.add_argument("--eta-j", type=real(0.0), help="eta_J >= 0")
     g.add_argument("--eta-g", type=real(0.0), help="eta_G >= 0")
     g.add_argument("--kappa", type=real(0.0, lo_open=True), help="kappa > 0")

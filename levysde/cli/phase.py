@@ -1,4 +1,4 @@
-"""``levysde phase``: beta*, eta_J*, eta_J^crit, phase and tail rate (THEORY.md §4)."""
+"""``levysde phase``: beta*, eta_J*, eta_J^crit, phase and tail rate (docs/theory.md)."""
 from __future__ import annotations
 
 import math
@@ -11,7 +11,8 @@ def add_parser(sub):
         "phase",
         help="spectral exponent beta*, threshold and phase for one or more eta_J",
         description="Solve Phi(beta) = eta_G beta^2 + Psi*(beta) - kappa beta = 0 for beta* "
-                    "and classify the phase (THEORY.md §4).",
+                    "and classify the phase (docs/theory.md). "
+                    "JSON: null beta = no admissible root; null tail_rate = no noise (point mass).",
     )
     add_model_args(p)
     p.add_argument("--mp", action="store_true",
@@ -43,12 +44,18 @@ def run(args) -> int:
     star = r0["eta_j_star"]
     crit = r0["eta_j_critical"]
     print("eta_J* (threshold)    = " + ("undefined (lam = 0: untempered)" if star is None else f"{star:.15g}"))
-    print("eta_J^crit (beta* = 1) = " + ("undefined (needs lam > 1)" if crit is None else f"{crit:.15g}"))
+    if crit is not None:
+        crit_s = f"{crit:.15g}"
+    elif args.lam <= 1:
+        crit_s = "undefined (needs lam > 1)"
+    else:
+        crit_s = "inf (beta* > 1 for every finite eta_J)"
+    print("eta_J^crit (beta* = 1) = " + crit_s)
     print()
-    print(f"{'eta_J':>12} {'beta*':>18}  {'phase':<13} {'tail rate':>18}")
+    print(f"{'eta_J':>22} {'beta*':>18}  {'phase':<13} {'tail rate':>18}")
     for r in recs:
         rate = r["tail_rate"]
         rate_s = _fmt(rate) if rate is not None else f"{'inf (point mass)':>18}"
         beta_s = _fmt(r["beta"]) if r["beta"] is not None else f"{'none':>18}"
-        print(f"{r['eta_j']:>12.6g} {beta_s}  {r['phase']:<13} {rate_s}")
+        print(f"{r['eta_j']!r:>22} {beta_s}  {r['phase']:<13} {rate_s}")
     return 0
