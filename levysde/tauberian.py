@@ -591,6 +591,9 @@ class TailFit:
 
 def _hill(x, w, u, n_w):
     ex = x > u
+    if np.count_nonzero(ex) < 10:
+        raise ValueError(f"u: only {np.count_nonzero(ex)} samples beyond the threshold u = {u:.6g}; "
+                         f"need >= 10")
     we = w[ex]
     k_w = we.sum()
     beta = k_w / (we * (x[ex] - u)).sum()
@@ -643,8 +646,6 @@ def tail_fit(zeta, *, weights=None, u: float | None = None, tail_fraction: float
         raise ValueError(f"u must be finite; got {u!r}")
     n_w = w.sum()
     beta, logA, k, k_eff, p = _hill(x, w, u, n_w)
-    if k < 10:
-        raise ValueError(f"u: only {k} samples beyond the threshold u = {u:.6g}; need >= 10")
     if groups is None:
         se_b = beta / math.sqrt(k_eff)
         se_logA = math.sqrt(((1 + beta * u) ** 2 + 1 - p) / k_eff)
@@ -697,7 +698,7 @@ def local_slope(lags, f) -> np.ndarray:
     lag, fv = _check_curve(lags, f)
     if np.any(fv <= 0):
         raise ValueError("f must be > 0 for a log-log slope")
-    return np.gradient(np.log(fv), np.log(lag))
+    return np.gradient(np.log(fv), np.log(lag), edge_order=2 if lag.size > 2 else 1)
 
 
 def valid_lag_max(zeta_min: float, factor: float = 1.0) -> float:
