@@ -449,3 +449,23 @@ def test_cli_corrupt_files(tmp_path):
     for path, needle in ((bad, "not a valid .npz"), (nometa, "meta"), (kind, "kind")):
         p = _cli("--from", str(path))
         assert p.returncode == 2 and p.stderr.count("\n") == 1 and needle in p.stderr, p.stderr
+
+
+def test_cli_simulation_outside_mass_and_excursions(tmp_path):
+    # half the mass in-range as a point-like bin at zeta = 0, half below the range at
+    # zeta = -40 (hist_outside): f(l) = 0.5 e^-l + 0.5 exp(-l e^-40)
+    edges = np.array([-30.0, -1e-7, 1e-7, 5.0])
+    counts = np.array([[0.0, 2.0, 0.0], [0.0, 2.0, 0.0]])
+    outside = np.array([[2.0, -80.0, 0.0, 0.0], [2.0, -80.0, 0.0, 0.0]])
+    exc = np.zeros_like(counts)
+    exc[:, 0] = 60.0                                     # 120 excursions below -1e-7
+    run = tmp_path / "sim_out.npz"
+    np.savez(run, hist_edges=edges, hist_counts=counts, hist_outside=outside, excursion_counts=exc,
+             final_zeta=np.zeros(4), meta=np.array(json.dumps({"kind": "simulation", "beta_theory": None})))
+    p = _cli("--from", str(run), "--json", "--lags", "0.5", "3", "1e3", "1e17")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    l = np.array([0.5, 3.0, 1e3, 1e17])
+    np.testing.assert_allclose(out["f"], 0.5 * np.exp(-l) + 0.5 * np.exp(-l * math.exp(-40.0)), rtol=1e-9)
+    assert out["outside_mass_fraction"] == pytest.approx(0.5)
+    assert "excursions" in out["f_floor_reason"]

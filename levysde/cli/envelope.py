@@ -17,6 +17,10 @@ from ._common import UsageError, add_model_args, integer, json_number, print_jso
 _MAX_JACK_BLOCKS = 20
 
 
+#: simulation runs: fit only lags that at least this many independent excursions reached
+_MIN_EXCURSIONS = 100.0
+
+
 def _f_floor(n_indep: float) -> float:
     """Lowest f trusted for classification and slopes: min(100, sqrt(n)) / n, i.e. the
     level where about min(100, sqrt(n)) independent samples still contribute."""
@@ -121,7 +125,8 @@ def _theory_from_meta(meta):
 
     if meta.get("beta_theory") is not None:
         b = float(meta["beta_theory"])
-        return (b if math.isfinite(b) else None), None, meta.get("phase")
+        rate = meta.get("tail_rate_theory")
+        return (b if math.isfinite(b) else None), (None if rate is None else float(rate)), meta.get("phase")
     try:
         keys = ("eta_j", "eta_g", "kappa", "alpha", "lam")
         if not all(k in meta for k in keys):
@@ -162,8 +167,34 @@ def _data_envelope(args, run):
         if occ.size == 0:
             raise UsageError("--from: the histogram is empty")
         n_indep = float(run["final_zeta"].size) if "final_zeta" in run else float(counts.shape[0])
-        lags = _lag_grid(args, valid_lag_max(float(edges[occ[0]])))
+        lag_max = valid_lag_max(float(edges[occ[0]]))
+        exc_floor_lag = None
+        if "excursion_counts" in run:
+            # independent excursions whose minimum lies below zeta: trust f(l) while at least
+            # _MIN_EXCURSIONS excursions reached below -log l (THEORY §8)
+            cum = np.cumsum(np.asarray(run["excursion_counts"], dtype=float).sum(axis=0))
+            if cum[-1] >= _MIN_EXCURSIONS:
+                i = int(np.searchsorted(cum, _MIN_EXCURSIONS))
+                exc_floor_lag = math.exp(-float(edges[i + 1]))
+                lag_max = min(lag_max, 100.0 * exc_floor_lag)
+        lags = _lag_grid(args, lag_max)
         f = envelope_hist(lags, edges, counts)
+        if "hist_outside" in run:
+            # mass outside the histogram range, as point masses at its mean zeta
+            o = np.asarray(run["hist_outside"], dtype=float).sum(axis=0)
+            m_in = counts.sum()
+            tot_mass = m_in + o[0] + o[2]
+            if o[0] > 0 or o[2] > 0:
+                f = f * (m_in / tot_mass)
+                for cnt, zsum in ((o[0], o[1]), (o[2], o[3])):
+                    if cnt > 0:
+                        f = f + cnt / tot_mass * np.exp(-lags * math.exp(zsum / cnt))
+                out["outside_mass_fraction"] = float((o[0] + o[2]) / tot_mass)
+        if exc_floor_lag is not None and args.f_floor is None:
+            out["floor_override"] = float(np.exp(np.interp(math.log(exc_floor_lag), np.log(lags),
+                                                           np.log(np.maximum(f, 1e-300)))))
+            out["floor_reason"] = (f">= {_MIN_EXCURSIONS:g} independent excursions below -log l "
+                                   f"(l <= {exc_floor_lag:.4g})")
         out.update(source="histogram", groups=(edges, counts))
     else:
         if run["kind"] == "simulation":
@@ -185,7 +216,8 @@ def _data_envelope(args, run):
         f = r.f
         n_indep = r.n_eff
         out["stderr"] = r.stderr
-    out.update(lags=lags, f=f, floor=args.f_floor if args.f_floor is not None else _f_floor(n_indep))
+    floor = args.f_floor if args.f_floor is not None else out.pop("floor_override", _f_floor(n_indep))
+    out.update(lags=lags, f=f, floor=floor)
     beta, rate, phase = _theory_from_meta(meta)
     out.update(beta_theory=beta, tail_rate=rate, phase=phase)
     return out
@@ -280,7 +312,11 @@ def run(args) -> int:
         res = _data_envelope(args, run_data)
         lags, f = res["lags"], res["f"]
         out.update(source=res["source"], kind=run_data["kind"], phase=res["phase"],
-                   beta_theory=res["beta_theory"], tail_rate=res["tail_rate"], f_floor=res["floor"])
+                   beta_theory=res["beta_theory"], tail_rate=res["tail_rate"], f_floor=res["floor"],
+                   f_floor_reason=res.get("floor_reason", "min(100, sqrt(n)) / n for n independent samples"
+                                          if args.f_floor is None else "--f-floor"))
+        if "outside_mass_fraction" in res:
+            out["outside_mass_fraction"] = res["outside_mass_fraction"]
         f_func = None
         try:
             dc = classify_decay(lags, f, f_floor=res["floor"])
