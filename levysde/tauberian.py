@@ -322,7 +322,7 @@ def envelope_hist(lags, edges, counts) -> np.ndarray:
     flat = lag.ravel()
     f = np.ones(flat.size)
     pos = np.flatnonzero(flat > 0)
-    chunk = max(1, int(2_000_000 // a.size))
+    chunk = max(1, int(250_000 // a.size))      # bounds the (lags x bins x 8) temporaries
     for i in range(0, pos.size, chunk):
         sel = pos[i:i + chunk]
         f[sel] = _bin_integrals(flat[sel], a, b) @ dens
@@ -412,8 +412,13 @@ def envelope_density(lags, *, tau_pdf=None, zeta_pdf=None, rtol: float = 1e-12,
     support = R > 0
 
     def scalar_rho(z):
-        v = rho(np.asarray([z]))
-        return float(np.asarray(v, dtype=float).ravel()[0])
+        try:
+            v = np.asarray(rho(np.asarray([z])), dtype=float).ravel()
+            if v.size == 1:
+                return float(v[0])
+        except Exception:
+            pass
+        return float(rho(float(z)))          # a scalar-only callable
 
     # edges of the support, bisected to full precision: quad's error estimate misses a
     # jump that lies inside a panel near its end

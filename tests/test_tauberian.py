@@ -346,7 +346,7 @@ def test_classifier_on_closed_forms(beta):
 
 # ----------------------------------------------------------------------------- CLI
 
-def _cli(*args, check_rc=None):
+def _cli(*args):
     p = subprocess.run([sys.executable, "-m", "levysde", "envelope", *args], capture_output=True, text=True)
     return p
 
