@@ -476,3 +476,18 @@ def test_cli_simulation_outside_mass_and_excursions(tmp_path):
     np.testing.assert_allclose(out["f"], 0.5 * np.exp(-l) + 0.5 * np.exp(-l * math.exp(-40.0)), rtol=1e-9)
     assert out["outside_mass_fraction"] == pytest.approx(0.5)
     assert "excursions" in out["f_floor_reason"]
+
+
+@pytest.mark.slow
+def test_cli_real_simulation_slope_within_15pct(tmp_path):
+    """Done-when check of issue 4 on a real anti-collapse simulation (runs once the
+    simulator module is merged; skipped before)."""
+    sim = pytest.importorskip("levysde.simulate")
+    res = sim.simulate(3.0, particles=4096, t_end=250.0, burn_in=50.0, seed=1)
+    path = tmp_path / "run.npz"
+    res.save(path)
+    out = json.loads(_cli("--from", str(path), "--json").stdout)
+    b = 0.808357146473768
+    assert out["beta_theory"] == pytest.approx(b, rel=1e-9)
+    assert out["decay_class"] == "polynomial"
+    assert abs(out["slope"] + b) < 0.15 * b
