@@ -17,6 +17,8 @@ from .levy import c_alpha, char_exponent, cumulant, cumulant4, psi, psi_adjoint,
 from .params import DEFAULTS, SDEParams
 from .theory import (CRITICAL_TOL, PHASES, PhaseResult, beta_star, classify, eta_j_critical,
                      eta_j_star, phi, tail_rate)
+from .tauberian import classify_decay, envelope, tauberian_prediction
+from .learnability import kappa_alpha, learnability_window, window_scaling_law
 
 __version__ = "0.1.0"
 
@@ -24,4 +26,6 @@ __all__ = [
     "c_alpha", "psi", "psi_adjoint", "char_exponent", "variance", "cumulant", "cumulant4",
     "DEFAULTS", "SDEParams", "phi", "beta_star", "eta_j_star", "eta_j_critical", "classify",
     "tail_rate", "PhaseResult", "PHASES", "CRITICAL_TOL", "__version__",
+    "envelope", "tauberian_prediction", "classify_decay", "kappa_alpha", "learnability_window",
+    "window_scaling_law",
 ]

@@ -1,0 +1,181 @@
+"""Learnability window H_N of a forgetting envelope f(l) (THEORY.md §6).
+
+Gradient noise is taken symmetric alpha_g-stable with alpha_g in (1, 2]; the
+concentration exponent is ``kappa_a = alpha_g / (alpha_g - 1)`` (2 for Gaussian
+noise). Detecting a dependency at lag l needs ``N(l) = C f(l)^(-kappa_a)``
+samples, and the learnability window is ``H_N = sup{ l : N(l) <= N }``, i.e. the
+largest lag with ``f(l) >= (C / N)^(1 / kappa_a)``.
+
+Closed-form scaling laws (THEORY §6):
+
+* exponential ``f = e^{-l/tau}``:  ``H_N = (tau / kappa_a) ln(N / C)``;
+* power ``f = l^(-beta)``:        ``H_N = (N / C)^(1 / (beta kappa_a))``;
+* logarithmic ``f = (ln l)^(-gamma)``: ``H_N = exp((N / C)^(1 / (gamma kappa_a)))``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .roots import chandrupatla
+
+__all__ = ["kappa_alpha", "sample_complexity", "learnability_window", "window_scaling_law"]
+
+
+def kappa_alpha(alpha_g) -> float | np.ndarray:
+    """Concentration exponent kappa_a = alpha_g / (alpha_g - 1) (THEORY §6).
+
+    Parameters: alpha_g, scalar or array in (1, 2] (2: Gaussian gradient noise).
+    Returns a float (scalar input) or array; 2 at alpha_g = 2, -> inf as alpha_g -> 1.
+    Raises ValueError naming alpha_g when any value is outside (1, 2] or not finite.
+    """
+    a = np.asarray(alpha_g, dtype=float)
+    if not np.all(np.isfinite(a)) or np.any(a <= 1) or np.any(a > 2):
+        bad = a[~(np.isfinite(a) & (a > 1) & (a <= 2))] if a.ndim else a
+        raise ValueError(f"alpha_g must be finite and in (1, 2]; got {float(np.ravel(bad)[0])!r}")
+    k = a / (a - 1)
+    return float(k) if k.ndim == 0 else k
+
+
+def _check_pos(name, v):
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number > 0; got {v!r}") from None
+    if not (math.isfinite(x) and x > 0):
+        raise ValueError(f"{name} must be finite and > 0; got {v!r}")
+    return x
+
+
+def sample_complexity(f, *, alpha_g: float = 2.0, C: float = 1.0):
+    """Samples needed to detect lag l: N(l) = C f(l)^(-kappa_a) (THEORY §6).
+
+    Parameters: f (array_like in (0, 1], envelope values), alpha_g in (1, 2], C > 0.
+    Returns an array shaped like f (float for scalar input).
+    Raises ValueError for alpha_g outside (1, 2], C <= 0 or f outside (0, 1].
+    """
+    k = kappa_alpha(alpha_g)
+    C = _check_pos("C", C)
+    fv = np.asarray(f, dtype=float)
+    if not np.all(np.isfinite(fv)) or np.any(fv <= 0) or np.any(fv > 1):
+        raise ValueError("f must be in (0, 1] (N(l) is infinite where f = 0)")
+    out = C * fv ** (-k)
+    return float(out) if out.ndim == 0 else out
+
+
+def learnability_window(N: float, *, lags=None, f=None, f_func=None, alpha_g: float = 2.0,
+                        C: float = 1.0) -> float:
+    """Learnability window H_N = sup{ l : C f(l)^(-kappa_a) <= N } (THEORY §6).
+
+    Equivalently the largest lag with f(l) >= f* = (C / N)^(1 / kappa_a).
+
+    Give either a table (``lags`` (n,) > 0 strictly increasing, ``f`` (n,) in
+    (0, 1], non-increasing where it crosses f*) or a closed form ``f_func(l)``
+    (vectorised, decreasing). Table: the crossing is interpolated linearly in
+    (log l, log f), exact for a power law between the nodes. Closed form: the
+    bracket is grown geometrically from l = 1 and the root of
+    log f(l) - log f* found in log l by :func:`levysde.roots.chandrupatla`.
+
+    Returns
+    -------
+    float H_N in steps; 0.0 when N < C (not even lag 0 is learnable: f* > 1).
+
+    Raises
+    ------
+    ValueError for alpha_g outside (1, 2], N or C <= 0, a bad table, a table that
+    starts below f* or ends above it (extend the lags), or an f_func that never
+    drops below f* for l up to 1e300.
+    """
+    N = _check_pos("N", N)
+    C = _check_pos("C", C)
+    k = kappa_alpha(alpha_g)
+    if (f_func is None) == (f is None):
+        raise ValueError("give exactly one of f (with lags) or f_func")
+    log_thr = (math.log(C) - math.log(N)) / k           # log f*
+    if log_thr > 0:
+        return 0.0
+    if f is not None:
+        if lags is None:
+            raise ValueError("lags are required with a tabulated f")
+        lag = np.asarray(lags, dtype=float)
+        fv = np.asarray(f, dtype=float)
+        if lag.ndim != 1 or fv.shape != lag.shape or lag.size < 2:
+            raise ValueError("lags and f must be 1-d arrays of the same length >= 2")
+        if not np.all(np.isfinite(lag)) or np.any(lag <= 0) or np.any(np.diff(lag) <= 0):
+            raise ValueError("lags must be finite, > 0 and strictly increasing")
+        if not np.all(np.isfinite(fv)) or np.any(fv < 0) or np.any(fv > 1 + 1e-12):
+            raise ValueError("f must be finite and in [0, 1]")
+        with np.errstate(divide="ignore"):
+            lf = np.log(fv)
+        above = np.flatnonzero(lf >= log_thr)
+        if above.size == 0:
+            raise ValueError(f"lags: f is already below the threshold (C/N)^(1/kappa_a) = "
+                             f"{math.exp(log_thr):.6g} at the first lag {lag[0]:.6g}; add smaller lags")
+        i = above[-1]
+        if i == lag.size - 1:
+            raise ValueError(f"lags: f({lag[-1]:.6g}) = {fv[-1]:.6g} is still above the threshold "
+                             f"(C/N)^(1/kappa_a) = {math.exp(log_thr):.6g}; extend the lags")
+        x0, x1 = math.log(lag[i]), math.log(lag[i + 1])
+        y0, y1 = lf[i], lf[i + 1]
+        if not np.isfinite(y1):                           # f = 0 at the next node
+            return float(lag[i])
+        t = (log_thr - y0) / (y1 - y0) if y1 != y0 else 0.0
+        return float(math.exp(x0 + t * (x1 - x0)))
+
+    if not callable(f_func):
+        raise ValueError("f_func must be callable f(l)")
+
+    def F(u, idx=None):
+        with np.errstate(divide="ignore"):
+            return np.log(np.asarray(f_func(np.exp(u)), dtype=float)) - log_thr
+
+    lo, hi = 0.0, 0.0
+    if F(np.array([0.0]))[0] >= 0:
+        while F(np.array([hi]))[0] >= 0:
+            lo, hi = hi, hi + math.log(10.0)
+            if hi > 690:
+                raise ValueError("f_func: f stays above the threshold (C/N)^(1/kappa_a) up to l = 1e300")
+    else:
+        while F(np.array([lo]))[0] < 0:
+            hi, lo = lo, lo - math.log(10.0)
+            if lo < -690:
+                return 0.0
+    root = chandrupatla(F, np.array([lo]), np.array([hi]), rtol=1e-14)
+    return float(math.exp(root[0]))
+
+
+def window_scaling_law(decay_class: str, N, *, C: float = 1.0, alpha_g: float = 2.0,
+                       tau: float | None = None, beta: float | None = None,
+                       gamma: float | None = None):
+    """Closed-form H_N of the three decay classes (THEORY §6).
+
+    * ``'exponential'`` (needs tau > 0): ``(tau / kappa_a) ln(N / C)``;
+    * ``'polynomial'`` (needs beta > 0): ``(N / C)^(1 / (beta kappa_a))``;
+    * ``'logarithmic'`` (needs gamma > 0): ``exp((N / C)^(1 / (gamma kappa_a)))``.
+
+    N may be an array (N >= C; result shaped like N, float for scalars).
+    Raises ValueError for an unknown class, a missing or non-positive parameter,
+    alpha_g outside (1, 2], C <= 0 or N < C.
+    """
+    k = kappa_alpha(alpha_g)
+    C = _check_pos("C", C)
+    Nv = np.asarray(N, dtype=float)
+    if not np.all(np.isfinite(Nv)) or np.any(Nv < C):
+        raise ValueError("N must be finite and >= C")
+    r = Nv / C
+    params = {"exponential": ("tau", tau), "polynomial": ("beta", beta), "logarithmic": ("gamma", gamma)}
+    if decay_class not in params:
+        raise ValueError(f"decay_class must be one of {tuple(params)}; got {decay_class!r}")
+    pname, p = params[decay_class]
+    if p is None:
+        raise ValueError(f"{pname} is required for the {decay_class} law")
+    p = _check_pos(pname, p)
+    with np.errstate(over="ignore"):
+        if decay_class == "exponential":
+            out = p / k * np.log(r)
+        elif decay_class == "polynomial":
+            out = r ** (1.0 / (p * k))
+        else:
+            out = np.exp(r ** (1.0 / (p * k)))
+    return float(out) if out.ndim == 0 else out
