@@ -190,13 +190,13 @@ class _Leaky(RNNModel):
                     torch.cat([self.b, self.b_a], 0))
         return self.W, self.U, self.b
 
-    def _run(self, x: torch.Tensor, record: bool):
+    def _run(self, x: torch.Tensor, record: bool, h0: torch.Tensor | None = None):
         if x.dim() != 3 or x.shape[-1] != self.n_in:
             raise ValueError(f"x must have shape (B, T, {self.n_in}), got {tuple(x.shape)}")
         H = self.hidden
         W_rec, U_in, b_in = self._stack()
         inp = torch.addmm(b_in, x.reshape(-1, self.n_in), U_in.t()).reshape(x.shape[0], x.shape[1], -1)
-        h = x.new_zeros(x.shape[0], H)
+        h = x.new_zeros(x.shape[0], H) if h0 is None else h0
         W_rec_t = W_rec.t()
         hs, rs, nlr, jac = [], [], [], []
         if record:
@@ -218,6 +218,8 @@ class _Leaky(RNNModel):
             h = h_new
             hs.append(h)
         hseq = torch.stack(hs, 1)
+        if record is None:
+            return hseq
         y = self.readout(hseq)
         if not record:
             return y
@@ -226,6 +228,10 @@ class _Leaky(RNNModel):
 
     def forward(self, x):
         return self._run(x, record=False)
+
+    def hidden_states(self, x: torch.Tensor, h0: torch.Tensor | None = None) -> torch.Tensor:
+        """Differentiable hidden states ``(B, T, H)`` from initial state ``h0`` ``(B, H)`` (default 0)."""
+        return self._run(x, record=None, h0=h0)
 
     @torch.no_grad()
     def trace(self, x):
@@ -270,14 +276,20 @@ class ConstGate(_Leaky):
             if not bool(((a > 0) & (a < 1)).all()):
                 raise ValueError(f"gate_a must lie in (0, 1), got {a.tolist()[:5]}")
         self.register_buffer("a", a.float())
-        # exact -log(1 - a) in float64, rounded once
-        self.register_buffer("neg_log_r_const", (-torch.log1p(-a)).float())
+        # -log(1 - a) kept in float64 (a buffer: follows .to(device), and .double())
+        self.register_buffer("neg_log_r_const", -torch.log1p(-a))
 
     def _gate(self, zg):
         return self.a
 
     def _neg_log_ret(self, zg, a):
         return self.neg_log_r_const
+
+    def _apply(self, fn, *args, **kwargs):
+        # keep -log(1 - a) in float64 when the module is cast to float32 (.float(), .to(dtype))
+        out = super()._apply(fn, *args, **kwargs)
+        self.neg_log_r_const = self.neg_log_r_const.to(torch.float64)
+        return out
 
 
 class SharedGate(_Leaky):

@@ -325,6 +325,21 @@ def _make_optimizer(model: RNNModel, cfg: TrainConfig):
     return opt, manual, wd
 
 
+def apply_manual_decay(manual, optimizer: str, lr: float, wd: float) -> None:
+    """Weight decay on the non-gate rows of fused tensors, just before ``optimizer.step()``.
+
+    AdamW: decoupled, ``p <- p - lr * wd * p`` on those entries (what AdamW does before its
+    update). SGD/Adam: coupled L2, ``grad <- grad + wd * p`` on those entries."""
+    if not manual or wd <= 0:
+        return
+    with torch.no_grad():
+        for p, keep in manual:
+            if optimizer == "adamw":
+                p.sub_(lr * wd * p * keep)
+            elif p.grad is not None:
+                p.grad.add_(wd * p * keep)
+
+
 def _records_to_arrays(rec: dict, lags: np.ndarray, H: int) -> dict:
     n_l = len(lags)
     arr = {
@@ -476,13 +491,7 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = False, for
             loss.backward()
             if cfg.clip is not None:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
-            if manual and wd > 0:
-                with torch.no_grad():
-                    for p, keep in manual:
-                        if cfg.optimizer == "adamw":  # decoupled decay, as AdamW applies it
-                            p.sub_(cfg.lr * wd * p * keep)
-                        else:  # coupled L2 (Adam, SGD)
-                            p.grad.add_(wd * p * keep)
+            apply_manual_decay(manual, cfg.optimizer, cfg.lr, wd)
             opt.step()
             if inject:
                 g = stream_generator(cfg.seed, STREAM_NOISE, step)
