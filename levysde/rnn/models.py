@@ -57,7 +57,8 @@ INITS = ("default", "chrono")
 
 @dataclass
 class Trace:
-    """Per-step quantities of one forward pass (no grad), all ``(B, T, H)`` float32 unless noted.
+    """Per-step quantities of one forward pass (no grad), all ``(B, T, H)`` in the model's dtype
+    (ConstGate's ``neg_log_r`` is float64).
 
     h         hidden state h_t (for the LSTM: h_t, not the cell state)
     r         retention r_t^(q) in [0, 1] (THEORY §9 table)
