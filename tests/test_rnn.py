@@ -414,6 +414,18 @@ def test_cli_train_writes_run(tmp_path, capsys):
     assert np.ptp(d["zeta"], axis=1).max() < 1e-12
 
 
+def test_cli_resume_extends_run(tmp_path, capsys):
+    out = str(tmp_path / "r.npz")
+    base = ["train", "--model", "diaggate", "--task", "delay", "--seq-len", "16", "--hidden", "4",
+            "--record-every", "5", "--out", out, "--quiet"]
+    assert main(base + ["--steps", "10"]) == 0
+    assert main(base + ["--steps", "20", "--resume"]) == 0
+    assert load_run(out)["step"].tolist() == [0, 5, 10, 15, 20]
+    with pytest.raises(SystemExit) as e:
+        main(base + ["--steps", "20", "--resume", "--lr", "0.5"])
+    assert e.value.code == 2 and "differs in ['lr']" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv, msg", [
     (["--lr", "-1"], "--lr"), (["--model", "rnn"], "--model"), (["--device", "tpu"], "--device"),
     (["--inject-alpha", "3"], "--inject-alpha"), (["--task", "delay", "--delay", "500"], "delay"),

@@ -5,6 +5,7 @@ torch is imported inside :func:`run` only, so ``levysde --help`` works without i
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 from ._common import UsageError, fail, integer, real
@@ -101,11 +102,21 @@ def run(args) -> int:
         inject_scale=args.inject_scale, inject_target=args.inject_target, n_lags=args.n_lags,
         lag_max=args.lag_max, transport=args.transport, device=args.device, threads=args.threads,
     )
+    def _term(signum, frame):  # SIGTERM: stop like Ctrl-C (records so far are on disk)
+        raise KeyboardInterrupt
+
+    try:
+        old = signal.signal(signal.SIGTERM, _term)
+    except ValueError:  # not the main thread
+        old = None
     try:
         res = train(cfg, args.out, resume=args.resume, force=args.force,
                     progress=not args.quiet and sys.stderr.isatty())
     except TrainingDiverged as exc:
         fail(f"levysde train: diverged: {exc}", status=1)
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
     z = res["zeta"][-1]
     print(f"{args.out}: {len(res['step'])} records, step {int(res['step'][-1])}, "
           f"probe loss {res['loss'][-1]:.6g}, zeta mean {z.mean():.4g} sd {z.std():.4g}, "
