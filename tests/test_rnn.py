@@ -444,3 +444,25 @@ def test_cli_cuda_unavailable(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["train", "--device", "cuda", "--out", str(tmp_path / "x.npz"), "--quiet"])
     assert e.value.code == 2 and "CUDA is not available" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["constgate", "diaggate", "gru", "lstm"])
+def test_chrono_init_spreads_time_scales(name):
+    """At h = 0, x = 0 the retention is T_q / (1 + T_q) with T_q ~ U[1, t_max - 1]."""
+    H, t_max = 400, 50.0
+    m = build_model(name, 1, H, 1, init="chrono", t_max=t_max, seed=0)
+    with torch.no_grad():
+        if name in ("gru", "lstm"):
+            m.rnn.weight_ih_l0.zero_()
+        else:
+            m.U.zero_()
+            if name == "diaggate":
+                m.U_a.zero_()
+    r = m.trace(torch.zeros(1, 1, 1)).r[0, 0].double().numpy()
+    T = r / (1 - r)
+    assert T.min() >= 1 - 1e-3 and T.max() <= t_max - 1 + 1e-2
+    assert np.mean(T) == pytest.approx((t_max) / 2, rel=0.1)       # uniform on [1, t_max - 1]
+    d = build_model(name, 1, H, 1, seed=0).trace(torch.zeros(1, 1, 1)).r[0, 0].double().numpy()
+    assert np.std(d / (1 - d)) < 0.2 * np.std(T)                    # default init: no spread
+    with pytest.raises(ValueError, match="t_max"):
+        build_model(name, 1, 4, 1, init="chrono", t_max=2.0)
