@@ -1,0 +1,483 @@
+"""Gated recurrent models with per-neuron retention and one-step Jacobian diagonal (THEORY.md §9).
+
+Shapes: inputs ``x`` are ``(B, T, n_in)`` (batch first), outputs ``(B, T, n_out)``,
+hidden size ``H``. Every model has a linear readout ``y_t = V h_t + c``.
+
+Leaky family (one shared implementation, :class:`_Leaky`)::
+
+    h_t = (1 - a_t) * h_{t-1} + a_t * tanh(W h_{t-1} + U x_t + b)
+
+========== ============================================================== ===================
+model      gate a_t                                                       retention r_t^(q)
+========== ============================================================== ===================
+ConstGate  buffer, fixed at init, never trained (scalar or per neuron)    1 - a^(q)
+SharedGate ``sigmoid(w.h_{t-1} + u.x_t + b_a)``, one scalar for all q      1 - a_t
+DiagGate   ``sigmoid(W_a h_{t-1} + U_a x_t + b_a)``, one per neuron        1 - a_t^(q)
+GRU        update gate z_t of torch's nn.GRU, ``h_t = (1-z) n + z h``     z_t^(q)
+LSTM       forget gate f_t of torch's nn.LSTM (bias_ih + bias_hh)         f_t^(q)
+========== ============================================================== ===================
+
+Training uses the fast path (``forward``; torch's fused kernels for GRU/LSTM).
+Recording uses :meth:`RNNModel.trace`, a hand-written loop over the *same*
+weights that also returns ``-log r`` (computed stably as a softplus of the gate
+pre-activation, so saturated gates never give log(0)) and the diagonal
+``J_t^(qq)`` of the one-step state Jacobian:
+
+* leaky cells: ``J = (1 - a) + a (1 - htilde^2) W_qq + (htilde - h_{t-1}) da/dh_q``
+  with ``da/dh_q = a(1-a) w_q`` (SharedGate), ``a_q(1-a_q) (W_a)_qq`` (DiagGate), 0 (ConstGate);
+* GRU: ``J = z + (1-z)(1-n^2)[r W_hn,qq + (W_hn h + b_hn)_q r(1-r) W_hr,qq] + (h - n) z(1-z) W_hz,qq``;
+* LSTM: the state that carries memory is the cell c. ``J_t^(qq) = d c_t^(q) / d c_{t-1}^(q)``
+  *through* ``h_{t-1} = o_{t-1} tanh(c_{t-1})`` (o_{t-1} held fixed, it depends on
+  earlier inputs only): ``J = f + o_{t-1}(1 - tanh^2 c_{t-1}) [c_{t-1} f(1-f) W_hf,qq +
+  g i(1-i) W_hi,qq + i (1-g^2) W_hg,qq]``. With frozen weights it reduces to f.
+
+Initialisation (``init``):
+
+* ``"default"``: torch's defaults (uniform +-1/sqrt(H) for every weight and bias);
+  ConstGate uses the scalar constant ``gate_a`` for every neuron.
+* ``"chrono"`` (Tallec & Ollivier 2018): time-scale spread. Draw ``T_q ~ U[1, t_max - 1]``
+  per neuron; the retention gate bias is set so that the gate's time scale is about
+  ``1 + T_q``: leaky cells ``b_a^(q) = -log T_q`` (so ``a = 1/(1+T_q)``; ConstGate gets the
+  constants ``a_q = 1/(1+T_q)``; SharedGate uses one draw for its single gate),
+  GRU ``b_z = +log T_q``, LSTM ``b_f = +log T_q`` and ``b_i = -log T_q``. The bias is put in
+  ``bias_ih`` and the matching rows of ``bias_hh`` are zeroed.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
+INITS = ("default", "chrono")
+
+
+@dataclass
+class Trace:
+    """Per-step quantities of one forward pass (no grad), all ``(B, T, H)`` in the model's dtype
+    (ConstGate's ``neg_log_r`` is float64).
+
+    h         hidden state h_t (for the LSTM: h_t, not the cell state)
+    r         retention r_t^(q) in [0, 1] (THEORY §9 table)
+    neg_log_r ``-log r_t^(q)`` >= 0, computed stably from the gate pre-activation
+    jac       diagonal of the one-step state Jacobian J_t^(qq) (module docstring)
+    y         readout ``(B, T, n_out)``
+    """
+
+    h: torch.Tensor
+    r: torch.Tensor
+    neg_log_r: torch.Tensor
+    jac: torch.Tensor
+    y: torch.Tensor
+
+
+def _check_sizes(n_in, hidden, n_out):
+    for name, v in (("n_in", n_in), ("hidden", hidden), ("n_out", n_out)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+
+
+def _chrono_T(n: int, t_max: float, generator: torch.Generator | None) -> torch.Tensor:
+    """``n`` draws of ``T ~ U[1, t_max - 1]`` (chrono init); requires t_max > 2."""
+    if not (t_max > 2.0 and math.isfinite(t_max)):
+        raise ValueError(f"t_max must be a finite number > 2 for chrono init, got {t_max!r}")
+    u = torch.rand(n, generator=generator, dtype=torch.float64)
+    return (1.0 + u * (t_max - 2.0)).float()
+
+
+class RNNModel(nn.Module):
+    """Common interface of the five models.
+
+    Attributes: ``n_in``, ``hidden`` (H), ``n_out``, ``name`` (one of :data:`MODELS`),
+    ``readout`` (nn.Linear H -> n_out).
+    """
+
+    name = "?"
+
+    def __init__(self, n_in: int, hidden: int, n_out: int):
+        super().__init__()
+        _check_sizes(n_in, hidden, n_out)
+        self.n_in, self.hidden, self.n_out = n_in, hidden, n_out
+
+    # --- to implement -------------------------------------------------------------
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
+        """Readout ``(B, T, n_out)`` for input ``x`` ``(B, T, n_in)`` (differentiable)."""
+        raise NotImplementedError
+
+    def trace(self, x: torch.Tensor) -> Trace:  # pragma: no cover - abstract
+        """Hand-written pass over the same weights returning a :class:`Trace` (no grad)."""
+        raise NotImplementedError
+
+    def neuron_rows(self) -> list[tuple[nn.Parameter, int]]:  # pragma: no cover - abstract
+        """Trainable tensors with per-neuron rows, as ``(param, k)``: ``param`` has ``k*H`` rows
+        and row ``j`` belongs to neuron ``j % H`` (used for Lambda_q, THEORY §9)."""
+        raise NotImplementedError
+
+    def gate_mask(self, p: nn.Parameter) -> torch.Tensor | bool:  # pragma: no cover
+        """Which entries of ``p`` are retention-gate parameters: True (all), False (none) or a
+        bool tensor shaped like ``p`` (rows of a fused GRU/LSTM tensor)."""
+        raise NotImplementedError
+
+    def recurrent_mask(self, p: nn.Parameter) -> torch.Tensor | bool:  # pragma: no cover
+        """Which entries of ``p`` are recurrent (hidden-to-hidden) weights, same convention."""
+        raise NotImplementedError
+
+    def has_trained_gate(self) -> bool:
+        return any(self.gate_mask(p) is not False for p in self.parameters())
+
+
+# ----------------------------------------------------------------------------------
+# Leaky family
+# ----------------------------------------------------------------------------------
+class _Leaky(RNNModel):
+    """Shared code of ConstGate / SharedGate / DiagGate.
+
+    ``n_gate`` gate pre-activations per step: 0 (ConstGate), 1 (SharedGate), H (DiagGate).
+    The recurrent and input weights of candidate and gate are stacked so one step is
+    one matmul: ``z = h @ W_rec.T + (x @ U_in.T + b_in)[t]``, ``W_rec = [W; W_a]``.
+    """
+
+    n_gate_fn = staticmethod(lambda H: 0)
+
+    def __init__(self, n_in, hidden, n_out, init="default", t_max=None, gate_a=0.1,
+                 generator=None):
+        super().__init__(n_in, hidden, n_out)
+        if init not in INITS:
+            raise ValueError(f"init must be one of {INITS}, got {init!r}")
+        H = hidden
+        G = self.n_gate_fn(H)
+        self.n_gate = G
+        k = 1.0 / math.sqrt(H)
+
+        def uni(*shape):
+            return nn.Parameter((torch.rand(*shape, generator=generator) * 2 - 1) * k)
+
+        self.W = uni(H, H)
+        self.U = uni(H, n_in)
+        self.b = uni(H)
+        if G:
+            self.W_a = uni(G, H)
+            self.U_a = uni(G, n_in)
+            self.b_a = uni(G)
+            if init == "chrono":
+                T = _chrono_T(G, t_max, generator)
+                with torch.no_grad():
+                    self.b_a.copy_(-torch.log(T))
+        self.readout = nn.Linear(H, n_out)
+        with torch.no_grad():
+            self.readout.weight.copy_((torch.rand(n_out, H, generator=generator) * 2 - 1) * k)
+            self.readout.bias.copy_((torch.rand(n_out, generator=generator) * 2 - 1) * k)
+
+    # pieces specialised by the three models ---------------------------------------
+    def _gate(self, zg: torch.Tensor | None) -> torch.Tensor:
+        """Gate a from its pre-activation ``zg`` (B, G): (B, G) broadcastable to (B, H)."""
+        return torch.sigmoid(zg)
+
+    def _neg_log_ret(self, zg, a):
+        """-log(1 - a) = softplus(zg), stable for saturated gates."""
+        return F.softplus(zg)
+
+    def _dgate_diag(self, a):
+        """d a^(q) / d h_{t-1}^(q), (B, H) or broadcastable."""
+        raise NotImplementedError
+
+    # shared forward ------------------------------------------------------------------
+    def _stack(self):
+        if self.n_gate:
+            return (torch.cat([self.W, self.W_a], 0), torch.cat([self.U, self.U_a], 0),
+                    torch.cat([self.b, self.b_a], 0))
+        return self.W, self.U, self.b
+
+    def _run(self, x: torch.Tensor, record: bool, h0: torch.Tensor | None = None):
+        if x.dim() != 3 or x.shape[-1] != self.n_in:
+            raise ValueError(f"x must have shape (B, T, {self.n_in}), got {tuple(x.shape)}")
+        H = self.hidden
+        W_rec, U_in, b_in = self._stack()
+        inp = torch.addmm(b_in, x.reshape(-1, self.n_in), U_in.t()).reshape(x.shape[0], x.shape[1], -1)
+        h = x.new_zeros(x.shape[0], H) if h0 is None else h0
+        W_rec_t = W_rec.t()
+        hs, rs, nlr, jac = [], [], [], []
+        if record:
+            w_diag = torch.diagonal(self.W)
+        for inp_t in inp.unbind(1):
+            z = torch.addmm(inp_t, h, W_rec_t)
+            ht = torch.tanh(z[:, :H])
+            zg = z[:, H:] if self.n_gate else None
+            a = self._gate(zg)
+            h_new = h + a * (ht - h)
+            if record:
+                r = (1.0 - a).expand_as(h)
+                rs.append(r)
+                nlr.append(self._neg_log_ret(zg, a).expand_as(h))
+                j = (1.0 - a) + a * (1.0 - ht * ht) * w_diag
+                if self.n_gate:
+                    j = j + (ht - h) * self._dgate_diag(a)
+                jac.append(j.expand_as(h))
+            h = h_new
+            hs.append(h)
+        hseq = torch.stack(hs, 1)
+        if record is None:
+            return hseq
+        y = self.readout(hseq)
+        if not record:
+            return y
+        return Trace(h=hseq, r=torch.stack(rs, 1), neg_log_r=torch.stack(nlr, 1),
+                     jac=torch.stack(jac, 1), y=y)
+
+    def forward(self, x):
+        return self._run(x, record=False)
+
+    def hidden_states(self, x: torch.Tensor, h0: torch.Tensor | None = None) -> torch.Tensor:
+        """Differentiable hidden states ``(B, T, H)`` from initial state ``h0`` ``(B, H)`` (default 0)."""
+        return self._run(x, record=None, h0=h0)
+
+    @torch.no_grad()
+    def trace(self, x):
+        return self._run(x, record=True)
+
+    def neuron_rows(self):
+        return [(self.W, 1), (self.U, 1), (self.b, 1)] + (
+            [(self.W_a, 1), (self.U_a, 1), (self.b_a, 1)] if self.n_gate == self.hidden else [])
+
+    def gate_mask(self, p):
+        if self.n_gate and any(p is q for q in (self.W_a, self.U_a, self.b_a)):
+            return True
+        return False
+
+    def recurrent_mask(self, p):
+        return p is self.W
+
+
+class ConstGate(_Leaky):
+    """Leaky cell with a fixed gate (THEORY §9): ``a`` is a buffer, never trained.
+
+    ``gate_a``: scalar in (0, 1), or a length-H sequence/tensor of per-neuron constants in
+    (0, 1) (default init). With ``init="chrono"`` the constants are ``1/(1 + T_q)``,
+    ``T_q ~ U[1, t_max - 1]``. Retention ``r = 1 - a``, ``-log r = -log(1 - a)`` (exact, constant).
+
+    Raises ValueError if a constant is outside (0, 1) or has the wrong length.
+    """
+
+    name = "constgate"
+
+    def __init__(self, n_in, hidden, n_out, init="default", t_max=None, gate_a=0.1, generator=None):
+        super().__init__(n_in, hidden, n_out, init=init, t_max=t_max, generator=generator)
+        if init == "chrono":
+            a = 1.0 / (1.0 + _chrono_T(hidden, t_max, generator).double())
+        else:
+            a = torch.as_tensor(gate_a, dtype=torch.float64).flatten()
+            if a.numel() == 1:
+                a = a.expand(hidden).clone()
+            if a.numel() != hidden:
+                raise ValueError(f"gate_a must be a scalar or have length hidden={hidden}, "
+                                 f"got {a.numel()} values")
+            if not bool(((a > 0) & (a < 1)).all()):
+                raise ValueError(f"gate_a must lie in (0, 1), got {a.tolist()[:5]}")
+        self.register_buffer("a", a.float())
+        # -log(1 - a) kept in float64 (a buffer: follows .to(device), and .double())
+        self.register_buffer("neg_log_r_const", -torch.log1p(-a))
+
+    def _gate(self, zg):
+        return self.a
+
+    def _neg_log_ret(self, zg, a):
+        return self.neg_log_r_const
+
+    def _apply(self, fn, *args, **kwargs):
+        # keep -log(1 - a) in float64 when the module is cast to float32 (.float(), .to(dtype))
+        out = super()._apply(fn, *args, **kwargs)
+        self.neg_log_r_const = self.neg_log_r_const.to(torch.float64)
+        return out
+
+
+class SharedGate(_Leaky):
+    """Leaky cell with one trained scalar gate ``a_t = sigmoid(w.h_{t-1} + u.x_t + b_a)`` shared by
+    all neurons (THEORY §9). Parameters W_a (1, H) = w, U_a (1, n_in) = u, b_a (1,)."""
+
+    name = "sharedgate"
+    n_gate_fn = staticmethod(lambda H: 1)
+
+    def _dgate_diag(self, a):
+        return a * (1.0 - a) * self.W_a[0]
+
+
+class DiagGate(_Leaky):
+    """Leaky cell with a trained per-neuron gate ``a_t = sigmoid(W_a h_{t-1} + U_a x_t + b_a)``
+    (THEORY §9). W_a (H, H), U_a (H, n_in), b_a (H,)."""
+
+    name = "diaggate"
+    n_gate_fn = staticmethod(lambda H: H)
+
+    def _dgate_diag(self, a):
+        return a * (1.0 - a) * torch.diagonal(self.W_a)
+
+
+# ----------------------------------------------------------------------------------
+# GRU / LSTM on torch's own modules
+# ----------------------------------------------------------------------------------
+class _TorchCell(RNNModel):
+    """GRU/LSTM built on ``nn.GRU`` / ``nn.LSTM`` (one layer, batch_first). ``k`` stacked gates;
+    ``ret`` is the index of the retention gate in torch's row order."""
+
+    k = 0
+    ret = 0
+    module_cls = None
+
+    def __init__(self, n_in, hidden, n_out, init="default", t_max=None, gate_a=None, generator=None):
+        super().__init__(n_in, hidden, n_out)
+        if init not in INITS:
+            raise ValueError(f"init must be one of {INITS}, got {init!r}")
+        self.rnn = self.module_cls(n_in, hidden, batch_first=True)
+        H = hidden
+        kk = 1.0 / math.sqrt(H)
+        with torch.no_grad():  # torch's default init, drawn from our generator
+            for p in self.rnn.parameters():
+                p.copy_((torch.rand(p.shape, generator=generator) * 2 - 1) * kk)
+        self.readout = nn.Linear(H, n_out)
+        with torch.no_grad():
+            self.readout.weight.copy_((torch.rand(n_out, H, generator=generator) * 2 - 1) * kk)
+            self.readout.bias.copy_((torch.rand(n_out, generator=generator) * 2 - 1) * kk)
+        if init == "chrono":
+            logT = torch.log(_chrono_T(H, t_max, generator))
+            self._chrono(logT)
+
+    def _rows(self, g):
+        return slice(g * self.hidden, (g + 1) * self.hidden)
+
+    def _chrono(self, logT):
+        with torch.no_grad():
+            s = self._rows(self.ret)
+            self.rnn.bias_ih_l0[s] = logT
+            self.rnn.bias_hh_l0[s] = 0.0
+
+    def weights(self):
+        """``(W_ih (kH, n_in), W_hh (kH, H), b_ih (kH,), b_hh (kH,))`` of torch's module."""
+        r = self.rnn
+        return r.weight_ih_l0, r.weight_hh_l0, r.bias_ih_l0, r.bias_hh_l0
+
+    def forward(self, x):
+        if x.dim() != 3 or x.shape[-1] != self.n_in:
+            raise ValueError(f"x must have shape (B, T, {self.n_in}), got {tuple(x.shape)}")
+        out, _ = self.rnn(x)
+        return self.readout(out)
+
+    def neuron_rows(self):
+        return [(p, self.k) for p in self.weights()]
+
+    def _row_mask(self, p, g):
+        m = torch.zeros(p.shape, dtype=torch.bool, device=p.device)
+        m[self._rows(g)] = True
+        return m
+
+    def gate_mask(self, p):
+        if any(p is q for q in self.weights()):
+            return self._row_mask(p, self.ret)
+        return False
+
+    def recurrent_mask(self, p):
+        return p is self.rnn.weight_hh_l0
+
+
+class GRU(_TorchCell):
+    """GRU on ``nn.GRU`` (rows r, z, n). Retention = update gate z_t (THEORY §9):
+    ``r = sigmoid(W_ir x + b_ir + W_hr h + b_hr)``, ``z = sigmoid(... z rows ...)``,
+    ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``, ``h' = (1 - z) n + z h``.
+    ``-log z = softplus(-pre_z)``."""
+
+    name = "gru"
+    k, ret = 3, 1
+    module_cls = nn.GRU
+
+    @torch.no_grad()
+    def trace(self, x):
+        if x.dim() != 3 or x.shape[-1] != self.n_in:
+            raise ValueError(f"x must have shape (B, T, {self.n_in}), got {tuple(x.shape)}")
+        H = self.hidden
+        W_ih, W_hh, b_ih, b_hh = self.weights()
+        inp = (x @ W_ih.t() + b_ih).unbind(1)
+        d_r, d_z, d_n = (torch.diagonal(W_hh[self._rows(g)]) for g in range(3))
+        h = x.new_zeros(x.shape[0], H)
+        hs, rs, nlr, jac = [], [], [], []
+        for gi in inp:
+            gh = h @ W_hh.t() + b_hh
+            pre_r = gi[:, :H] + gh[:, :H]
+            pre_z = gi[:, H:2 * H] + gh[:, H:2 * H]
+            rg, z = torch.sigmoid(pre_r), torch.sigmoid(pre_z)
+            hn = gh[:, 2 * H:]
+            n = torch.tanh(gi[:, 2 * H:] + rg * hn)
+            j = z + (1 - z) * (1 - n * n) * (rg * d_n + hn * rg * (1 - rg) * d_r) \
+                + (h - n) * z * (1 - z) * d_z
+            h = (1 - z) * n + z * h
+            hs.append(h), rs.append(z), nlr.append(F.softplus(-pre_z)), jac.append(j)
+        hseq = torch.stack(hs, 1)
+        return Trace(h=hseq, r=torch.stack(rs, 1), neg_log_r=torch.stack(nlr, 1),
+                     jac=torch.stack(jac, 1), y=self.readout(hseq))
+
+
+class LSTM(_TorchCell):
+    """LSTM on ``nn.LSTM`` (rows i, f, g, o). Retention = forget gate
+    ``f = sigmoid(W_if x + W_hf h + b_if + b_hf)`` (both torch biases summed; THEORY §9);
+    ``-log f = softplus(-pre_f)``. Jacobian diagonal: d c_t / d c_{t-1} (module docstring)."""
+
+    name = "lstm"
+    k, ret = 4, 1
+    module_cls = nn.LSTM
+
+    def _chrono(self, logT):
+        super()._chrono(logT)
+        with torch.no_grad():
+            s = self._rows(0)
+            self.rnn.bias_ih_l0[s] = -logT
+            self.rnn.bias_hh_l0[s] = 0.0
+
+    @torch.no_grad()
+    def trace(self, x):
+        if x.dim() != 3 or x.shape[-1] != self.n_in:
+            raise ValueError(f"x must have shape (B, T, {self.n_in}), got {tuple(x.shape)}")
+        H = self.hidden
+        W_ih, W_hh, b_ih, b_hh = self.weights()
+        inp = (x @ W_ih.t() + (b_ih + b_hh)).unbind(1)
+        d_i, d_f, d_g = (torch.diagonal(W_hh[self._rows(g)]) for g in range(3))
+        B = x.shape[0]
+        h = x.new_zeros(B, H)
+        c = x.new_zeros(B, H)
+        dh_dc = x.new_zeros(B, H)  # o_{t-1} (1 - tanh^2 c_{t-1}); zero at t = 0 (h_0 fixed)
+        hs, rs, nlr, jac = [], [], [], []
+        for gi in inp:
+            pre = gi + h @ W_hh.t()
+            i = torch.sigmoid(pre[:, :H])
+            pre_f = pre[:, H:2 * H]
+            f = torch.sigmoid(pre_f)
+            g = torch.tanh(pre[:, 2 * H:3 * H])
+            o = torch.sigmoid(pre[:, 3 * H:])
+            j = f + dh_dc * (c * f * (1 - f) * d_f + g * i * (1 - i) * d_i + i * (1 - g * g) * d_g)
+            c = f * c + i * g
+            tc = torch.tanh(c)
+            h = o * tc
+            dh_dc = o * (1 - tc * tc)
+            hs.append(h), rs.append(f), nlr.append(F.softplus(-pre_f)), jac.append(j)
+        hseq = torch.stack(hs, 1)
+        return Trace(h=hseq, r=torch.stack(rs, 1), neg_log_r=torch.stack(nlr, 1),
+                     jac=torch.stack(jac, 1), y=self.readout(hseq))
+
+
+_CLASSES = {"constgate": ConstGate, "sharedgate": SharedGate, "diaggate": DiagGate,
+            "gru": GRU, "lstm": LSTM}
+
+
+def build_model(name: str, n_in: int, hidden: int, n_out: int, *, init: str = "default",
+                t_max: float | None = None, gate_a=0.1, seed: int | None = None) -> RNNModel:
+    """Build model ``name`` (one of :data:`MODELS`), weights drawn from a generator seeded by ``seed``
+    (``None``: torch's global RNG). ``t_max`` is needed for ``init="chrono"`` (> 2).
+    ``gate_a`` is ConstGate's constant(s) in (0, 1) (ignored by the other models).
+
+    Raises ValueError for an unknown name/init or bad sizes."""
+    if name not in _CLASSES:
+        raise ValueError(f"model must be one of {MODELS}, got {name!r}")
+    gen = None
+    if seed is not None:
+        gen = torch.Generator().manual_seed(int(seed))
+    return _CLASSES[name](n_in, hidden, n_out, init=init, t_max=t_max, gate_a=gate_a, generator=gen)

@@ -1,0 +1,55 @@
+"""levysde without torch: the package, the CLI help and the ImportError message (no torch needed)."""
+import os
+import subprocess
+import sys
+import textwrap
+
+BLOCK = "import sys; sys.modules['torch'] = None\n"
+
+
+def _py(code):
+    return subprocess.run([sys.executable, "-c", BLOCK + textwrap.dedent(code)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_import_levysde_without_torch():
+    r = _py("""
+        import levysde
+        assert 'torch' not in [k for k, v in sys.modules.items() if v is not None]
+        print(levysde.classify(3.0).phase)
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "broad"
+
+
+def test_rnn_subpackage_says_how_to_install():
+    r = _py("""
+        try:
+            import levysde.rnn
+        except ImportError as e:
+            print(e)
+        else:
+            raise SystemExit('no ImportError')
+    """)
+    assert r.returncode == 0, r.stderr
+    assert "pip install 'levysde[rnn]'" in r.stdout and "torch==2.13.0" in r.stdout
+
+
+def test_cli_help_and_train_without_torch(tmp_path):
+    r = _py("""
+        from levysde.cli import main
+        try:
+            main(['--help'])
+        except SystemExit as e:
+            assert e.code == 0
+    """)
+    assert r.returncode == 0, r.stderr
+    assert "train" in r.stdout
+    r = _py(f"""
+        from levysde.cli import main
+        main(['train', '--out', {str(tmp_path / 'x.npz')!r}])
+    """)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "pip install 'levysde[rnn]'" in lines[0]
+    assert not os.path.exists(tmp_path / "x.npz")
