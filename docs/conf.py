@@ -24,7 +24,7 @@ autodoc_mock_imports = ["torch"]
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False
 napoleon_use_ivar = True
-suppress_warnings = ["myst.xref_missing"]
+suppress_warnings = ["myst.xref_missing", "ref.python"]
 
 
 def _escape_bars(app, what, name, obj, options, lines):

@@ -72,8 +72,8 @@ def check_params(**kwargs) -> dict:
 class SDEParams:
     """Frozen, validated parameter set of the SDE ``dzeta = F dt + sqrt(2 eta_G) dW + dJ``.
 
-    Attributes (THEORY.md §2-§4)
-    ----------------------------
+    Attributes
+    ----------
     eta_j : float, >= 0      jump intensity eta_J
     eta_g : float, >= 0      Gaussian intensity eta_G (default 0.1)
     kappa : float, > 0       restoring plateau of the drift far left (default 1)

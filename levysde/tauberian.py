@@ -111,9 +111,9 @@ def _check_hist(edges, counts):
 class SampleEnvelope:
     """Envelope of an empirical zeta measure (THEORY §5, method (a)).
 
-    Attributes (each shaped like ``lags``)
+    Attributes
     ----------
-    f : the envelope sum_i w_i exp(-l e^zeta_i) / sum_i w_i
+    f : the envelope (each array attribute is shaped like ``lags``) sum_i w_i exp(-l e^zeta_i) / sum_i w_i
     stderr : Monte-Carlo standard error of f for independent samples,
         sqrt(sum w^2 (g - f)^2) / sum w with g = exp(-l e^zeta) (too small for
         correlated samples, THEORY §8)
@@ -183,9 +183,9 @@ def envelope_samples(lags, zeta, weights=None, *, bin_width: float | None = 0.01
     errors : compute stderr and bias_bound (about doubles the cost); when False
         both are returned as NaN arrays.
 
-    Method and error (fast path)
-    ----------------------------
-    Samples are binned in zeta; within a bin of weight W, weighted mean m and
+    Notes
+    -----
+    Method and error of the fast path. Samples are binned in zeta; within a bin of weight W, weighted mean m and
     central second moment V/W the kernel g(z) = exp(-l e^z) is expanded to
     second order about m (the first-order term vanishes), so the only bias is
     the third-order remainder, bounded rigorously per lag by
