@@ -35,7 +35,7 @@ from scipy import optimize, stats
 from .levy import c_alpha
 
 __all__ = ["Estimate", "DriftEstimate", "JumpEstimate", "SDEFit", "increments", "estimate_drift",
-           "estimate_gaussian", "estimate_jumps", "spread", "fit_sde", "predict", "Prediction"]
+           "robust_scale", "estimate_gaussian", "estimate_jumps", "spread", "fit_sde", "predict", "Prediction"]
 
 _MAD_TO_SIGMA = 1.4826022185056018      # 1/Phi^-1(3/4)
 _MAD_VAR = 1.3605                       # n Var(sigma_MAD)/sigma^2 for Gaussian data (efficiency 0.3675)
@@ -190,21 +190,59 @@ def estimate_drift(z, dz, dt, *, bins: int = 24, left_fraction: float = 0.25,
     return DriftEstimate(edges=edges, centers=centers, F=F, se=se, count=count_g, kappa=kappa)
 
 
-def estimate_gaussian(residuals, dt) -> tuple[Estimate, float]:
-    """eta_G_hat = s^2/2 with s = 1.4826 MAD(r/sqrt(dt)) (THEORY.md §8).
-
-    The MAD ignores the jumps (they are rare) and so measures the Gaussian part;
-    the standard error uses the MAD's asymptotic variance for Gaussian data,
-    ``Var(s) = 1.3605 s^2/n``. Returns ``(Estimate, s)``.
-    """
+def robust_scale(residuals, dt) -> float:
+    """s = 1.4826 MAD(r/sqrt(dt)): the Gaussian scale per unit sqrt(time), blind to rare jumps."""
     r = np.asarray(residuals, dtype=float) / np.sqrt(np.asarray(dt, dtype=float))
+    return _MAD_TO_SIGMA * float(np.median(np.abs(r - np.median(r)))) if r.size else float("nan")
+
+
+def estimate_gaussian(residuals, dt, *, u=None, jumps=None) -> Estimate:
+    """Gaussian intensity eta_G_hat (THEORY.md §8).
+
+    Without a jump fit: ``eta_G_hat = s^2/2`` with s the robust scale
+    (:func:`robust_scale`); standard error from the MAD's asymptotic variance for
+    Gaussian data (``Var(s) = 1.3605 s^2/n``).
+
+    With a jump fit (``jumps``, a :class:`JumpEstimate` with threshold ``u``): the
+    increments with ``|r| <= u`` carry the Gaussian part plus the jumps smaller
+    than u, whose variance per unit time sigma_u^2 (THEORY.md §7, order 2 - alpha)
+    follows from the fitted (alpha, lam, eta_J). Then
+    ``eta_G_hat = (E[r^2; |r| <= u]/(dt P_G(|r| <= u)) - sigma_u^2)/2``, where the
+    truncated Gaussian second moment is corrected iteratively. A non-positive
+    value is reported as 0 with a flag (the small jumps explain all the
+    small-scale variance). Standard error by the delta method on the truncated
+    second moment (the jump-fit uncertainty is left to the bootstrap of
+    :func:`predict`).
+    """
+    r = np.asarray(residuals, dtype=float).ravel()
+    dtv = np.broadcast_to(np.asarray(dt, dtype=float), np.shape(residuals)).ravel()
     if r.size < 10:
-        return _unavailable("too few increments for a robust scale"), float("nan")
-    s = _MAD_TO_SIGMA * float(np.median(np.abs(r - np.median(r))))
+        return _unavailable("too few increments for a robust scale")
+    s = robust_scale(r, dtv)
     if s == 0:
-        return Estimate(0.0, 0.0, "zeta does not move between records (zero robust scale)"), 0.0
-    se_s = s * math.sqrt(_MAD_VAR / r.size)
-    return Estimate(s * s / 2, s * se_s), s
+        return Estimate(0.0, 0.0, "zeta does not move between records (zero robust scale)")
+    if jumps is None or not jumps.alpha.ok or u is None:
+        se_s = s * math.sqrt(_MAD_VAR / r.size)
+        return Estimate(s * s / 2, s * se_s)
+    from .simulate import small_jump_variance
+
+    sig_u2 = small_jump_variance(u, alpha=jumps.alpha.value, lam=max(jumps.lam.value, 0.0),
+                                 eta_j=jumps.eta_j.value)
+    inside = np.abs(r) <= u
+    m2 = r[inside] ** 2 / dtv[inside]
+    raw = float(m2.mean())
+    se_raw = float(m2.std(ddof=1) / math.sqrt(m2.size))
+    # truncation at u removes a little Gaussian mass: fixed point of the truncated moment
+    var = raw
+    for _ in range(20):
+        c = u / math.sqrt(var * float(np.mean(dtv))) if var > 0 else np.inf
+        frac = 1.0 - 2.0 * c * stats.norm.pdf(c) / (2.0 * stats.norm.cdf(c) - 1.0) if np.isfinite(c) else 1.0
+        var = raw / frac
+    eta = (var - sig_u2) / 2.0
+    if eta <= 0:
+        return Estimate(0.0, se_raw / 2, "Gaussian part not resolved: the jumps below the threshold "
+                                         "explain all the small-scale variance")
+    return Estimate(eta, se_raw / 2)
 
 
 @dataclass(frozen=True)
@@ -265,7 +303,7 @@ def estimate_jumps(residuals, dt, scale, *, threshold: float = 4.0, min_jumps: i
     ----------
     residuals : increments minus drift, any shape
     dt : matching time steps (or a scalar)
-    scale : robust Gaussian scale s per unit sqrt(time) (:func:`estimate_gaussian`)
+    scale : robust Gaussian scale s per unit sqrt(time) (:func:`robust_scale`)
     threshold : in units of the Gaussian scale (> 2)
     min_jumps : fewer detected jumps than this (or no significant excess over the
         Gaussian expectation) reports "no jumps detected" with eta_J_hat = 0.
@@ -378,8 +416,9 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 24, left_frac
     z, dz, dt, _ = increments(zeta, step, first_record=first)
     drift = estimate_drift(z, dz, dt, bins=bins, left_fraction=left_fraction)
     resid = dz - drift(z) * dt
-    eta_g, s = estimate_gaussian(resid, dt)
+    s = robust_scale(resid, dt)
     jumps = estimate_jumps(resid, dt, s, threshold=threshold, min_jumps=min_jumps)
+    eta_g = estimate_gaussian(resid, dt, u=jumps.u, jumps=jumps)
     return SDEFit(drift=drift, eta_g=eta_g, jumps=jumps, n_increments=int(z.size), first_record=first)
 
 

@@ -118,3 +118,69 @@ def plot_envelope(lags, f, path, *, beta=None, slope_window=None, title=None):
             raise ValueError(f"--plot: cannot write {path}: {exc}") from None
     finally:
         plt.close(fig)
+
+
+def plot_check(report, run_path, path):
+    """Four panels for ``levysde check``: zeta trajectories, the fitted drift with its
+    plateau, the tail of the increment residuals, and the zeta histogram with the
+    predicted exponential tail e^{beta* zeta} (THEORY.md §8)."""
+    from .check import load_run_arrays
+
+    plt = _pyplot()
+    run = load_run_arrays(run_path)
+    zeta = np.asarray(run["zeta" if report.variant == "gate" else "zeta_jac"], dtype=float)
+    step = np.asarray(run["step"], dtype=float)
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7.5))
+    ax = axes[0, 0]
+    cols = np.linspace(0, zeta.shape[1] - 1, min(40, zeta.shape[1])).astype(int)
+    ax.plot(step, zeta[:, cols], lw=0.6, alpha=0.7)
+    ax.set_xlabel("training step")
+    ax.set_ylabel(r"$\zeta_q$")
+    ax.set_title("trajectories")
+    ax = axes[0, 1]
+    fit = report.fit
+    if fit is not None:
+        d = fit.drift
+        ax.errorbar(d.centers, d.F, yerr=d.se, fmt="o", ms=3, label=r"$\hat F(\zeta)$")
+        if fit.kappa.ok:
+            ax.axhline(fit.kappa.value, color="C3", ls="--", label=rf"$\hat\kappa$ = {fit.kappa.value:.3g}")
+        ax.axhline(0, color="0.5", lw=0.8)
+        ax.legend(fontsize=8)
+    ax.set_xlabel(r"$\zeta$")
+    ax.set_ylabel("drift per step")
+    ax.set_title("drift")
+    ax = axes[1, 0]
+    from .estimate import increments
+
+    if fit is not None:
+        z, dz, dt, _ = increments(zeta, step, first_record=fit.first_record)
+        r = np.sort(np.abs(dz - fit.drift(z) * dt))[::-1]
+        if r.size and r[0] > 0:
+            surv = np.arange(1, r.size + 1) / r.size
+            ax.loglog(r, surv, lw=1.2, label="|residual| survival")
+            if np.isfinite(fit.jumps.u):
+                ax.axvline(fit.jumps.u, color="C3", ls="--", label="jump threshold")
+            ax.legend(fontsize=8)
+    ax.set_xlabel("|increment - drift|")
+    ax.set_title("increment tail")
+    ax = axes[1, 1]
+    first = fit.first_record if fit is not None else 0
+    late = zeta[first:][np.isfinite(zeta[first:])]
+    if late.size and np.ptp(late) > 0:
+        dens, edges = np.histogram(late, bins=60, density=True)
+        mid = 0.5 * (edges[1:] + edges[:-1])
+        ok = dens > 0
+        ax.semilogy(mid[ok], dens[ok], "o", ms=3, label="late training")
+        p = report.prediction
+        if p is not None and p.beta.ok:
+            zl = np.quantile(late, 0.1)
+            anchor = np.interp(zl, mid, dens)
+            zz = np.linspace(mid[0], zl, 20)
+            ax.semilogy(zz, anchor * np.exp(p.beta.value * (zz - zl)), "C3-",
+                        label=rf"$e^{{\beta^*\zeta}}$, $\beta^*$ = {p.beta.value:.3g}")
+        ax.legend(fontsize=8)
+    ax.set_xlabel(r"$\zeta$")
+    ax.set_title("spectrum")
+    fig.tight_layout()
+    save_figure(fig, path)
+    return fig

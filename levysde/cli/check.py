@@ -1,0 +1,68 @@
+"""``levysde check RUN.npz``: fit the SDE to a trained network's zeta trajectories and test
+the theory on it (docs/theory.md; THEORY.md §8)."""
+from __future__ import annotations
+
+from ._common import integer, print_json, real
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "check",
+        help="fit the SDE to a levysde train run and compare beta* with the spectrum's tail and envelope",
+        description="Estimate kappa, eta_G, eta_J, alpha, lam from the zeta_q trajectories of a "
+                    "run file, predict beta* and the phase, and compare with the observed tail of "
+                    "the spectrum, the envelope exponent and a simulation of the fitted SDE.",
+    )
+    p.add_argument("run", metavar="RUN.npz", help="run file written by levysde train")
+    p.add_argument("--variant", choices=("gate", "jac"), default="gate",
+                   help="gate: zeta from the gates; jac: first-order zeta^(1) (default gate)")
+    p.add_argument("--late-fraction", type=real(0.0, 1.0, lo_open=True), default=0.5,
+                   help="last fraction of the records used as the stationary part (default 0.5)")
+    p.add_argument("--n-boot", type=integer(10, 100000), default=400,
+                   help="parametric-bootstrap draws for the prediction (default 400)")
+    p.add_argument("--seed", type=integer(0), default=0, help="seed of the bootstrap and simulation")
+    p.add_argument("--no-simulate", action="store_true", help="skip the closing-loop simulation")
+    p.add_argument("--plot", metavar="FILE.png", help="4-panel figure")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=run)
+    return p
+
+
+def _line(name, d, key):
+    v, se, flag = d.get(key), d.get(f"{key}_se"), d.get(f"{key}_flag")
+    val = "unavailable" if v is None else (f"{v:.4g}" + (f" +- {se:.2g}" if se is not None else ""))
+    return f"  {name:<16} {val}" + (f"   [{flag}]" if flag else "")
+
+
+def run(args) -> int:
+    from ..check import check_run
+
+    rep = check_run(args.run, variant=args.variant, late_fraction=args.late_fraction,
+                    n_boot=args.n_boot, seed=args.seed, closing_loop=not args.no_simulate)
+    d = rep.as_json()
+    if args.plot:
+        from ..plotting import plot_check
+
+        plot_check(rep, args.run, args.plot)
+    if args.json:
+        print_json(d)
+        return 0
+    cfg = rep.config
+    print(f"levysde check {args.run}   model={cfg.get('model')} optimizer={cfg.get('optimizer')} "
+          f"task={cfg.get('task')} hidden={cfg.get('hidden')} variant={args.variant}")
+    print("fitted SDE (late part of training):")
+    for name, key in (("kappa", "kappa_hat"), ("eta_G", "eta_g_hat"), ("eta_J", "eta_j_hat"),
+                      ("alpha", "alpha_hat"), ("lam", "lam_hat")):
+        print(_line(name, d, key))
+    print("prediction vs observation:")
+    print(f"  {'phase':<16} {d['phase']}   {d['phase_probabilities']}")
+    for name, key in (("beta* (theory)", "beta_theory"), ("beta (tail)", "beta_tail"),
+                      ("beta (envelope)", "beta_envelope"), ("KS(sim, net)", "ks_distance"),
+                      ("beta (sim tail)", "beta_sim_tail")):
+        print(_line(name, d, key))
+    s, e = d["zeta_spread"], d["zeta_spread_early"]
+    print(f"  zeta spread: std {s['std']:.3g} (early {e['std']:.3g}), IQR {s['iqr']:.3g}, "
+          f"tau decades {s['decades']:.3g}")
+    for n in d["notes"]:
+        print("  note:", n)
+    return 0
