@@ -262,7 +262,7 @@ def _fit_b(n, lo, hi, n_tail, u, x0, alpha):
         t = _tail_mass(b, a_end, u, x0, alpha) if n_tail > 0 else 0.0
         total = m.sum() + t
         with np.errstate(divide="ignore"):
-            ll = np.sum(n * np.log(m)) - n.sum() * math.log(total)
+            ll = np.sum(np.where(n > 0, n * np.log(np.where(n > 0, m, 1.0)), 0.0)) - n.sum() * math.log(total)
             if n_tail > 0:
                 ll += n_tail * (math.log(t) - math.log(total))
         return -ll

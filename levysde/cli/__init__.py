@@ -13,7 +13,7 @@ import warnings
 from ._common import OneLineParser, UsageError, fail
 
 #: command modules, in the order shown by ``levysde --help``
-COMMANDS = ("phase",)
+COMMANDS = ("phase", "simulate")
 
 
 def build_parser() -> OneLineParser:
