@@ -211,7 +211,7 @@ class TabulatedDrift:
         return float(np.max(np.abs(np.diff(self.values) / np.diff(self.grid))))
 
     def _kernel_args(self):
-        return _DRIFT_TABULATED, np.zeros(3), np.ascontiguousarray(self.grid), np.ascontiguousarray(self.values)
+        return _DRIFT_TABULATED, np.zeros(3), self.grid.copy(), self.values.copy()   # writeable: one compiled type
 
     def meta(self) -> dict:
         return {"drift": self.name, "kappa": self.plateau, "gamma": None, "z0": self.equilibrium,
@@ -805,7 +805,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
         from tqdm import tqdm
 
         bar = tqdm(total=n_steps * particles, unit="step", unit_scale=True, desc="simulate",
-                   leave=False, dynamic_ncols=True)
+                   leave=False, dynamic_ncols=True, disable=None)   # silent off a terminal
     t0 = time.perf_counter()
     try:
         for i in range(n_chunks):
