@@ -80,7 +80,7 @@ def next_u64(s0, s1, s2, s3):
 def uniform(s0, s1, s2, s3):
     """U(0, 1): values k 2^-53, k = 0 .. 2^53 - 1 (0 included, 1 excluded)."""
     r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
-    return float(r >> np.uint64(11)) * _TWO53, s0, s1, s2, s3
+    return float(np.int64(r >> np.uint64(11))) * _TWO53, s0, s1, s2, s3   # int64: fast cvt
 
 
 @njit(cache=True, inline="always")
@@ -113,7 +113,7 @@ def _normal_slow(idx, x, rabs, s0, s1, s2, s3):
         idx = int(r & np.uint64(0xFF))
         r >>= np.uint64(8)
         rabs = (r >> np.uint64(1)) & np.uint64(0x000FFFFFFFFFFFFF)
-        x = float(rabs) * _WI[idx]
+        x = float(np.int64(rabs)) * _WI[idx]
         if r & np.uint64(1):
             x = -x
         if rabs < _KI[idx]:
@@ -127,7 +127,7 @@ def normal(s0, s1, s2, s3):
     idx = int(r & np.uint64(0xFF))
     r >>= np.uint64(8)
     rabs = (r >> np.uint64(1)) & np.uint64(0x000FFFFFFFFFFFFF)
-    x = float(rabs) * _WI[idx]
+    x = float(np.int64(rabs)) * _WI[idx]
     if r & np.uint64(1):
         x = -x
     if rabs < _KI[idx]:

@@ -374,19 +374,22 @@ def _big_jump(eps, alpha, lam, exp_proposal, s0, s1, s2, s3):
     """One jump with |z| > eps: density ~ exp(-lam|z|)|z|^(-1-alpha), exact rejection."""
     while True:
         r, s0, s1, s2, s3 = _rng.next_u64(s0, s1, s2, s3)
-        u1 = 1.0 - float(r >> np.uint64(11)) * 1.1102230246251565e-16   # (0, 1]
+        u1 = 1.0 - float(np.int64(r >> np.uint64(11))) * 1.1102230246251565e-16   # (0, 1]
         neg = (r & np.uint64(1)) != 0
         if exp_proposal:
             zz = eps - math.log(u1) / lam
         else:
-            zz = eps * u1 ** (-1.0 / alpha)
+            zz = eps * math.exp(math.log(u1) * (-1.0 / alpha))      # eps U^(-1/alpha)
         if lam == 0.0:
             return (-zz if neg else zz), s0, s1, s2, s3
         u2, s0, s1, s2, s3 = _rng.uniform(s0, s1, s2, s3)
         if exp_proposal:
             acc = (zz / eps) ** (-1.0 - alpha)
         else:
-            acc = math.exp(-lam * (zz - eps))
+            d = lam * (zz - eps)
+            if u2 < 1.0 - d:                  # squeeze: exp(-d) >= 1 - d, accept without exp
+                return (-zz if neg else zz), s0, s1, s2, s3
+            acc = math.exp(-d)
         if u2 < acc:
             return (-zz if neg else zz), s0, s1, s2, s3
 
@@ -415,7 +418,12 @@ def _increments_kernel(states, n, block, dt, s_gauss, rate, eps, alpha, lam, exp
 @njit(cache=True, inline="always")
 def _drift(kind, x, dpar, grid, vals):
     if kind == 0:                                    # dpar = (kappa, gamma/kappa, z0)
-        return dpar[0] * math.tanh(dpar[1] * (dpar[2] - x))
+        # kappa tanh(y) as kappa sign(y) (1 - e)/(1 + e), e = exp(-2|y|): faster than libm tanh,
+        # absolute error ~1e-16 kappa
+        y = dpar[1] * (dpar[2] - x)
+        e = math.exp(-2.0 * abs(y))
+        t = (1.0 - e) / (1.0 + e)
+        return dpar[0] * (t if y >= 0.0 else -t)
     if kind == 1:
         return -dpar[1] * (x - dpar[2])
     m = grid.size
@@ -437,7 +445,7 @@ def _drift(kind, x, dpar, grid, vals):
 @njit(cache=True, parallel=True)
 def _run_chunk(z, wait, states, exc_min, in_exc, diverged, gstart, step0, n_steps, rec_start,
                dt, kind, dpar, grid, vals, s_gauss, rate, eps, alpha, lam, exp_proposal,
-               hist_lo, inv_w, n_bins, counts, sums, outside, exc_counts, exc_level,
+               hist_lo, inv_w, n_bins, acc, outside, exc_counts, exc_level,
                win_lo, win_hi, traj, traj_every):
     """Advance every particle by n_steps. Groups run in parallel; inside a group the
     particles advance in lockstep (time outer, particle inner) so that independent
@@ -470,20 +478,18 @@ def _run_chunk(z, wait, states, exc_min, in_exc, diverged, gstart, step0, n_step
                 z[p] = x
                 if not (x > win_lo and x < win_hi):     # also catches NaN / inf
                     diverged[p] = gstep + 1
-                    continue
-                if record:
+            if record:                                  # second pass: histogram scatter
+                for p in range(gstart[g], gstart[g + 1]):
+                    x = z[p]
                     bf = (x - hist_lo) * inv_w
-                    if bf < 0.0:
-                        outside[g, 0] += 1.0
-                        outside[g, 1] += x
+                    if bf < 0.0 or not bf < n_bins:
+                        j = 0 if bf < 0.0 else 2
+                        outside[g, j] += 1.0
+                        outside[g, j + 1] += x
                     else:
-                        ib = int(bf)
-                        if ib < n_bins:
-                            counts[g, ib] += 1.0
-                            sums[g, ib] += x
-                        else:
-                            outside[g, 2] += 1.0
-                            outside[g, 3] += x
+                        ib = int(bf)                    # count and zeta-sum share a cache line
+                        acc[g, ib, 0] += 1.0
+                        acc[g, ib, 1] += x
                     if x < exc_level:
                         if in_exc[p] == 0:
                             in_exc[p] = 1
@@ -495,8 +501,9 @@ def _run_chunk(z, wait, states, exc_min, in_exc, diverged, gstart, step0, n_step
                         eb = (exc_min[p] - hist_lo) * inv_w
                         ie = 0 if eb < 0.0 else min(int(eb), n_bins - 1)
                         exc_counts[g, ie] += 1.0
-                if keep and p < n_traj:
-                    traj[p, (gstep + 1) // traj_every - 1] = x
+            if keep:
+                for p in range(gstart[g], min(gstart[g + 1], n_traj)):
+                    traj[p, (gstep + 1) // traj_every - 1] = z[p]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -663,7 +670,7 @@ def _check_int(name, value, lo):
 def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEFAULTS["lam"],
              drift=None, kappa=DEFAULTS["kappa"], gamma=1.0, z0=0.0,
              particles=8192, t_end=600.0, burn_in=50.0, dt=0.01, seed=0, eps=None,
-             n_groups=64, bin_width=0.02, hist_halfwidth=None, window=None,
+             n_groups=64, bin_width=0.05, hist_halfwidth=None, window=None,
              z_init=None, traj_particles=0, traj_every=100, threshold_u=3.0, progress=False):
     """Simulate N particles of ``dzeta = F dt + sqrt(2 eta_G) dW + dJ`` by Euler-Maruyama.
 
@@ -786,8 +793,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
         _rng.fill_uniform(states, e)
         wait = -np.log1p(-e[:, 0]) / rate
     gstart = (np.arange(n_groups + 1) * particles) // n_groups
-    counts = np.zeros((n_groups, n_bins))
-    sums = np.zeros((n_groups, n_bins))
+    acc = np.zeros((n_groups, n_bins, 2))
     outside = np.zeros((n_groups, 4))
     exc_counts = np.zeros((n_groups, n_bins))
     exc_min = np.full(particles, zeq)
@@ -798,7 +804,8 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     traj = np.zeros((n_traj, n_traj_rec))
     kind, dpar, grid, vals = drift._kernel_args()
 
-    n_chunks = min(n_steps, 200)
+    # chunks only serve the progress bar and the divergence check: >= ~4e6 particle-steps each
+    n_chunks = max(1, min(n_steps, 200, (n_steps * particles) // 4_000_000))
     bounds = [(i * n_steps) // n_chunks for i in range(n_chunks + 1)]
     bar = None
     if progress:
@@ -812,7 +819,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
             s, e_ = bounds[i], bounds[i + 1]
             _run_chunk(z, wait, states, exc_min, in_exc, diverged, gstart, s, e_ - s, rec_start,
                        dt, kind, dpar, grid, vals, s_gauss, rate, eps, a, lm, exp_prop,
-                       hist_lo, 1.0 / bin_width, n_bins, counts, sums, outside, exc_counts, zeq,
+                       hist_lo, 1.0 / bin_width, n_bins, acc, outside, exc_counts, zeq,
                        win_lo, win_hi, traj, traj_every)
             if diverged.any():
                 bad = np.flatnonzero(diverged)
@@ -835,8 +842,8 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
         ib = np.clip(np.floor((exc_min[open_] - hist_lo) / bin_width), 0, n_bins - 1).astype(np.int64)
         np.add.at(exc_counts, (grp, ib), 1.0)
     n_rec = n_steps - rec_start
-    counts /= n_rec
-    sums /= n_rec
+    counts = acc[:, :, 0] / n_rec
+    sums = acc[:, :, 1] / n_rec
     outside /= n_rec
 
     def num(v):
