@@ -9,6 +9,8 @@ side by side in one run (ratios are meaningful on a shared machine; absolute rat
 * limit_steps_per_s  : 2 x single-thread vectorised NumPy Gaussian-only Euler, same drift
 * ratio_vs_numpy (goal >= 3), ratio_vs_limit (goal >= 0.7)
 * profile            : ns per particle-step per thread of the Numba kernel with parts removed
+* numba_steps_per_s_1thread, parallel_speedup, load_average: to read the ratios on a
+  shared machine (a busy second core caps the 2-thread speed-up)
 
 Usage: python benchmarks/bench_simulate.py [--json] [--quick]
 """
@@ -93,24 +95,39 @@ def main(argv=None):
     p.add_argument("--json", action="store_true")
     p.add_argument("--quick", action="store_true", help="small sizes (CI smoke run)")
     args = p.parse_args(argv)
-    n, steps = (20_000, 30) if args.quick else (100_000, 200)
+    n, steps = (20_000, 40) if args.quick else (100_000, 200)
+    rounds = 2 if args.quick else 3
     numba_rate(256, 2)                                   # compile / load the cache
-    numba_steps, threads = numba_rate(n, steps)
-    numpy_steps = numpy_twin(n, steps)
-    limit_steps = gaussian_limit(n, steps)
-    numba_steps2, _ = numba_rate(n, steps)               # interleaved repeat: take the best
-    numba_steps = max(numba_steps, numba_steps2)
+    best = {"numba": 0.0, "numpy": 0.0, "limit": 0.0}
+    threads = 1
+    for _ in range(rounds):                              # interleaved rounds, best of each:
+        r, threads = numba_rate(n, steps)                # the machine is shared, so only
+        best["numba"] = max(best["numba"], r)            # side-by-side bests are comparable
+        best["numpy"] = max(best["numpy"], numpy_twin(n, steps))
+        best["limit"] = max(best["limit"], gaussian_limit(n, steps))
+    numba_steps, numpy_steps, limit_steps = best["numba"], best["numpy"], best["limit"]
+    # single-thread figures: meaningful even when other jobs occupy the second core
+    import numba
+
+    old_threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    numba_1t = max(numba_rate(n, steps)[0] for _ in range(rounds))
+    numba.set_num_threads(old_threads)
     prof = {}
     for label, kw in (("full", {}), ("no_recording", {"record": False}),
                       ("no_jumps_no_recording", {"eta_j": 0.0, "record": False})):
-        r, th = numba_rate(n, steps, **kw)
-        prof[label] = 1e9 * th / r
+        r = max(numba_rate(n, steps, **kw)[0] for _ in range(rounds))
+        prof[label] = 1e9 * threads / r
+    prof["numpy_gaussian_euler_1thread"] = 2e9 / limit_steps
     out = {"particles": n, "steps": steps, "threads": threads, "quick": args.quick,
            "numba_steps_per_s": numba_steps, "numpy_steps_per_s": numpy_steps,
            "limit_steps_per_s": limit_steps,
            "ratio_vs_numpy": numba_steps / numpy_steps, "ratio_vs_limit": numba_steps / limit_steps,
            "goals": {"ratio_vs_numpy": 3.0, "ratio_vs_limit": 0.7},
-           "profile_ns_per_step_per_thread": prof}
+           "numba_steps_per_s_1thread": numba_1t, "ratio_1thread_vs_numpy": numba_1t / numpy_steps,
+           "parallel_speedup": numba_steps / numba_1t,
+           "load_average": os.getloadavg()[0],
+           "rounds": rounds, "profile_ns_per_step_per_thread": prof}
     if args.json:
         print(json.dumps(out, indent=2))
     else:

@@ -25,3 +25,12 @@ __all__ = [
     "DEFAULTS", "SDEParams", "phi", "beta_star", "eta_j_star", "eta_j_critical", "classify",
     "tail_rate", "PhaseResult", "PHASES", "CRITICAL_TOL", "__version__",
 ]
+
+# simulation and tail estimation (THEORY.md §7, §8)
+from .simulate import (DivergenceError, OUDrift, SaturatingDrift, SimulationResult,  # noqa: E402
+                       TabulatedDrift, beta_model, default_eps, sample_increments, simulate)
+from .tails import tail_from_histogram, tail_from_samples, tempered_fit, threshold_scan  # noqa: E402
+
+__all__ += ["simulate", "SimulationResult", "SaturatingDrift", "OUDrift", "TabulatedDrift",
+            "sample_increments", "default_eps", "beta_model", "DivergenceError",
+            "tail_from_histogram", "tail_from_samples", "tempered_fit", "threshold_scan"]

@@ -57,6 +57,7 @@ __all__ = ["simulate", "SimulationResult", "SaturatingDrift", "OUDrift", "Tabula
 DEFAULT_EPS_FACTOR = 1.0
 
 _DRIFT_SATURATING, _DRIFT_OU, _DRIFT_TABULATED = 0, 1, 2
+_BLOCK = 256      # particles advanced together in the kernel (state of a block stays in L1)
 
 
 class DivergenceError(RuntimeError):
@@ -454,56 +455,58 @@ def _run_chunk(z, wait, states, exc_min, in_exc, diverged, gstart, step0, n_step
     n_groups = gstart.size - 1
     n_traj = traj.shape[0]
     for g in prange(n_groups):
-        for k in range(n_steps):
-            gstep = step0 + k
-            record = gstep >= rec_start
-            keep = n_traj > 0 and (gstep + 1) % traj_every == 0
-            for p in range(gstart[g], gstart[g + 1]):
-                if diverged[p] != 0:
-                    continue
-                s0, s1, s2, s3 = states[p, 0], states[p, 1], states[p, 2], states[p, 3]
-                x = z[p]
-                w = wait[p]
-                f = _drift(kind, x, dpar, grid, vals)
-                nrm, s0, s1, s2, s3 = _rng.normal(s0, s1, s2, s3)
-                jsum = 0.0
-                while w < dt:                       # exact epochs: Poisson count per step
-                    j, s0, s1, s2, s3 = _big_jump(eps, alpha, lam, exp_proposal, s0, s1, s2, s3)
-                    jsum += j
-                    e, s0, s1, s2, s3 = _rng.exponential(s0, s1, s2, s3)
-                    w += e / rate
-                wait[p] = w - dt
-                states[p, 0], states[p, 1], states[p, 2], states[p, 3] = s0, s1, s2, s3
-                x = x + f * dt + s_gauss * nrm + jsum
-                z[p] = x
-                if not (x > win_lo and x < win_hi):     # also catches NaN / inf
-                    diverged[p] = gstep + 1
-            if record:                                  # second pass: histogram scatter
-                for p in range(gstart[g], gstart[g + 1]):
+        for b0 in range(gstart[g], gstart[g + 1], _BLOCK):      # L1-sized sub-blocks
+            b1 = min(b0 + _BLOCK, gstart[g + 1])
+            for k in range(n_steps):
+                gstep = step0 + k
+                record = gstep >= rec_start
+                keep = n_traj > 0 and (gstep + 1) % traj_every == 0
+                for p in range(b0, b1):
+                    if diverged[p] != 0:
+                        continue
+                    s0, s1, s2, s3 = states[p, 0], states[p, 1], states[p, 2], states[p, 3]
                     x = z[p]
-                    bf = (x - hist_lo) * inv_w
-                    if bf < 0.0 or not bf < n_bins:
-                        j = 0 if bf < 0.0 else 2
-                        outside[g, j] += 1.0
-                        outside[g, j + 1] += x
-                    else:
-                        ib = int(bf)                    # count and zeta-sum share a cache line
-                        acc[g, ib, 0] += 1.0
-                        acc[g, ib, 1] += x
-                    if x < exc_level:
-                        if in_exc[p] == 0:
-                            in_exc[p] = 1
-                            exc_min[p] = x
-                        elif x < exc_min[p]:
-                            exc_min[p] = x
-                    elif in_exc[p] == 1:
-                        in_exc[p] = 0
-                        eb = (exc_min[p] - hist_lo) * inv_w
-                        ie = 0 if eb < 0.0 else min(int(eb), n_bins - 1)
-                        exc_counts[g, ie] += 1.0
-            if keep:
-                for p in range(gstart[g], min(gstart[g + 1], n_traj)):
-                    traj[p, (gstep + 1) // traj_every - 1] = z[p]
+                    w = wait[p]
+                    f = _drift(kind, x, dpar, grid, vals)
+                    nrm, s0, s1, s2, s3 = _rng.normal(s0, s1, s2, s3)
+                    jsum = 0.0
+                    while w < dt:                       # exact epochs: Poisson count per step
+                        j, s0, s1, s2, s3 = _big_jump(eps, alpha, lam, exp_proposal, s0, s1, s2, s3)
+                        jsum += j
+                        e, s0, s1, s2, s3 = _rng.exponential(s0, s1, s2, s3)
+                        w += e / rate
+                    wait[p] = w - dt
+                    states[p, 0], states[p, 1], states[p, 2], states[p, 3] = s0, s1, s2, s3
+                    x = x + f * dt + s_gauss * nrm + jsum
+                    z[p] = x
+                    if not (x > win_lo and x < win_hi):     # also catches NaN / inf
+                        diverged[p] = gstep + 1
+                if record:                                  # second pass: histogram scatter
+                    for p in range(b0, b1):
+                        x = z[p]
+                        bf = (x - hist_lo) * inv_w
+                        if bf < 0.0 or not bf < n_bins:
+                            j = 0 if bf < 0.0 else 2
+                            outside[g, j] += 1.0
+                            outside[g, j + 1] += x
+                        else:
+                            ib = int(bf)                    # count and zeta-sum share a cache line
+                            acc[g, ib, 0] += 1.0
+                            acc[g, ib, 1] += x
+                        if x < exc_level:
+                            if in_exc[p] == 0:
+                                in_exc[p] = 1
+                                exc_min[p] = x
+                            elif x < exc_min[p]:
+                                exc_min[p] = x
+                        elif in_exc[p] == 1:
+                            in_exc[p] = 0
+                            eb = (exc_min[p] - hist_lo) * inv_w
+                            ie = 0 if eb < 0.0 else min(int(eb), n_bins - 1)
+                            exc_counts[g, ie] += 1.0
+                if keep:
+                    for p in range(b0, min(b1, n_traj)):
+                        traj[p, (gstep + 1) // traj_every - 1] = z[p]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -814,6 +817,9 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
         bar = tqdm(total=n_steps * particles, unit="step", unit_scale=True, desc="simulate",
                    leave=False, dynamic_ncols=True, disable=None)   # silent off a terminal
     t0 = time.perf_counter()
+    # dynamic scheduling of the groups (chunks of one group): keeps both cores busy when
+    # the machine is shared; results do not depend on it (one stream per particle)
+    old_chunk = numba.set_parallel_chunksize(1)
     try:
         for i in range(n_chunks):
             s, e_ = bounds[i], bounds[i + 1]
@@ -831,6 +837,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
             if bar is not None:
                 bar.update((e_ - s) * particles)
     finally:
+        numba.set_parallel_chunksize(old_chunk)
         if bar is not None:
             bar.close()
     wall = time.perf_counter() - t0
