@@ -26,11 +26,12 @@ __all__ = [
     "tail_rate", "PhaseResult", "PHASES", "CRITICAL_TOL", "__version__",
 ]
 
-# simulation and tail estimation (THEORY.md §7, §8)
+# simulation and tail estimation (THEORY.md §7, §8). The function simulate() is reached as
+# levysde.simulate.simulate: exporting it here would shadow the submodule levysde.simulate.
 from .simulate import (DivergenceError, OUDrift, SaturatingDrift, SimulationResult,  # noqa: E402
-                       TabulatedDrift, beta_model, default_eps, sample_increments, simulate)
+                       TabulatedDrift, beta_model, default_eps, sample_increments)
 from .tails import tail_from_histogram, tail_from_samples, tempered_fit, threshold_scan  # noqa: E402
 
-__all__ += ["simulate", "SimulationResult", "SaturatingDrift", "OUDrift", "TabulatedDrift",
+__all__ += ["SimulationResult", "SaturatingDrift", "OUDrift", "TabulatedDrift",
             "sample_increments", "default_eps", "beta_model", "DivergenceError",
             "tail_from_histogram", "tail_from_samples", "tempered_fit", "threshold_scan"]
