@@ -37,7 +37,7 @@ import json
 import math
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import mpmath
 import numpy as np
@@ -786,7 +786,10 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     if z_init is None:
         z = np.full(particles, zeq)
     else:
-        z = np.array(np.broadcast_to(np.asarray(z_init, dtype=float), (particles,)))
+        try:
+            z = np.array(np.broadcast_to(np.asarray(z_init, dtype=float), (particles,)))
+        except ValueError:
+            raise ValueError(f"z_init must be a scalar or have length particles = {particles}") from None
         if not np.all(np.isfinite(z)):
             raise ValueError("z_init must be finite")
     wait = np.full(particles, np.inf)
@@ -858,7 +861,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
 
     meta = {"kind": "simulation", "version": __version__,
             "eta_j": ej, "eta_g": eg, "alpha": a, "lam": lm, **drift.meta(),
-            "dt": dt, "eps": eps, "seed": seed if isinstance(seed, int) else str(seed),
+            "dt": dt, "eps": eps, "seed": int(seed) if isinstance(seed, (int, np.integer)) else str(seed),
             "t_end": n_steps * dt, "burn_in": rec_start * dt, "particles": particles,
             "n_groups": n_groups, "steps": n_steps, "record_steps": n_rec,
             "big_jump_rate": rate, "sigma_eps2": sig2, "exp_proposal": exp_prop,
