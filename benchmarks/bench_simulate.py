@@ -8,7 +8,8 @@ side by side in one run (ratios are meaningful on a shared machine; absolute rat
                        rejection-sampled big jumps, Gaussian small jumps, same histogram)
 * limit_steps_per_s  : 2 x single-thread vectorised NumPy Gaussian-only Euler, same drift
 * ratio_vs_numpy (goal >= 3), ratio_vs_limit (goal >= 0.7)
-* profile            : ns per particle-step per thread of the Numba kernel with parts removed
+* profile            : ns per particle-step on one thread: the Numba kernel with parts
+                       removed, the NumPy twin and the Gaussian-only NumPy Euler
 * numba_steps_per_s_1thread, parallel_speedup, load_average: to read the ratios on a
   shared machine (a busy second core caps the 2-thread speed-up)
 
@@ -112,13 +113,13 @@ def main(argv=None):
     old_threads = numba.get_num_threads()
     numba.set_num_threads(1)
     numba_1t = max(numba_rate(n, steps)[0] for _ in range(rounds))
-    numba.set_num_threads(old_threads)
     prof = {}
     for label, kw in (("full", {}), ("no_recording", {"record": False}),
                       ("no_jumps_no_recording", {"eta_j": 0.0, "record": False})):
-        r = max(numba_rate(n, steps, **kw)[0] for _ in range(rounds))
-        prof[label] = 1e9 * threads / r
-    prof["numpy_gaussian_euler_1thread"] = 2e9 / limit_steps
+        prof[label] = 1e9 / max(numba_rate(n, steps, **kw)[0] for _ in range(rounds))
+    numba.set_num_threads(old_threads)
+    prof["numpy_twin"] = 1e9 / numpy_steps
+    prof["numpy_gaussian_euler"] = 2e9 / limit_steps
     out = {"particles": n, "steps": steps, "threads": threads, "quick": args.quick,
            "numba_steps_per_s": numba_steps, "numpy_steps_per_s": numpy_steps,
            "limit_steps_per_s": limit_steps,
@@ -127,7 +128,7 @@ def main(argv=None):
            "numba_steps_per_s_1thread": numba_1t, "ratio_1thread_vs_numpy": numba_1t / numpy_steps,
            "parallel_speedup": numba_steps / numba_1t,
            "load_average": os.getloadavg()[0],
-           "rounds": rounds, "profile_ns_per_step_per_thread": prof}
+           "rounds": rounds, "profile_ns_per_step_1thread": prof}
     if args.json:
         print(json.dumps(out, indent=2))
     else:
