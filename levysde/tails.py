@@ -186,12 +186,13 @@ def tail_from_result(res, u, **kwargs) -> TailEstimate:
 
 
 def threshold_scan(edges, counts, sums=None, us=None, *, outside=None, excursions=None,
-                   min_exceed=0.0) -> list[TailEstimate]:
+                   min_exceed=0.0, min_excursions=0) -> list[TailEstimate]:
     """beta_hat(u) over thresholds ``us`` (default: 0.5-spaced values in the lower half).
 
     Each entry carries its jackknife error and the number of independent excursions
     behind it: deep thresholds backed by a few hundred excursions drift (THEORY.md §8).
-    Entries with fewer than ``min_exceed`` exceedances are dropped.
+    Entries with at most ``min_exceed`` exceedances, or (when excursions are known)
+    fewer than ``min_excursions`` excursions, are dropped.
     """
     edges = np.asarray(edges, dtype=float)
     if us is None:
@@ -200,19 +201,20 @@ def threshold_scan(edges, counts, sums=None, us=None, *, outside=None, excursion
     out = []
     for u in np.atleast_1d(us):
         est = tail_from_histogram(edges, counts, sums, float(u), outside=outside, excursions=excursions)
-        if est.n_exceed > min_exceed:
+        if est.n_exceed > min_exceed and (est.n_excursions is None or est.n_excursions >= min_excursions):
             out.append(est)
     return out
 
 
-def threshold_scan_result(res, us=None, **kwargs) -> list[TailEstimate]:
-    """:func:`threshold_scan` on a :class:`levysde.simulate.SimulationResult`."""
+def threshold_scan_result(res, us=None, *, min_excursions=20, **kwargs) -> list[TailEstimate]:
+    """:func:`threshold_scan` on a :class:`levysde.simulate.SimulationResult` (default
+    thresholds 0.5 .. 12 above the equilibrium, at least 20 excursions each)."""
     a = _result_arrays(res)
     if us is None:
         x0 = -res.meta.get("equilibrium", 0.0)
         us = x0 + np.arange(0.5, 12.01, 0.5)
     return threshold_scan(a["edges"], a["counts"], a["sums"], us, outside=a["outside"],
-                          excursions=a["excursions"], **kwargs)
+                          excursions=a["excursions"], min_excursions=min_excursions, **kwargs)
 
 
 # --- tempering-limited fit -------------------------------------------------------------------

@@ -103,3 +103,18 @@ def test_collapsed_tempering_limited_tail():
     assert abs(fit.b / lam - 1) < 0.10, fit
     pure = res.tail(2.0)
     assert pure.beta_hat > lam + 2 * pure.se
+
+
+def test_threshold_scan_drops_thin_thresholds():
+    rng = np.random.default_rng(4)
+    zeta = -rng.exponential(1.0, size=(8, 4000))
+    edges = np.linspace(-30.0, 1.0, 311)
+    counts = np.stack([np.histogram(z, edges)[0] for z in zeta]).astype(float)
+    sums = np.stack([np.histogram(z, edges, weights=z)[0] for z in zeta])
+    exc = counts.copy()                      # every sample its own excursion (iid)
+    scan = T.threshold_scan(edges, counts, sums, np.arange(0.5, 20.0, 0.5), excursions=exc,
+                            min_excursions=20)
+    assert scan and all(e.n_excursions >= 20 for e in scan)
+    assert max(e.u for e in scan) < 8.0      # P(X > 8) * 32000 ~ 11 < 20
+    for e in scan:
+        assert abs(e.beta_hat - 1.0) < 4 * e.se + 0.02
