@@ -444,7 +444,7 @@ def _drift(kind, x, dpar, grid, vals):
 
 
 @njit(cache=True, parallel=True)
-def _run_chunk(z, wait, states, exc_min, in_exc, diverged, gstart, step0, n_steps, rec_start,
+def _run_chunk(z, wait, states, exc_min, diverged, gstart, step0, n_steps, rec_start,
                dt, kind, dpar, grid, vals, s_gauss, rate, eps, alpha, lam, exp_proposal,
                hist_lo, inv_w, n_bins, acc, outside, exc_counts, exc_level,
                win_lo, win_hi, traj, traj_every):
@@ -454,6 +454,7 @@ def _run_chunk(z, wait, states, exc_min, in_exc, diverged, gstart, step0, n_step
     result does not depend on the thread count."""
     n_groups = gstart.size - 1
     n_traj = traj.shape[0]
+    inv_rate = 1.0 / rate if rate > 0.0 else 0.0
     for g in prange(n_groups):
         for b0 in range(gstart[g], gstart[g + 1], _BLOCK):      # L1-sized sub-blocks
             b1 = min(b0 + _BLOCK, gstart[g + 1])
@@ -474,7 +475,7 @@ def _run_chunk(z, wait, states, exc_min, in_exc, diverged, gstart, step0, n_step
                         j, s0, s1, s2, s3 = _big_jump(eps, alpha, lam, exp_proposal, s0, s1, s2, s3)
                         jsum += j
                         e, s0, s1, s2, s3 = _rng.exponential(s0, s1, s2, s3)
-                        w += e / rate
+                        w += e * inv_rate
                     wait[p] = w - dt
                     states[p, 0], states[p, 1], states[p, 2], states[p, 3] = s0, s1, s2, s3
                     x = x + f * dt + s_gauss * nrm + jsum
@@ -493,15 +494,13 @@ def _run_chunk(z, wait, states, exc_min, in_exc, diverged, gstart, step0, n_step
                             ib = int(bf)                    # count and zeta-sum share a cache line
                             acc[g, ib, 0] += 1.0
                             acc[g, ib, 1] += x
+                        em = exc_min[p]                 # +inf: not in an excursion
                         if x < exc_level:
-                            if in_exc[p] == 0:
-                                in_exc[p] = 1
+                            if x < em:
                                 exc_min[p] = x
-                            elif x < exc_min[p]:
-                                exc_min[p] = x
-                        elif in_exc[p] == 1:
-                            in_exc[p] = 0
-                            eb = (exc_min[p] - hist_lo) * inv_w
+                        elif em < exc_level:            # excursion ends: record its depth
+                            exc_min[p] = np.inf
+                            eb = (em - hist_lo) * inv_w
                             ie = 0 if eb < 0.0 else min(int(eb), n_bins - 1)
                             exc_counts[g, ie] += 1.0
                 if keep:
@@ -802,8 +801,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     acc = np.zeros((n_groups, n_bins, 2))
     outside = np.zeros((n_groups, 4))
     exc_counts = np.zeros((n_groups, n_bins))
-    exc_min = np.full(particles, zeq)
-    in_exc = np.zeros(particles, dtype=np.int64)
+    exc_min = np.full(particles, np.inf)     # running minimum of the open excursion, inf if none
     diverged = np.zeros(particles, dtype=np.int64)
     n_traj = min(traj_particles, particles)
     n_traj_rec = n_steps // traj_every if n_traj else 0
@@ -826,7 +824,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     try:
         for i in range(n_chunks):
             s, e_ = bounds[i], bounds[i + 1]
-            _run_chunk(z, wait, states, exc_min, in_exc, diverged, gstart, s, e_ - s, rec_start,
+            _run_chunk(z, wait, states, exc_min, diverged, gstart, s, e_ - s, rec_start,
                        dt, kind, dpar, grid, vals, s_gauss, rate, eps, a, lm, exp_prop,
                        hist_lo, 1.0 / bin_width, n_bins, acc, outside, exc_counts, zeq,
                        win_lo, win_hi, traj, traj_every)
@@ -846,7 +844,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     wall = time.perf_counter() - t0
 
     # excursions still open at the end count with their current minimum
-    open_ = np.flatnonzero(in_exc)
+    open_ = np.flatnonzero(np.isfinite(exc_min))
     if open_.size:
         grp = np.searchsorted(gstart, open_, side="right") - 1
         ib = np.clip(np.floor((exc_min[open_] - hist_lo) / bin_width), 0, n_bins - 1).astype(np.int64)
