@@ -671,7 +671,7 @@ def _check_int(name, value, lo):
 
 def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEFAULTS["lam"],
              drift=None, kappa=DEFAULTS["kappa"], gamma=1.0, z0=0.0,
-             particles=8192, t_end=600.0, burn_in=50.0, dt=0.01, seed=0, eps=None,
+             particles=16384, t_end=800.0, burn_in=50.0, dt=0.01, seed=0, eps=None,
              n_groups=64, bin_width=0.05, hist_halfwidth=None, window=None,
              z_init=None, traj_particles=0, traj_every=100, threshold_u=3.0, progress=False):
     """Simulate N particles of ``dzeta = F dt + sqrt(2 eta_G) dW + dJ`` by Euler-Maruyama.

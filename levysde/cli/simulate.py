@@ -23,9 +23,9 @@ def add_parser(sub):
                    help="drift slope at the equilibrium (default %(default)s)")
     g.add_argument("--z0", type=real(), default=0.0, help="equilibrium (default %(default)s)")
     s = p.add_argument_group("simulation (THEORY.md §7)")
-    s.add_argument("--particles", type=integer(2, 10**9), default=8192,
+    s.add_argument("--particles", type=integer(2, 10**9), default=16384,
                    help="number of particles (default %(default)s)")
-    s.add_argument("--t-end", type=real(0.0, lo_open=True), default=600.0,
+    s.add_argument("--t-end", type=real(0.0, lo_open=True), default=800.0,
                    help="simulated time, burn-in included (default %(default)s)")
     s.add_argument("--dt", type=real(0.0, lo_open=True), default=0.01,
                    help="time step (default %(default)s)")
