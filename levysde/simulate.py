@@ -487,9 +487,9 @@ def _run_chunk(z, wait, states, exc_min, diverged, gstart, step0, n_steps, rec_s
                         x = z[p]
                         bf = (x - hist_lo) * inv_w
                         if bf < 0.0 or not bf < n_bins:
-                            j = 0 if bf < 0.0 else 2
-                            outside[g, j] += 1.0
-                            outside[g, j + 1] += x
+                            side = 0 if bf < 0.0 else 2
+                            outside[g, side] += 1.0
+                            outside[g, side + 1] += x
                         else:
                             ib = int(bf)                    # count and zeta-sum share a cache line
                             acc[g, ib, 0] += 1.0
