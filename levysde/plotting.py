@@ -6,10 +6,10 @@ import math
 import numpy as np
 
 
-def _plt():
+def _pyplot():
     import matplotlib
 
-    matplotlib.use("Agg")
+    matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
     return plt
@@ -23,7 +23,7 @@ def plot_simulation(res, path, *, scan=None):
     scan beta_hat(u) with jackknife error bars, beta* and the simulated model's
     beta_model (THEORY.md §7, §8).
     """
-    plt = _plt()
+    plt = _pyplot()
     m = res.meta
     edges = res.hist_edges
     w = np.diff(edges)
