@@ -19,6 +19,11 @@ from .theory import (CRITICAL_TOL, PHASES, PhaseResult, beta_star, classify, eta
                      eta_j_star, phi, tail_rate)
 from .tauberian import classify_decay, envelope, tauberian_prediction
 from .learnability import kappa_alpha, learnability_window, window_scaling_law
+# simulation and tail estimation (THEORY.md §7, §8). The function simulate() is reached as
+# levysde.simulate.simulate: exporting it here would shadow the submodule levysde.simulate.
+from .simulate import (DivergenceError, OUDrift, SaturatingDrift, SimulationResult,
+                       TabulatedDrift, beta_model, default_eps, sample_increments)
+from .tails import tail_from_histogram, tail_from_samples, tempered_fit, threshold_scan
 
 __version__ = "0.1.0"
 
@@ -27,5 +32,8 @@ __all__ = [
     "DEFAULTS", "SDEParams", "phi", "beta_star", "eta_j_star", "eta_j_critical", "classify",
     "tail_rate", "PhaseResult", "PHASES", "CRITICAL_TOL", "__version__",
     "envelope", "tauberian_prediction", "classify_decay", "kappa_alpha", "learnability_window",
-    "window_scaling_law",
+    "window_scaling_law", "SimulationResult", "SaturatingDrift", "OUDrift", "TabulatedDrift",
+    "sample_increments", "default_eps", "beta_model", "DivergenceError",
+    "tail_from_histogram", "tail_from_samples", "tempered_fit", "threshold_scan",
 ]
+

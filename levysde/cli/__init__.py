@@ -13,7 +13,7 @@ import warnings
 from ._common import OneLineParser, UsageError, fail
 
 #: command modules, in the order shown by ``levysde --help``
-COMMANDS = ("phase", "envelope", "diagram", "train")
+COMMANDS = ("phase", "simulate", "envelope", "diagram", "train", "check")
 
 
 def build_parser() -> OneLineParser:

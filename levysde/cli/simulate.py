@@ -1,0 +1,129 @@
+"""``levysde simulate``: Euler-Maruyama simulation and the stationary left tail (THEORY.md §7, §8)."""
+from __future__ import annotations
+
+import math
+
+from ._common import UsageError, add_model_args, integer, json_number, print_json, real
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "simulate",
+        help="simulate the SDE and estimate the stationary left-tail rate of zeta",
+        description="Simulate dzeta = F dt + sqrt(2 eta_G) dW + dJ (tempered alpha-stable jumps, "
+                    "Asmussen-Rosinski cut eps) for many particles and compare the left-tail rate "
+                    "of zeta with beta* (THEORY.md §3, §7, §8).",
+    )
+    add_model_args(p, multi_eta_j=False)
+    g = p.add_argument_group("drift (THEORY.md §3)")
+    g.add_argument("--drift", choices=("saturating", "ou"), default="saturating",
+                   help="saturating kappa tanh(gamma (z0 - z)/kappa) or Ornstein-Uhlenbeck "
+                        "-gamma (z - z0) (default %(default)s)")
+    g.add_argument("--gamma", type=real(), default=1.0,
+                   help="drift slope at the equilibrium (default %(default)s)")
+    g.add_argument("--z0", type=real(), default=0.0, help="equilibrium (default %(default)s)")
+    s = p.add_argument_group("simulation (THEORY.md §7)")
+    s.add_argument("--particles", type=integer(2, 10**9), default=16384,
+                   help="number of particles (default %(default)s)")
+    s.add_argument("--t-end", type=real(0.0, lo_open=True), default=800.0,
+                   help="simulated time, burn-in included (default %(default)s)")
+    s.add_argument("--dt", type=real(0.0, lo_open=True), default=0.01,
+                   help="time step (default %(default)s)")
+    s.add_argument("--burn-in", type=real(0.0), default=50.0,
+                   help="time discarded before recording (default %(default)s)")
+    s.add_argument("--seed", type=integer(0), default=0, help="random seed (default %(default)s)")
+    s.add_argument("--eps", type=real(0.0, lo_open=True), default=None,
+                   help="jump cut eps (default (eta_J dt)^(1/alpha))")
+    s.add_argument("--groups", type=integer(2, 4096), default=64,
+                   help="independent particle groups for jackknife errors (default %(default)s)")
+    s.add_argument("--threshold", type=real(0.0, lo_open=True), default=3.0,
+                   help="tail threshold on X = -zeta, measured from the equilibrium (default %(default)s)")
+    o = p.add_argument_group("output")
+    o.add_argument("--out", metavar="RUN.npz", help="save the run (histograms, final states, metadata)")
+    o.add_argument("--plot", metavar="FILE.png", help="plot the zeta density and the beta_hat(u) scan")
+    o.add_argument("--json", action="store_true", help="print JSON (no progress bar)")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args) -> int:
+    from ..simulate import DivergenceError, OUDrift, SaturatingDrift, simulate
+    from ..tails import tempered_fit_result
+
+    if args.burn_in >= args.t_end:
+        raise UsageError(f"--burn-in must be smaller than --t-end = {args.t_end:g}; got {args.burn_in:g}")
+    if args.groups > args.particles:
+        raise UsageError(f"--groups must be at most --particles = {args.particles}; got {args.groups}")
+    if args.drift == "saturating":
+        if args.gamma == 0:
+            raise UsageError("--gamma must be non-zero for the saturating drift")
+        drift = SaturatingDrift(args.kappa, args.gamma, args.z0)
+    else:
+        drift = OUDrift(args.gamma, args.z0)
+    try:
+        res = simulate(args.eta_j, eta_g=args.eta_g, alpha=args.alpha, lam=args.lam, drift=drift,
+                       particles=args.particles, t_end=args.t_end, burn_in=args.burn_in, dt=args.dt,
+                       seed=args.seed, eps=args.eps, n_groups=args.groups,
+                       threshold_u=args.threshold, progress=not args.json)
+    except DivergenceError as exc:
+        raise UsageError(str(exc)) from None
+    m = res.meta
+    est = res.tail()
+    scan = res.tail_scan()
+    fit = None
+    if m["phase"] == "collapsed" and m["eta_j"] > 0 and m["lam"] > 0:
+        x0 = -m["equilibrium"]
+        try:
+            fit = tempered_fit_result(res, x0 + 2.0)
+        except ValueError:
+            fit = None
+    if args.out:
+        res.save(args.out)
+    if args.plot:
+        from ..plotting import plot_simulation
+
+        plot_simulation(res, args.plot, scan=scan)
+    out = {
+        "beta_hat": json_number(est.beta_hat), "beta_hat_se": json_number(est.se),
+        "threshold_u": est.u, "n_exceed": json_number(est.n_exceed),
+        "n_excursions": json_number(est.n_excursions),
+        "beta_theory": json_number(m["beta_theory"]), "beta_model": json_number(m["beta_model"]),
+        "tail_rate_theory": json_number(m["tail_rate_theory"]), "phase": m["phase"],
+        "eps": m["eps"], "dt": m["dt"], "particle_steps_per_s": m["particle_steps_per_s"],
+        "wall_time_s": m["wall_time_s"], "particles": m["particles"], "t_end": m["t_end"],
+        "burn_in": m["burn_in"], "seed": m["seed"],
+        "tempered_fit_b": json_number(fit.b) if fit else None,
+        "tempered_fit_b_se": json_number(fit.se) if fit else None,
+        "scan": [{"u": e.u, "beta_hat": json_number(e.beta_hat), "se": json_number(e.se),
+                  "n_excursions": json_number(e.n_excursions)} for e in scan],
+    }
+    if args.out:
+        out["out"] = args.out
+    if args.json:
+        print_json(out)
+        return 0
+
+    def f(v, fmt=".5f"):
+        return "-" if v is None or not math.isfinite(v) else format(v, fmt)
+
+    print(f"levysde simulate   eta_J = {m['eta_j']:g}   eta_G = {m['eta_g']:g}   alpha = {m['alpha']:g}   "
+          f"lam = {m['lam']:g}   drift = {m['drift']} (gamma = {args.gamma:g}, z0 = {args.z0:g})")
+    print(f"particles = {m['particles']}   t_end = {m['t_end']:g}   burn-in = {m['burn_in']:g}   "
+          f"dt = {m['dt']:g}   eps = {m['eps']:.4g}   seed = {m['seed']}")
+    print(f"wall time = {m['wall_time_s']:.1f} s   particle-steps/s = {m['particle_steps_per_s']:.3g}")
+    print(f"phase = {m['phase']}   beta* = {f(m['beta_theory'])}   beta_model (root of Phi_eps) = "
+          f"{f(m['beta_model'])}   theory tail rate = {f(m['tail_rate_theory'])}")
+    print(f"beta_hat(u = {est.u:g}) = {f(est.beta_hat)} +- {f(est.se)} (jackknife over {res.n_groups} groups, "
+          f"{f(est.n_excursions, '.0f')} excursions)")
+    if fit:
+        print(f"tempering-limited fit exp(-b x) x^(-1-alpha), u = {fit.u:g}: b = {fit.b:.4f} +- {fit.se:.4f} "
+              f"(lam = {m['lam']:g})")
+    print()
+    print(f"{'u':>6} {'beta_hat':>10} {'se':>8} {'excursions':>11}")
+    for e in scan:
+        print(f"{e.u:>6g} {f(e.beta_hat, '.4f'):>10} {f(e.se, '.4f'):>8} {f(e.n_excursions, '.0f'):>11}")
+    if args.out:
+        print(f"\nsaved {args.out}")
+    if args.plot:
+        print(f"plot  {args.plot}")
+    return 0

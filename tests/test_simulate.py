@@ -1,0 +1,352 @@
+"""Simulator checks against independent truth: closed forms of THEORY.md §2, mpmath
+quadrature, scipy distributions, exact discrete-time OU moments (THEORY.md §3, §7)."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
+
+import mpmath as mp
+import numpy as np
+import pytest
+from scipy import special, stats
+
+from levysde import _rng
+from levysde import simulate as S
+from levysde.levy import c_alpha, char_exponent
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = dict(os.environ, PYTHONPATH=ROOT)
+
+
+def _c(alpha):
+    """c_alpha from THEORY's first form -1/(2 Gamma(-alpha) cos(pi alpha/2)) (mpmath)."""
+    if alpha == 1:
+        return 1 / mp.pi
+    return -1 / (2 * mp.gamma(-alpha) * mp.cos(mp.pi * alpha / 2))
+
+
+def _nu_integral(f, lo, hi, alpha, lam, eta_j):
+    """2 eta_J c_alpha int_lo^hi f(z) e^{-lam z} z^(-1-alpha) dz (mpmath, 25 digits)."""
+    with mp.workdps(40):
+        if lo == 0:
+            # z = t^m, m = 1/(2 - alpha): removes the z^(1-alpha) end-point singularity
+            m = 1 / mp.mpf(2 - alpha)
+            g = lambda t: f(t ** m) * mp.exp(-lam * t ** m) * t ** (m * (-1 - alpha)) * m * t ** (m - 1)
+            return float(2 * eta_j * _c(alpha) * mp.quad(g, [0, hi ** (1 / m)]))
+        pts = [lo] + [p for p in (0.1, 1, 10) if lo < p < hi] + [hi]
+        return float(2 * eta_j * _c(alpha) * mp.quad(lambda z: f(z) * mp.exp(-lam * z) * z ** (-1 - alpha), pts))
+
+
+# --- random numbers ----------------------------------------------------------------------------
+
+def test_ziggurat_normal_law():
+    st = _rng.seed_states(11, 8)
+    out = np.empty((8, 100_000))
+    _rng.fill_normal(st, out)
+    x = out.ravel()
+    n = x.size
+    assert abs(x.mean()) < 4 / math.sqrt(n)
+    assert abs(x.var() - 1) < 4 * math.sqrt(2 / n)
+    assert stats.kstest(x, "norm").pvalue > 1e-3
+    # the ziggurat's tail branch (|x| > r = 3.654): frequency of the exact tail
+    p = 2 * stats.norm.sf(_rng._R)
+    k = np.sum(np.abs(x) > _rng._R)
+    assert abs(k - n * p) < 5 * math.sqrt(n * p)
+    assert stats.kstest(np.abs(x[np.abs(x) > 3]), lambda t: 1 - stats.norm.sf(t) / stats.norm.sf(3)).pvalue > 1e-3
+
+
+def test_streams_differ_and_uniform():
+    st = _rng.seed_states(0, 4)
+    assert len({tuple(r) for r in st}) == 4
+    u = np.empty((4, 50_000))
+    _rng.fill_uniform(st, u)
+    assert u.min() >= 0 and u.max() < 1
+    assert stats.kstest(u.ravel(), "uniform").pvalue > 1e-3
+    assert abs(np.corrcoef(u[0], u[1])[0, 1]) < 4 / math.sqrt(50_000)
+
+
+# --- jump-law constants vs quadrature ----------------------------------------------------------
+
+@pytest.mark.parametrize("alpha,lam,eps", [(1.5, 2.0, 0.05), (0.5, 2.0, 0.3), (1.0, 1.0, 0.1),
+                                           (1.9, 3.0, 0.02), (1.5, 0.0, 0.1), (0.7, 5.0, 1.0)])
+def test_rates_vs_quadrature(alpha, lam, eps):
+    ej = 1.7
+    rate = _nu_integral(lambda z: 1, eps, mp.inf, alpha, lam, ej)
+    assert S.big_jump_rate(eps, alpha=alpha, lam=lam, eta_j=ej) == pytest.approx(rate, rel=1e-10)
+    # small-jump variance: int_0^eps z^2 nu = order 2 - alpha (a gamma(alpha, .) bug fails here)
+    var = _nu_integral(lambda z: z * z, 0, eps, alpha, lam, ej)
+    assert S.small_jump_variance(eps, alpha=alpha, lam=lam, eta_j=ej) == pytest.approx(var, rel=1e-10)
+
+
+@pytest.mark.parametrize("imag", [False, True])
+def test_small_jump_symbol_vs_quadrature(imag):
+    a, lam, ej, eps = 1.5, 2.0, 3.0, 0.4
+    for b in (0.3, 1.2, 2.0):
+        f = (lambda z: -2 * mp.sin(b * z / 2) ** 2) if imag else (lambda z: 2 * mp.sinh(b * z / 2) ** 2)
+        exact, gauss = S.small_jump_symbol(b, eps, alpha=a, lam=lam, eta_j=ej, imaginary=imag)
+        assert exact == pytest.approx(_nu_integral(f, 0, eps, a, lam, ej), rel=1e-11)
+        assert gauss == pytest.approx((-1 if imag else 1) * 0.5 * b * b *
+                                      _nu_integral(lambda z: z * z, 0, eps, a, lam, ej), rel=1e-11)
+
+
+def test_beta_model_vs_mpmath_root():
+    """Root of Phi_eps built from quadrature of the big jumps (THEORY.md §7)."""
+    a, lam, ej, eg, k, eps = 1.5, 2.0, 1.5, 0.1, 1.0, 0.5
+    with mp.workdps(25):
+        sig2 = _nu_integral(lambda z: z * z, 0, eps, a, lam, ej)
+
+        def phi(b):
+            big = 2 * ej * _c(a) * mp.quad(lambda z: (2 * mp.sinh(b * z / 2) ** 2) * mp.exp(-lam * z) * z ** (-1 - a),
+                                           [eps, 1, 10, mp.inf])
+            return eg * b * b + big + sig2 * b * b / 2 - k * b
+
+        root = float(mp.findroot(phi, 1.46))
+    assert S.beta_model(ej, eg, k, a, lam, eps=eps) == pytest.approx(root, rel=1e-12)
+    from levysde.theory import beta_star
+    # THEORY.md §7: +0.4% at eps = 0.5, eta_J = 1.5
+    assert root / beta_star(ej) - 1 == pytest.approx(0.004, abs=0.0005)
+    assert math.isnan(S.beta_model(0.5, eps=0.05))          # collapsed: no root
+
+
+# --- increments ------------------------------------------------------------------------------
+
+def _batch_se(x, fn, n_batches=50):
+    vals = np.array([fn(b) for b in np.array_split(x, n_batches)])
+    return vals.std(ddof=1) / math.sqrt(n_batches)
+
+
+def test_increment_cumulants_vs_theory():
+    a, lam, ej, dt = 1.5, 2.0, 3.0, 0.1
+    x = S.sample_increments(1_000_000, dt, alpha=a, lam=lam, eta_j=ej, seed=3)
+    cos = math.cos(math.pi * a / 2)
+    var_th = -ej * a * (a - 1) * lam ** (a - 2) / cos * dt                      # THEORY.md §2
+    k4_th = -ej * a * (a - 1) * (a - 2) * (a - 3) * lam ** (a - 4) / cos * dt
+    eps = S.default_eps(dt, eta_j=ej, alpha=a)
+    # the Gaussian stand-in drops the small jumps' 4th cumulant int_{|z|<eps} z^4 nu (dt units)
+    k4_small = 2 * ej * float(c_alpha(a)) * special.gammainc(4 - a, lam * eps) * special.gamma(4 - a) \
+        * lam ** (a - 4) * dt
+    m = x.mean()
+    assert abs(m) < 4 * x.std() / math.sqrt(x.size)
+    v = x.var()
+    assert abs(v - var_th) < 4 * _batch_se(x, np.var)
+    k4 = stats.kstat(x, 4)
+    assert abs(k4 - (k4_th - k4_small)) < 4 * _batch_se(x, lambda b: stats.kstat(b, 4))
+    assert abs(k4 / k4_th - 1) < 0.3          # k4 estimates are noisy (8th moment)
+
+
+def test_increment_laplace_transform():
+    """E exp(beta J_dt) = exp(dt Psi_eps(beta)), beta < lam/2 (finite estimator variance)."""
+    a, lam, ej, dt = 1.5, 2.0, 3.0, 0.05
+    x = S.sample_increments(800_000, dt, alpha=a, lam=lam, eta_j=ej, seed=5)
+    eps = S.default_eps(dt, eta_j=ej, alpha=a)
+    sig2 = _nu_integral(lambda z: z * z, 0, eps, a, lam, ej)
+    for b in (0.5, 0.9):
+        big = _nu_integral(lambda z: 2 * mp.sinh(b * z / 2) ** 2, eps, mp.inf, a, lam, ej)
+        truth = math.exp(dt * (big + 0.5 * sig2 * b * b))
+        e = np.exp(b * x)
+        assert abs(e.mean() - truth) < 4 * e.std() / math.sqrt(x.size)
+        assert abs(e.mean() / truth - 1) < 0.01
+
+
+def test_increment_characteristic_function():
+    a, lam, ej, dt = 1.2, 1.0, 2.0, 0.2
+    x = S.sample_increments(500_000, dt, alpha=a, lam=lam, eta_j=ej, seed=7)
+    eps = S.default_eps(dt, eta_j=ej, alpha=a)
+    for xi in (0.5, 1.5, 4.0):
+        # closed form, corrected by the (tiny) small-jump difference cos - 1 + xi^2 z^2/2 (mpmath)
+        delta = _nu_integral(lambda z: -2 * mp.sin(xi * z / 2) ** 2 + xi * xi * z * z / 2, 0, eps, a, lam, ej)
+        truth = math.exp(dt * (float(char_exponent(xi, alpha=a, lam=lam, eta_j=ej)) - delta))
+        c = np.cos(xi * x)
+        assert abs(c.mean() - truth) < 4 * c.std() / math.sqrt(x.size)
+        assert abs(np.sin(xi * x).mean()) < 4 / math.sqrt(x.size)
+
+
+@pytest.mark.parametrize("alpha", [0.7, 1.5])
+def test_untempered_increments_vs_scipy_levy_stable(alpha):
+    """lam = 0: J_dt is symmetric alpha-stable, S1 scale (eta_J dt)^(1/alpha) (THEORY.md §2)."""
+    ej, dt = 1.3, 0.5
+    scale = (ej * dt) ** (1 / alpha)
+    x = S.sample_increments(20_000, dt, alpha=alpha, lam=0.0, eta_j=ej, eps=0.02 * scale, seed=9)
+    stats.levy_stable.parameterization = "S1"
+    y = stats.levy_stable.rvs(alpha, 0.0, loc=0.0, scale=scale, size=20_000,
+                              random_state=np.random.default_rng(1))
+    assert stats.ks_2samp(x, y).pvalue > 1e-3
+    assert stats.ks_2samp(x, 1.5 * y).pvalue < 1e-3          # the test has power
+
+
+def test_exponential_proposal_branch():
+    """lam eps > alpha switches to the exponential proposal; same law (E exp(beta J))."""
+    a, lam, ej, dt, eps = 0.8, 4.0, 1.0, 0.5, 0.5
+    x = S.sample_increments(400_000, dt, alpha=a, lam=lam, eta_j=ej, eps=eps, seed=2)
+    assert lam * eps > a
+    b = 1.5
+    sig2 = _nu_integral(lambda z: z * z, 0, eps, a, lam, ej)
+    big = _nu_integral(lambda z: 2 * mp.sinh(b * z / 2) ** 2, eps, mp.inf, a, lam, ej)
+    e = np.exp(b * x)
+    assert abs(e.mean() - math.exp(dt * (big + 0.5 * sig2 * b * b))) < 4 * e.std() / math.sqrt(x.size)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="alpha"):
+        S.sample_increments(10, 0.1, alpha=2.5, lam=1, eta_j=1)
+    with pytest.raises(ValueError, match="eps"):
+        S.sample_increments(10, 0.1, alpha=1.5, lam=1, eta_j=1, eps=-1)
+    with pytest.raises(ValueError, match="dt"):
+        S.simulate(1.0, dt=0.0)
+    with pytest.raises(ValueError, match="burn_in"):
+        S.simulate(1.0, t_end=1.0, burn_in=2.0)
+    with pytest.raises(ValueError, match="kappa"):
+        S.SaturatingDrift(-1.0)
+    with pytest.raises(ValueError, match="grid"):
+        S.TabulatedDrift([0, 0, 1], [1, 0, -1])
+
+
+# --- drift, OU moments ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("drift", [S.SaturatingDrift(0.7, 2.0, 0.3), S.OUDrift(1.5, -0.2),
+                                   S.TabulatedDrift([-2, -0.5, 0.0, 1.0, 4.0], [1.0, 0.8, 0.1, -0.6, -1.0])])
+def test_compiled_drift_one_noiseless_step(drift):
+    z = np.linspace(-6, 6, 97)
+    dt = 0.01
+    res = S.simulate(0.0, eta_g=0.0, drift=drift, particles=z.size, n_groups=1, t_end=dt, burn_in=0.0,
+                     dt=dt, z_init=z)
+    if isinstance(drift, S.TabulatedDrift):
+        f = np.interp(z, drift.grid, drift.values)
+    elif isinstance(drift, S.OUDrift):
+        f = -drift.gamma * (z - drift.z0)
+    else:
+        f = drift.kappa * np.tanh(drift.gamma * (drift.z0 - z) / drift.kappa)
+    np.testing.assert_allclose(res.final_zeta, z + f * dt, rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("eta_j", [0.0, 1.0])
+def test_ou_stationary_variance(eta_j):
+    """Euler OU: AR(1) with variance (2 eta_G + Var J_1) dt / (1 - (1 - gamma dt)^2)
+    -> (eta_G + Var J_1/2)/gamma as dt -> 0 (THEORY.md §3)."""
+    eg, gamma, dt, a, lam = 0.3, 1.0, 0.01, 1.5, 2.0
+    var_j = -eta_j * a * (a - 1) * lam ** (a - 2) / math.cos(math.pi * a / 2)
+    truth = (2 * eg + var_j) * dt / (1 - (1 - gamma * dt) ** 2)
+    assert truth == pytest.approx((eg + var_j / 2) / gamma, rel=0.006)
+    res = S.simulate(eta_j, eta_g=eg, alpha=a, lam=lam, drift=S.OUDrift(gamma, 0.0), particles=20_000,
+                     t_end=12.0, burn_in=1.0, dt=dt, seed=4)
+    z = res.final_zeta          # independent particles; started at 0: e^{-24} transient left
+    v = z.var()
+    se = math.sqrt(np.var((z - z.mean()) ** 2) / z.size)
+    assert abs(v - truth) < 4 * se
+    assert abs(v / truth - 1) < 0.05
+
+
+# --- guard, reproducibility, I/O --------------------------------------------------------------
+
+def test_divergence_guard_no_restoring_drift():
+    with pytest.raises(S.DivergenceError, match="no restoring drift"):
+        S.simulate(1.0, drift=S.OUDrift(-1.0, 0.0), particles=64, n_groups=4, t_end=100.0, burn_in=0.0)
+
+
+def test_divergence_guard_dt_too_large():
+    with pytest.raises(S.DivergenceError, match="dt too large"):
+        S.simulate(0.0, drift=S.OUDrift(300.0, 0.0), particles=64, n_groups=4, t_end=5.0, burn_in=0.0)
+
+
+_REPRO = textwrap.dedent("""
+    import sys, numpy as np, numba
+    from levysde import simulate as S
+    r = S.simulate(3.0, particles=300, n_groups=7, t_end=3.0, burn_in=1.0, seed=123,
+                   traj_particles=3, traj_every=10)
+    x = S.sample_increments(10_000, 0.01, alpha=1.5, lam=2.0, eta_j=3.0, seed=5)
+    np.savez(sys.argv[1], counts=r.hist_counts, sums=r.hist_sums, z=r.final_zeta, exc=r.excursion_counts,
+             traj=r.traj_zeta, x=x, threads=numba.get_num_threads())
+""")
+
+
+def test_thread_count_reproducibility(tmp_path):
+    outs = []
+    for n in (1, 2):
+        f = tmp_path / f"t{n}.npz"
+        subprocess.run([sys.executable, "-c", _REPRO, str(f)], check=True,
+                       env=dict(ENV, NUMBA_NUM_THREADS=str(n)), timeout=300)
+        outs.append(np.load(f))
+    assert int(outs[0]["threads"]) == 1 and int(outs[1]["threads"]) == 2
+    for k in ("counts", "sums", "z", "exc", "traj", "x"):
+        assert np.array_equal(outs[0][k], outs[1][k]), k
+
+
+def test_npz_round_trip_exact(tmp_path):
+    r = S.simulate(1.5, particles=128, n_groups=8, t_end=2.0, burn_in=0.5, seed=8,
+                   traj_particles=4, traj_every=7)
+    path = tmp_path / "run.npz"
+    r.save(path)
+    with np.load(path, allow_pickle=False) as f:
+        meta = json.loads(str(f["meta"][()]))
+        assert f["hist_counts"].shape == (8, r.hist_edges.size - 1)
+        assert f["final_zeta"].shape == (128,)
+    for key in ("kind", "eta_j", "eta_g", "kappa", "alpha", "lam", "drift", "gamma", "z0", "dt", "eps",
+                "seed", "t_end", "burn_in", "particles", "wall_time_s", "particle_steps_per_s",
+                "beta_theory", "beta_model"):
+        assert key in meta
+    assert meta["kind"] == "simulation"
+    back = S.SimulationResult.load(path)
+    for k in ("hist_edges", "hist_counts", "hist_sums", "hist_outside", "excursion_counts", "final_zeta",
+              "traj_t", "traj_zeta"):
+        a, b = getattr(r, k), getattr(back, k)
+        assert a.dtype == b.dtype and np.array_equal(a, b), k
+    assert back.meta == r.meta
+    # a tabulated drift round-trips too
+    d = S.TabulatedDrift([-3, 0, 3], [1.0, 0.0, -1.0])
+    r2 = S.simulate(1.5, drift=d, particles=16, n_groups=2, t_end=0.5, burn_in=0.1)
+    r2.save(tmp_path / "tab.npz")
+    assert S.SimulationResult.load(tmp_path / "tab.npz").meta == r2.meta
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "levysde", "simulate", *args], capture_output=True,
+                          text=True, env=ENV, timeout=300)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--eta-j", "-1"], "eta-j"),
+    (["--eta-j", "3", "--dt", "0"], "dt"),
+    (["--eta-j", "3", "--t-end", "5", "--burn-in", "10"], "burn-in"),
+    (["--eta-j", "3", "--alpha", "2"], "alpha"),
+    (["--eta-j", "3", "--particles", "1"], "particles"),
+    (["--eta-j", "1", "--drift", "ou", "--gamma", "-1", "--particles", "64", "--groups", "4",
+      "--t-end", "100", "--burn-in", "1"], "no restoring drift"),
+])
+def test_cli_bad_input(args, needle):
+    p = _cli(*args)
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in p.stderr
+
+
+def test_cli_json_small(tmp_path):
+    out = tmp_path / "r.npz"
+    p = _cli("--eta-j", "3", "--particles", "256", "--groups", "8", "--t-end", "20", "--burn-in", "5",
+             "--json", "--out", str(out), "--plot", str(tmp_path / "p.png"))
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == ""                               # no progress bar with --json
+    d = json.loads(p.stdout)
+    for k in ("beta_hat", "beta_hat_se", "threshold_u", "beta_theory", "beta_model", "tail_rate_theory",
+              "phase", "eps", "dt", "particle_steps_per_s"):
+        assert k in d
+    assert d["phase"] == "broad" and d["beta_theory"] == pytest.approx(0.808357146473768, rel=1e-12)
+    assert S.SimulationResult.load(out).meta["particles"] == 256
+    assert (tmp_path / "p.png").stat().st_size > 1000
+
+
+def test_tabulated_drift_tracks_saturating_drift():
+    """Same seed, same noise: a finely tabulated tanh drift reproduces the saturating run
+    to interpolation accuracy (the dynamics contract, so the difference stays small)."""
+    grid = np.linspace(-40, 40, 16001)
+    sat = S.SaturatingDrift(1.0, 1.0, 0.0)
+    tab = S.TabulatedDrift(grid, sat(grid))
+    kw = dict(particles=512, n_groups=8, t_end=20.0, burn_in=5.0, seed=17)
+    a = S.simulate(3.0, drift=sat, **kw)
+    b = S.simulate(3.0, drift=tab, **kw)
+    assert b.meta["kappa"] == pytest.approx(1.0, abs=1e-12) and abs(b.meta["z0"]) < 1e-12
+    assert np.max(np.abs(a.final_zeta - b.final_zeta)) < 1e-4
+    assert not np.array_equal(a.final_zeta, b.final_zeta)
