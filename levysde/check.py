@@ -82,10 +82,10 @@ class CheckReport:
         f, p = self.fit, self.prediction
         none = Estimate(float("nan"), float("nan"), "unavailable: fit failed")
         out.update((f.kappa if f else none).as_json("kappa_hat"))
-        out.update((f.eta_g if f else none).as_json("eta_g_hat"))
-        out.update((f.jumps.eta_j if f else none).as_json("eta_j_hat"))
-        out.update((f.jumps.alpha if f else none).as_json("alpha_hat"))
-        out.update((f.jumps.lam if f else none).as_json("lam_hat"))
+        out.update((f.noise.eta_g if f else none).as_json("eta_g_hat"))
+        out.update((f.noise.eta_j if f else none).as_json("eta_j_hat"))
+        out.update((f.noise.alpha if f else none).as_json("alpha_hat"))
+        out.update((f.noise.lam if f else none).as_json("lam_hat"))
         out.update((p.beta if p else none).as_json("beta_theory"))
         out["phase"] = p.phase if p else "unavailable"
         out["phase_probabilities"] = p.phase_probabilities if p else {}
@@ -95,7 +95,7 @@ class CheckReport:
         out["zeta_spread_early"] = self.early_spread
         out.update(self.ks.as_json("ks_distance"))
         out.update(self.beta_sim_tail.as_json("beta_sim_tail"))
-        out["n_jumps"] = f.jumps.n_jumps if f else None
+        out["n_jumps"] = f.noise.n_jumps if f else None
         out["notes"] = self.notes
         return out
 
@@ -141,20 +141,23 @@ def _closing_loop(fit: SDEFit, late, seed):
     from .simulate import DivergenceError, TabulatedDrift, simulate
     from .tails import tail_from_result
 
-    d, j = fit.drift, fit.jumps
-    if not (fit.kappa.ok and fit.eta_g.ok):
-        return _unavail("no closing loop: kappa or eta_G unavailable"), _unavail("no closing loop")
+    d, j = fit.drift, fit.noise
+    if not (fit.kappa.ok and fit.kappa.value > 0 and fit.noise.eta_g.ok):
+        why = "no closing loop: " + (fit.kappa.flag or "kappa or eta_G unavailable")
+        return _unavail(why), _unavail(why)
     F = d.F
     slope = np.polyfit(d.centers, F, 1)[0] if d.centers.size >= 2 else -1.0
     gamma = max(-slope, 1e-12)
     dt = min(0.05 / gamma, float(np.median(np.diff(d.edges))) / max(np.max(np.abs(F)), 1e-300))
-    t_relax = 1.0 / gamma
+    # about 60 relaxation times, capped at 20,000 steps (a few seconds)
+    n_steps = int(min(math.ceil(60.0 / (gamma * dt)), 20_000))
+    t_end = n_steps * dt
     has_jumps = j.alpha.ok and j.eta_j.value > 0
-    kw = dict(eta_j=j.eta_j.value if has_jumps else 0.0, eta_g=fit.eta_g.value,
+    kw = dict(eta_j=j.eta_j.value if has_jumps else 0.0, eta_g=j.eta_g.value,
               alpha=j.alpha.value if has_jumps else 1.5, lam=max(j.lam.value, 0.0) if has_jumps else 1.0)
     try:
-        res = simulate(kw.pop("eta_j"), drift=TabulatedDrift(d.centers, F), particles=2048,
-                       dt=dt, t_end=60 * t_relax, burn_in=10 * t_relax, seed=seed, n_groups=16,
+        res = simulate(kw.pop("eta_j"), drift=TabulatedDrift(d.centers, F), particles=1024,
+                       dt=dt, t_end=t_end, burn_in=t_end / 6, seed=seed, n_groups=16,
                        bin_width=float(np.median(np.diff(d.edges))) / 4, **kw)
     except (DivergenceError, ValueError) as exc:
         return _unavail(f"closing-loop simulation failed: {exc}"), _unavail("closing-loop simulation failed")

@@ -7,16 +7,13 @@ one record, ``dZ = zeta[r+1] - zeta[r]`` over ``dt = step[r+1] - step[r]``, give
 * the drift ``F_hat(z) = E[dZ | Z = z]/dt`` in equal-count bins of z, with
   standard errors, and the far-left plateau ``kappa_hat`` (inverse-variance mean
   of F_hat over the bins holding the lowest ``left_fraction`` of the mass);
-* the Gaussian part ``eta_G_hat = s^2/2`` from the robust scale
-  ``s = 1.4826 MAD(r/sqrt(dt))`` of the drift residuals r = dZ - F_hat(Z) dt;
-* jumps: residuals beyond ``threshold * s sqrt(dt)``. Their sizes z > u are
-  fitted by maximum likelihood to the CTS jump-size law
-  ``p(z) proportional to exp(-lam z) z^(-1-alpha)`` on (u, inf) (alpha and lam jointly;
-  the normaliser is ``Lambda_u/(2 c_alpha)`` of :func:`levysde.simulate.big_jump_rate`),
-  giving ``alpha_hat``, ``lam_hat`` (flagged "untempered/unresolved" when the
-  cut-off is not identifiable) and, from the jump count, ``eta_J_hat =
-  k / (T Lambda_u(alpha_hat, lam_hat, eta_J = 1))``; a Hill scan of alpha is
-  reported alongside;
+* the noise: a robust scale ``s = 1.4826 MAD(r/sqrt(dt))`` of the drift residuals
+  r = dZ - F_hat(Z) dt; jumps are residuals beyond ``threshold * s sqrt(dt)``. When
+  they are in significant excess over the Gaussian expectation, (eta_G, eta_J,
+  alpha, lam) are fitted jointly to the empirical characteristic function of the
+  residuals, ``-log E cos(xi r)/dt = eta_G xi^2 - char_exponent(xi)`` (a stable fit,
+  THEORY.md §2, §8); otherwise eta_J = 0 and eta_G = s^2/2. A Hill scan of the
+  jump sizes is reported as a diagnostic;
 * the left-tail rate of the pooled zeta of the late records (Hill/MLE, jackknifed
   over neuron groups) and the envelope exponent (the Tauberian module);
 * the spread of the spectrum (std, IQR, decades of tau covered).
@@ -32,10 +29,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, stats
 
-from .levy import c_alpha
 
-__all__ = ["Estimate", "DriftEstimate", "JumpEstimate", "SDEFit", "increments", "estimate_drift",
-           "robust_scale", "estimate_gaussian", "estimate_jumps", "spread", "fit_sde", "predict", "Prediction"]
+__all__ = ["Estimate", "DriftEstimate", "NoiseEstimate", "SDEFit", "increments", "estimate_drift",
+           "robust_scale", "estimate_noise", "spread", "fit_sde", "predict", "Prediction"]
 
 _MAD_TO_SIGMA = 1.4826022185056018      # 1/Phi^-1(3/4)
 _MAD_VAR = 1.3605                       # n Var(sigma_MAD)/sigma^2 for Gaussian data (efficiency 0.3675)
@@ -133,7 +129,7 @@ class DriftEstimate:
         return np.interp(z, self.centers, self.F)
 
 
-def estimate_drift(z, dz, dt, *, bins: int = 24, left_fraction: float = 0.25,
+def estimate_drift(z, dz, dt, *, bins: int = 60, left_fraction: float = 0.05,
                    min_count: int = 20) -> DriftEstimate:
     """Binned drift and plateau (THEORY.md §8) from increment pairs (see :func:`increments`).
 
@@ -154,6 +150,9 @@ def estimate_drift(z, dz, dt, *, bins: int = 24, left_fraction: float = 0.25,
         raise ValueError(f"left_fraction must be in (0, 1); got {left_fraction!r}")
     if z.size < 2 * min_count:
         raise ValueError(f"too few increments ({z.size}) to estimate the drift; need >= {2 * min_count}")
+    bins = min(int(bins), z.size // min_count)          # every bin can hold min_count increments
+    if bins < 3:
+        raise ValueError(f"too few increments ({z.size}) for a binned drift; need >= {3 * min_count}")
     edges = np.unique(np.quantile(z, np.linspace(0, 1, int(bins) + 1)))
     if edges.size < 3:
         raise ValueError("zeta does not move: all increments start from (almost) the same value")
@@ -166,10 +165,14 @@ def estimate_drift(z, dz, dt, *, bins: int = 24, left_fraction: float = 0.25,
         var = np.bincount(idx, weights=v * v, minlength=nb) / count - F * F
         se = np.sqrt(np.maximum(var, 0) / np.maximum(count - 1, 1))
     good = count >= min_count
+    if good.sum() < 3:
+        raise ValueError("too few populated drift bins: zeta takes too few distinct values")
     centers, F, se, count_g = centers[good], F[good], se[good], count[good]
     n_left = max(2, int(round(left_fraction * nb)))
     left = np.arange(centers.size) < n_left
-    if left.sum() < 2 or np.any(se[left] <= 0):
+    if np.all(v == 0):
+        kappa = _unavailable("no plateau: zeta does not move between records (constant trajectories)")
+    elif left.sum() < 2 or np.any(se[left] <= 0):
         kappa = _unavailable("no plateau: fewer than 2 populated bins on the far left")
     else:
         w = 1.0 / se[left] ** 2
@@ -196,177 +199,184 @@ def robust_scale(residuals, dt) -> float:
     return _MAD_TO_SIGMA * float(np.median(np.abs(r - np.median(r)))) if r.size else float("nan")
 
 
-def estimate_gaussian(residuals, dt, *, u=None, jumps=None) -> Estimate:
-    """Gaussian intensity eta_G_hat (THEORY.md §8).
-
-    Without a jump fit: ``eta_G_hat = s^2/2`` with s the robust scale
-    (:func:`robust_scale`); standard error from the MAD's asymptotic variance for
-    Gaussian data (``Var(s) = 1.3605 s^2/n``).
-
-    With a jump fit (``jumps``, a :class:`JumpEstimate` with threshold ``u``): the
-    increments with ``|r| <= u`` carry the Gaussian part plus the jumps smaller
-    than u, whose variance per unit time sigma_u^2 (THEORY.md §7, order 2 - alpha)
-    follows from the fitted (alpha, lam, eta_J). Then
-    ``eta_G_hat = (E[r^2; |r| <= u]/(dt P_G(|r| <= u)) - sigma_u^2)/2``, where the
-    truncated Gaussian second moment is corrected iteratively. A non-positive
-    value is reported as 0 with a flag (the small jumps explain all the
-    small-scale variance). Standard error by the delta method on the truncated
-    second moment (the jump-fit uncertainty is left to the bootstrap of
-    :func:`predict`).
-    """
-    r = np.asarray(residuals, dtype=float).ravel()
-    dtv = np.broadcast_to(np.asarray(dt, dtype=float), np.shape(residuals)).ravel()
-    if r.size < 10:
-        return _unavailable("too few increments for a robust scale")
-    s = robust_scale(r, dtv)
-    if s == 0:
-        return Estimate(0.0, 0.0, "zeta does not move between records (zero robust scale)")
-    if jumps is None or not jumps.alpha.ok or u is None:
-        se_s = s * math.sqrt(_MAD_VAR / r.size)
-        return Estimate(s * s / 2, s * se_s)
-    from .simulate import small_jump_variance
-
-    sig_u2 = small_jump_variance(u, alpha=jumps.alpha.value, lam=max(jumps.lam.value, 0.0),
-                                 eta_j=jumps.eta_j.value)
-    inside = np.abs(r) <= u
-    m2 = r[inside] ** 2 / dtv[inside]
-    raw = float(m2.mean())
-    se_raw = float(m2.std(ddof=1) / math.sqrt(m2.size))
-    # truncation at u removes a little Gaussian mass: fixed point of the truncated moment
-    var = raw
-    for _ in range(20):
-        c = u / math.sqrt(var * float(np.mean(dtv))) if var > 0 else np.inf
-        frac = 1.0 - 2.0 * c * stats.norm.pdf(c) / (2.0 * stats.norm.cdf(c) - 1.0) if np.isfinite(c) else 1.0
-        var = raw / frac
-    eta = (var - sig_u2) / 2.0
-    if eta <= 0:
-        return Estimate(0.0, se_raw / 2, "Gaussian part not resolved: the jumps below the threshold "
-                                         "explain all the small-scale variance")
-    return Estimate(eta, se_raw / 2)
-
-
 @dataclass(frozen=True)
-class JumpEstimate:
-    """Jump part: detected jumps and the fitted CTS jump law (THEORY.md §8).
+class NoiseEstimate:
+    """Gaussian and jump parts of the increments (THEORY.md §8).
 
     Attributes
     ----------
-    n_jumps : residuals beyond the threshold
-    n_gauss_expected : count expected from the Gaussian part alone
-    u : size threshold (units of zeta)
-    alpha, lam, eta_j : Estimates
-    hill : list of (u, alpha_hat, se, k): Hill estimates of alpha over a threshold scan
+    eta_g, eta_j, alpha, lam : Estimates (alpha, lam unavailable without jumps)
+    n_jumps : residuals beyond ``threshold`` robust scales
+    n_gauss_expected : that count expected from Gaussian noise alone
+    u : the size threshold (units of zeta)
+    hill : list of (u_i, alpha_hat, se, k) over a threshold scan (Hill on the jump sizes;
+        biased upward by tempering and by the Gaussian smearing near u: a diagnostic)
+    method : how eta_G, eta_J, alpha, lam were obtained
     """
 
+    eta_g: Estimate
+    eta_j: Estimate
+    alpha: Estimate
+    lam: Estimate
     n_jumps: int
     n_gauss_expected: float
     u: float
-    alpha: Estimate
-    lam: Estimate
-    eta_j: Estimate
     hill: list = field(default_factory=list)
+    method: str = ""
 
 
-def _tail_norm(u, alpha, lam):
-    """int_u^inf exp(-lam z) z^(-1-alpha) dz = Lambda_u/(2 eta_J c_alpha) (THEORY.md §7)."""
-    from .simulate import big_jump_rate
-
-    return big_jump_rate(u, alpha=alpha, lam=lam, eta_j=1.0) / (2.0 * float(c_alpha(alpha)))
-
-
-def _jump_nll(params, z, u):
-    a, lam = params
-    if not (0 < a < 2) or lam < 0:
-        return np.inf
-    norm = _tail_norm(u, a, lam)
-    if not norm > 0:
-        return np.inf
-    return float(lam * z.sum() + (1 + a) * np.log(z).sum() + z.size * math.log(norm))
+def _hill_scan(z, u):
+    out = []
+    for q in (1.0, 1.5, 2.0, 3.0):
+        ex = z[z > u * q]
+        if ex.size >= 10:
+            a = ex.size / float(np.log(ex / (u * q)).sum())
+            out.append((u * q, a, a / math.sqrt(ex.size), int(ex.size)))
+    return out
 
 
-def _hessian(f, x, h):
-    x = np.asarray(x, dtype=float)
-    n = x.size
-    H = np.empty((n, n))
-    for i in range(n):
-        for j in range(n):
-            ei = np.eye(n)[i] * h[i]
-            ej = np.eye(n)[j] * h[j]
-            H[i, j] = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej) + f(x - ei - ej)) / (4 * h[i] * h[j])
-    return H
+def _ecf_fit(cos_g, cos2_g, n_g, xi, dt, start=None):
+    """Weighted least squares of -log(ECF)/dt = eta_G xi^2 - char_exponent(xi) (THEORY.md §2, §8).
+
+    ``cos_g``: (G, K) per-group sums of cos(xi r), ``cos2_g`` the same at 2 xi, ``n_g``: (G,)
+    counts. Linear in (eta_G, eta_J) for fixed (alpha, lam): those are profiled out by
+    non-negative least squares; (alpha, log lam) by Nelder-Mead from a small grid.
+    Returns (eta_g, eta_j, alpha, lam, objective).
+    """
+    from .levy import char_exponent
+
+    n = n_g.sum()
+    phi = cos_g.sum(axis=0) / n
+    phi2 = cos2_g.sum(axis=0) / n
+    ok = (phi > 0.02) & (phi < 0.995)
+    xi, phi, phi2 = xi[ok], phi[ok], phi2[ok]
+    if xi.size < 6:
+        raise ValueError("the empirical characteristic function has too few usable points")
+    y = -np.log(phi) / dt
+    var_cos = np.maximum((1 + phi2) / 2 - phi * phi, 1e-12)
+    sw = np.sqrt(n * phi * phi * dt * dt / var_cos)
+    lo_l, hi_l = math.log(xi[0] / 100), math.log(xi[-1] * 100)
+
+    def profile(th, full=False):
+        a, ll = th
+        if not (0.05 <= a <= 1.95) or not (lo_l <= ll <= hi_l):
+            return np.inf
+        X = np.column_stack([xi * xi, -np.asarray(char_exponent(xi, alpha=a, lam=math.exp(ll)))])
+        coef, rnorm = optimize.nnls(X * sw[:, None], y * sw)
+        return (coef, rnorm ** 2) if full else rnorm ** 2
+
+    starts = [start] if start is not None else \
+        [(a, ll) for a in (0.5, 1.0, 1.5) for ll in np.linspace(math.log(xi[0]), math.log(xi[-1]), 3)]
+    best = None
+    for s0 in starts:
+        res = optimize.minimize(profile, x0=np.asarray(s0, dtype=float), method="Nelder-Mead",
+                                options={"xatol": 1e-6, "fatol": 1e-10, "maxiter": 2000})
+        if best is None or res.fun < best.fun:
+            best = res
+    (eg, ej), obj = profile(best.x, full=True)
+    return float(eg), float(ej), float(best.x[0]), float(math.exp(best.x[1])), float(obj), (lo_l, hi_l)
 
 
-def estimate_jumps(residuals, dt, scale, *, threshold: float = 4.0, min_jumps: int = 30) -> JumpEstimate:
-    """Detect jumps beyond ``threshold * scale * sqrt(dt)`` and fit alpha, lam, eta_J (THEORY.md §8).
+def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_jumps: int = 30,
+                   max_samples: int = 2_000_000, n_xi: int = 40, seed: int = 0) -> NoiseEstimate:
+    """Gaussian part, jump detection and the CTS jump parameters (THEORY.md §8).
+
+    1. Robust scale s = 1.4826 MAD(r/sqrt(dt)); jumps are residuals beyond
+       ``threshold * s * sqrt(dt)``. Fewer than ``min_jumps`` of them, or no
+       significant excess (5 sigma) over the Gaussian expectation, reports "no
+       jumps detected": eta_J = 0 and eta_G = s^2/2 (standard error from the
+       MAD's asymptotic variance 1.3605 s^2/n).
+    2. With jumps, the whole increment law is fitted: the empirical characteristic
+       function ``phi(xi) = mean cos(xi r)`` of the residuals satisfies
+       ``-log phi(xi)/dt = eta_G xi^2 - char_exponent(xi; alpha, lam, eta_J)`` (THEORY.md §2),
+       fitted by weighted least squares over a log grid of xi where 0.02 < phi < 0.995
+       (a "stable fit", THEORY.md §8). This uses every increment, so the small jumps
+       that sit inside the Gaussian core and the Gaussian smearing of the big ones
+       bias nothing, unlike a fit of the sizes beyond a threshold. The Hill scan of
+       the detected jump sizes is reported as a diagnostic.
+    3. Standard errors: jackknife over the ``groups`` (e.g. neurons, which are
+       independent), or over 8 contiguous blocks when no groups are given.
+       lam is flagged "untempered/unresolved" when lam_hat < 2 se or it sits at the
+       lower end of the fitted range (the cut-off is not seen in the data).
 
     Parameters
     ----------
-    residuals : increments minus drift, any shape
-    dt : matching time steps (or a scalar)
-    scale : robust Gaussian scale s per unit sqrt(time) (:func:`robust_scale`)
-    threshold : in units of the Gaussian scale (> 2)
-    min_jumps : fewer detected jumps than this (or no significant excess over the
-        Gaussian expectation) reports "no jumps detected" with eta_J_hat = 0.
+    residuals : increments minus drift (1-d)
+    dt : time step of each increment (1-d, or scalar); the fit uses the mean dt
+    groups : optional labels of independent groups (same length)
+    max_samples : the characteristic function uses at most this many residuals
+        (a seeded random subset)
 
-    The jump sizes are |residual| (the increment is dominated by the jump when a
-    jump occurs, dt small). lam is flagged "untempered/unresolved" when the MLE
-    sits at 0 or is within 2 standard errors of 0, or when lam_hat * max|z| < 1
-    (the cut-off is not seen in the data).
+    Raises ValueError for threshold <= 2 or mismatched shapes.
     """
-    r = np.abs(np.asarray(residuals, dtype=float)).ravel()
-    dtv = np.broadcast_to(np.asarray(dt, dtype=float), np.shape(residuals)).ravel()
+    r = np.asarray(residuals, dtype=float).ravel()
+    dtv = np.broadcast_to(np.asarray(dt, dtype=float), r.shape).ravel()
     if threshold <= 2:
-        raise ValueError(f"threshold must be > 2 (Gaussian scales); got {threshold!r}")
-    T = float(dtv.sum())
+        raise ValueError(f"threshold must be > 2 (robust scales); got {threshold!r}")
+    if groups is None:
+        groups = np.arange(r.size) * 8 // max(r.size, 1)
+    groups = np.asarray(groups).ravel()
+    if groups.shape != r.shape:
+        raise ValueError("groups must have one label per residual")
     none = _unavailable("no jumps detected")
-    if not (scale > 0):
-        return JumpEstimate(0, 0.0, float("nan"), none, none, Estimate(0.0, 0.0, "no jumps detected"))
-    ucut = threshold * scale * np.sqrt(dtv)
-    jump = r > ucut
+    s = robust_scale(r, dtv)
+    if r.size < 10 or not math.isfinite(s):
+        u = _unavailable("too few increments")
+        return NoiseEstimate(u, u, u, u, 0, 0.0, float("nan"), [], "none")
+    if s == 0:
+        return NoiseEstimate(Estimate(0.0, 0.0, "zeta does not move between records (zero robust scale)"),
+                             Estimate(0.0, 0.0, "no jumps detected"), none, none, 0, 0.0, 0.0, [], "none")
+    ucut = threshold * s * np.sqrt(dtv)
+    a = np.abs(r)
+    jump = a > ucut
     k = int(jump.sum())
     expected = float(r.size * 2 * stats.norm.sf(threshold))
-    # a single size threshold for the fit (dt is normally constant)
-    u = float(np.max(ucut[jump])) if k else float(np.median(ucut))
-    zj = r[jump & (r > u)] if k else r[:0]
-    if k < min_jumps or k < expected + 5 * math.sqrt(max(expected, 1.0)):
-        return JumpEstimate(k, expected, u, none, none,
-                            Estimate(0.0, 0.0, f"no jumps detected ({k} beyond {threshold:g} scales, "
-                                               f"{expected:.1f} expected from Gaussian noise)"))
-    # Hill scan of alpha over thresholds u_i >= u
-    hill = []
-    zs = np.sort(zj)[::-1]
-    for q in (1.0, 1.5, 2.0, 3.0):
-        uu = u * q
-        ex = zs[zs > uu]
-        if ex.size >= 10:
-            a_h = ex.size / float(np.log(ex / uu).sum())
-            hill.append((uu, a_h, a_h / math.sqrt(ex.size), int(ex.size)))
-    # joint MLE of (alpha, lam)
-    a0 = min(max(hill[0][1] if hill else 1.0, 0.1), 1.9)
-    best = None
-    for lam0 in (0.0, 0.5 / float(np.mean(zj)), 2.0 / float(np.mean(zj))):
-        res = optimize.minimize(_jump_nll, x0=[a0, lam0], args=(zj, u), method="L-BFGS-B",
-                                bounds=[(0.02, 1.98), (0.0, 50.0 / u)])
-        if best is None or res.fun < best.fun:
-            best = res
-    a_hat, lam_hat = (float(v) for v in best.x)
-    try:
-        H = _hessian(lambda p: _jump_nll(p, zj, u), [a_hat, max(lam_hat, 1e-3 / u)],
-                     [1e-3, max(1e-3 * lam_hat, 1e-4 / u)])
-        cov = np.linalg.inv(H)
-        se_a, se_l = (float(math.sqrt(v)) if v > 0 else float("nan") for v in np.diag(cov))
-    except (np.linalg.LinAlgError, ValueError):
-        se_a = se_l = float("nan")
+    u = float(np.median(ucut))
+    hill = _hill_scan(a[jump], u) if k else []
+    excess = k >= expected + 5 * math.sqrt(max(expected, 1.0))
+    if k < min_jumps or not excess:
+        eg = Estimate(s * s / 2, s * s * math.sqrt(_MAD_VAR / r.size))
+        if excess:
+            few = f"too few jumps to fit ({k} beyond {threshold:g} robust scales; {min_jumps} needed)"
+            return NoiseEstimate(eg, _unavailable(few), _unavailable(few), _unavailable(few), k, expected, u,
+                                 hill, "robust scale (MAD)")
+        return NoiseEstimate(eg, Estimate(0.0, 0.0, f"no jumps detected ({k} beyond {threshold:g} robust "
+                                                    f"scales, {expected:.1f} expected from Gaussian noise)"),
+                             none, none, k, expected, u, hill, "robust scale (MAD)")
+    rng = np.random.default_rng(seed)
+    if r.size > max_samples:
+        pick = np.sort(rng.choice(r.size, size=max_samples, replace=False))
+        rs, gs = r[pick], groups[pick]
+    else:
+        rs, gs = r, groups
+    dt_mean = float(dtv.mean())
+    sig1 = s * math.sqrt(dt_mean)
+    xi = np.geomspace(0.02 / sig1, 20.0 / sig1, n_xi)
+    labels, lab = np.unique(gs, return_inverse=True)
+    G = labels.size
+    cos_g = np.zeros((G, xi.size))
+    cos2_g = np.zeros((G, xi.size))
+    for j, x in enumerate(xi):
+        cos_g[:, j] = np.bincount(lab, weights=np.cos(x * rs), minlength=G)
+        cos2_g[:, j] = np.bincount(lab, weights=np.cos(2 * x * rs), minlength=G)
+    n_g = np.bincount(lab, minlength=G).astype(float)
+    eg, ej, al, lm, _, (lo_l, _) = _ecf_fit(cos_g, cos2_g, n_g, xi, dt_mean)
+    if G >= 2:
+        loo = []
+        for g in range(G):
+            keep = np.arange(G) != g
+            loo.append(_ecf_fit(cos_g[keep], cos2_g[keep], n_g[keep], xi, dt_mean,
+                                start=(al, math.log(max(lm, 1e-300))))[:4])
+        loo = np.array(loo)
+        se = np.sqrt((G - 1) / G * ((loo - loo.mean(axis=0)) ** 2).sum(axis=0))
+    else:
+        se = np.full(4, np.nan)
     lam_flag = None
-    if lam_hat <= 1e-6 / u or not (lam_hat > 2 * se_l) or lam_hat * float(zj.max()) < 1:
-        lam_flag = "untempered/unresolved: the exponential cut-off of the jump sizes is not identifiable"
-    alpha_est = Estimate(a_hat, se_a)
-    lam_est = Estimate(lam_hat, se_l, lam_flag)
-    rate1 = 2.0 * float(c_alpha(a_hat)) * _tail_norm(u, a_hat, lam_hat)     # Lambda_u with eta_J = 1
-    eta = zj.size / (T * rate1)
-    eta_est = Estimate(eta, eta / math.sqrt(zj.size),
-                       "se from the jump count only (alpha, lam uncertainty not included)")
-    return JumpEstimate(k, expected, u, alpha_est, lam_est, eta_est, hill)
+    if not (lm > 2 * se[3]) or math.log(max(lm, 1e-300)) <= lo_l + 1e-3:
+        lam_flag = "untempered/unresolved: the exponential cut-off of the jumps is not identifiable"
+    method = f"empirical characteristic function, {rs.size} increments, jackknife over {G} groups"
+    return NoiseEstimate(Estimate(eg, float(se[0])), Estimate(ej, float(se[1])), Estimate(al, float(se[2])),
+                         Estimate(lm, float(se[3]), lam_flag), k, expected, u, hill, method)
 
 
 def spread(zeta) -> dict:
@@ -386,8 +396,7 @@ class SDEFit:
     """All estimates from one set of trajectories (see :func:`fit_sde`)."""
 
     drift: DriftEstimate
-    eta_g: Estimate
-    jumps: JumpEstimate
+    noise: NoiseEstimate
     n_increments: int
     first_record: int
 
@@ -396,13 +405,14 @@ class SDEFit:
         return self.drift.kappa
 
 
-def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 24, left_fraction: float = 0.25,
-            threshold: float = 4.0, min_jumps: int = 30) -> SDEFit:
+def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, left_fraction: float = 0.05,
+            threshold: float = 4.0, min_jumps: int = 30, seed: int = 0) -> SDEFit:
     """Estimate kappa, eta_G, eta_J, alpha, lam from trajectories (THEORY.md §8).
 
     Uses the last ``late_fraction`` of the records (the late, stationary part).
-    Two passes: drift from the raw increments, then the Gaussian scale and the
-    jumps from the drift residuals.
+    Two passes: the drift from the raw increments, then the noise
+    (:func:`estimate_noise`) from the drift residuals, with neurons (columns) as
+    the independent groups of the jackknife (8 groups).
 
     Raises ValueError for bad shapes or too few increments (the message says which).
     """
@@ -413,13 +423,11 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 24, left_frac
         raise ValueError(f"zeta must be 2-d with >= 3 records; got shape {zeta.shape}")
     first = int(zeta.shape[0] * (1 - late_fraction))
     first = min(first, zeta.shape[0] - 3)
-    z, dz, dt, _ = increments(zeta, step, first_record=first)
+    z, dz, dt, neuron = increments(zeta, step, first_record=first)
     drift = estimate_drift(z, dz, dt, bins=bins, left_fraction=left_fraction)
     resid = dz - drift(z) * dt
-    s = robust_scale(resid, dt)
-    jumps = estimate_jumps(resid, dt, s, threshold=threshold, min_jumps=min_jumps)
-    eta_g = estimate_gaussian(resid, dt, u=jumps.u, jumps=jumps)
-    return SDEFit(drift=drift, eta_g=eta_g, jumps=jumps, n_increments=int(z.size), first_record=first)
+    noise = estimate_noise(resid, dt, neuron % 8, threshold=threshold, min_jumps=min_jumps, seed=seed)
+    return SDEFit(drift=drift, noise=noise, n_increments=int(z.size), first_record=first)
 
 
 @dataclass(frozen=True)
@@ -446,17 +454,17 @@ def predict(fit: SDEFit, *, n_boot: int = 400, seed: int = 0) -> Prediction:
     """
     from .theory import classify
 
-    k, g, j = fit.kappa, fit.eta_g, fit.jumps
+    k, j = fit.kappa, fit.noise
+    g = j.eta_g
     if not (k.ok and k.value > 0):
         reason = "no prediction: " + (k.flag or "kappa unavailable")
         return Prediction(_unavailable(reason), _unavailable(reason), "unavailable", {}, float("nan"), {})
     if not g.ok:
         return Prediction(_unavailable("no prediction: eta_G unavailable"), _unavailable("eta_G unavailable"),
                           "unavailable", {}, float("nan"), {})
-    has_jumps = j.alpha.ok and j.eta_j.value > 0
-    lam_v = j.lam.value if (has_jumps and j.lam.flag is None) else (j.lam.value if has_jumps else 0.0)
+    has_jumps = j.alpha.ok and j.eta_j.ok and j.eta_j.value > 0
     p = {"kappa": k.value, "eta_g": g.value, "eta_j": j.eta_j.value if has_jumps else 0.0,
-         "alpha": j.alpha.value if has_jumps else 1.5, "lam": lam_v}
+         "alpha": j.alpha.value if has_jumps else 1.5, "lam": j.lam.value if has_jumps else 0.0}
     # no jumps: tempering is irrelevant; use a lam beyond kappa/eta_G so the Gaussian root is admissible
     if not has_jumps:
         p["lam"] = max(1.0, 2 * k.value / g.value) if g.value > 0 else 1.0

@@ -160,8 +160,8 @@ def plot_check(report, run_path, path):
         if r.size and r[0] > 0:
             surv = np.arange(1, r.size + 1) / r.size
             ax.loglog(r, surv, lw=1.2, label="|residual| survival")
-            if np.isfinite(fit.jumps.u):
-                ax.axvline(fit.jumps.u, color="C3", ls="--", label="jump threshold")
+            if np.isfinite(fit.noise.u):
+                ax.axvline(fit.noise.u, color="C3", ls="--", label="jump threshold")
             ax.legend(fontsize=8)
     ax.set_xlabel("|increment - drift|")
     ax.set_title("increment tail")

@@ -257,8 +257,8 @@ def default_eps(dt, *, eta_j, alpha):
 def big_jump_rate(eps, *, alpha, lam, eta_j):
     """Total rate Lambda_eps of jumps with |z| > eps (1/time), THEORY.md §7.
 
-    ``Lambda_eps = 2 eta_J c_alpha int_eps^inf e^{-lam z} z^(-1-alpha) dz
-                 = 2 eta_J c_alpha lam^alpha Gamma(-alpha, lam eps)``   (lam > 0),
+    ``Lambda_eps = 2 eta_J c_alpha int_eps^inf e^{-lam z} z^(-1-alpha) dz``, which is
+    ``2 eta_J c_alpha lam^alpha Gamma(-alpha, lam eps)`` (lam > 0) and
     ``2 eta_J c_alpha eps^(-alpha)/alpha`` (lam = 0). The incomplete gamma of
     negative order is evaluated with ``mpmath.gammainc`` (30 digits; scipy has no
     negative-order upper incomplete gamma).
@@ -287,8 +287,8 @@ def _lower_gamma_moment(order, eps, lam):
 def small_jump_variance(eps, *, alpha, lam, eta_j):
     """sigma_eps^2 (variance per unit time of the jumps with |z| <= eps), THEORY.md §7.
 
-    ``2 eta_J c_alpha int_0^eps z^(1-alpha) e^{-lam z} dz
-      = 2 eta_J c_alpha lam^(alpha-2) gamma_lower(2 - alpha, lam eps)``  (note the order 2 - alpha),
+    ``2 eta_J c_alpha int_0^eps z^(1-alpha) e^{-lam z} dz``, which is
+    ``2 eta_J c_alpha lam^(alpha-2) gamma_lower(2 - alpha, lam eps)`` (note the order 2 - alpha),
     ``2 eta_J c_alpha eps^(2-alpha)/(2-alpha)`` for lam = 0. Evaluated with
     ``scipy.special.gammainc(2 - alpha, lam eps) * gamma(2 - alpha)``.
 

@@ -1,0 +1,74 @@
+"""`levysde check` on tiny saved runs (written by the test: no torch needed)."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from levysde.simulate import simulate
+
+
+def write_run(path, zeta, step, *, model="diaggate"):
+    R, H = zeta.shape
+    lags = np.geomspace(1, 1e4, 30)
+    mu = np.exp(zeta)
+    env = np.exp(-lags[None, :, None] * mu[:, None, :]).mean(axis=2)
+    np.savez(path, zeta=zeta, zeta_jac=zeta + 0.1, step=step, Lambda=np.ones_like(zeta),
+             loss=np.ones(R), lags=lags, envelope=env,
+             config=np.array(json.dumps({"kind": "rnn", "model": model, "optimizer": "adamw",
+                                         "task": "synthetic", "hidden": H})))
+
+
+@pytest.fixture(scope="module")
+def sim_run(tmp_path_factory):
+    res = simulate(3.0, eta_g=0.5, alpha=0.8, lam=1.0, particles=200, t_end=60.0, burn_in=10.0,
+                   dt=0.01, seed=2, traj_particles=200, traj_every=2)
+    path = tmp_path_factory.mktemp("runs") / "run.npz"
+    write_run(path, res.traj_zeta.T, res.traj_t)
+    return path
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "levysde", "check", *args], capture_output=True, text=True)
+
+
+def test_check_json_report(sim_run, tmp_path):
+    p = run(str(sim_run), "--json", "--n-boot", "50", "--plot", str(tmp_path / "c.png"))
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    for key in ("kappa_hat", "eta_g_hat", "eta_j_hat", "alpha_hat", "lam_hat", "beta_theory", "phase",
+                "beta_tail", "beta_envelope", "zeta_spread", "kappa_hat_se", "beta_tail_se"):
+        assert key in d
+    assert d["eta_j_hat"] > 0 and d["alpha_hat"] is not None
+    assert d["phase"] in ("broad", "concentrated", "critical", "collapsed")
+    assert (tmp_path / "c.png").stat().st_size > 10_000
+    t = run(str(sim_run), "--variant", "jac", "--no-simulate", "--n-boot", "20")
+    assert t.returncode == 0 and "beta* (theory)" in t.stdout
+
+
+def test_check_constant_run_is_flagged(tmp_path):
+    path = tmp_path / "const.npz"
+    write_run(path, np.tile(np.linspace(-2.5, -2.0, 8), (30, 1)), np.arange(30.0) * 10, model="constgate")
+    p = run(str(path), "--json", "--n-boot", "20")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["kappa_hat"] is None and "does not move" in d["kappa_hat_flag"]
+    assert d["phase"] == "unavailable" and d["beta_theory"] is None and d["beta_theory_flag"]
+
+
+@pytest.mark.parametrize("args", [["/nonexistent.npz"], ["--variant", "x", "r.npz"], ["--late-fraction", "0", "r.npz"]])
+def test_bad_input(args, tmp_path):
+    p = run(*args)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+
+
+def test_not_a_run_file(tmp_path):
+    bad = tmp_path / "x.npz"
+    np.savez(bad, a=np.zeros(3))
+    p = run(str(bad))
+    assert p.returncode == 2 and "not a levysde train run file" in p.stderr
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"not a zip")
+    p = run(str(junk))
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
