@@ -129,3 +129,85 @@ def phase_diagram(x: str = "eta_j", y: str = "kappa", *, x_range=None, y_range=N
         beta_star=r.beta_star, phase_code=code, tail_rate=r.tail_rate,
         threshold_gap=r.eta_j - r.eta_j_star, critical_gap=r.beta_star - 1.0,
     )
+
+
+# ------------------------------------------------------------------ simulated overlay (Dask sweep)
+
+#: simulation settings of the overlay: quick (tests, --quick) and default
+SIM_SETTINGS = {
+    "quick": {"particles": 2048, "t_end": 250.0, "burn_in": 50.0, "dt": 0.01, "u": 2.0},
+    "full": {"particles": 8192, "t_end": 800.0, "burn_in": 50.0, "dt": 0.01, "u": 3.0},
+}
+
+
+def simulate_point(point: dict, seed: int) -> dict:
+    """Sweep task: simulate one grid point with the saturating drift and estimate beta_hat.
+
+    ``point`` holds the five model parameters plus the simulation settings
+    (particles, t_end, burn_in, dt, u: the threshold on X = -zeta). Returns
+    beta_hat and its jackknife error at u, beta* and the simulated model's
+    own rate beta_model (THEORY.md §7, §8). Top-level so that Dask can ship it.
+
+    The drift is the saturating one with gamma = 2 kappa, so that the plateau
+    (where the tail theorem applies) is reached within kappa/gamma = 1/2 of the
+    equilibrium for every kappa: beta* does not depend on gamma, but with the
+    default gamma = 1 and large kappa the plateau sets in only far beyond the
+    thresholds a short run can resolve.
+    """
+    from .simulate import simulate
+
+    res = simulate(point["eta_j"], eta_g=point["eta_g"], kappa=point["kappa"], alpha=point["alpha"],
+                   lam=point["lam"], gamma=2.0 * point["kappa"], particles=int(point["particles"]),
+                   t_end=point["t_end"],
+                   burn_in=point["burn_in"], dt=point["dt"], seed=seed, n_groups=32)
+    t = res.tail(point["u"])
+    bt = res.meta.get("beta_theory")
+    bm = res.meta.get("beta_model")
+    return {"beta_hat": t.beta_hat, "se": t.se, "n_exceed": t.n_exceed,
+            "beta_theory": np.nan if bt is None else bt, "beta_model": np.nan if bm is None else bm,
+            "wall_time_s": res.meta["wall_time_s"]}
+
+
+def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick: bool = False,
+                      master_seed: int = 0, scheduler: str = "local", n_workers: int = 2,
+                      store=None, progress: bool = True, settings: dict | None = None) -> dict:
+    """Simulate the SDE on a coarse sub-grid of ``diagram`` and measure beta_hat (THEORY.md §7-§8).
+
+    The sub-grid has ``nx x ny`` points strictly inside the diagram's ranges; points
+    without an admissible root (collapsed, logarithmic) are skipped. Every point is
+    an independent Dask task seeded from ``master_seed`` and its index
+    (:func:`levysde.sweep.run_sweep`; bit-identical for any number of workers;
+    resumable through ``store``).
+
+    Returns a dict of arrays ``x, y, beta_hat, se, beta_theory, beta_model`` and
+    the ``wall_s`` of the sweep.
+    """
+    import time
+
+    from .sweep import run_sweep
+
+    if int(nx) != nx or int(ny) != ny or nx < 1 or ny < 1:
+        raise ValueError(f"nx and ny must be integers >= 1; got {nx!r}, {ny!r}")
+    cfg = dict(SIM_SETTINGS["quick" if quick else "full"], **(settings or {}))
+    xs = diagram.x[0] + (np.arange(nx) + 0.5) / nx * (diagram.x[-1] - diagram.x[0])
+    ys = diagram.y[0] + (np.arange(ny) + 0.5) / ny * (diagram.y[-1] - diagram.y[0])
+    points = []
+    for yv in ys:
+        for xv in xs:
+            p = dict(diagram.fixed)
+            p[diagram.x_name] = float(xv)
+            p[diagram.y_name] = float(yv)
+            b = classify(p["eta_j"], p["eta_g"], p["kappa"], p["alpha"], p["lam"]).beta_star
+            if np.isfinite(b):
+                points.append({**{k: float(v) for k, v in p.items()}, **cfg})
+    if not points:
+        raise ValueError("no simulated point has an admissible root: widen the ranges")
+    t0 = time.perf_counter()
+    res = run_sweep(simulate_point, points, master_seed=master_seed, store=store,
+                    scheduler=scheduler, n_workers=n_workers, progress=progress)
+    wall = time.perf_counter() - t0
+    out = {k: np.array([float(r[k]) for r in res]) for k in ("beta_hat", "se", "beta_theory", "beta_model")}
+    out["x"] = np.array([p[diagram.x_name] for p in points])
+    out["y"] = np.array([p[diagram.y_name] for p in points])
+    out["wall_s"] = wall
+    return out

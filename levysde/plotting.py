@@ -70,8 +70,8 @@ def plot_phase_diagram(diagram, *, overlay=None, path=None):
     fixed = ", ".join(f"{_LABELS[k]}={v:g}" for k, v in d.fixed.items())
     ax.set_title(f"phase diagram ({fixed})", fontsize=10)
     if handles:
-        leg = ax.legend(handles=handles, loc="upper right", fontsize=8, framealpha=0.8)
-        leg.get_frame().set_facecolor("0.5")
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3,
+                  fontsize=8, facecolor="0.6", framealpha=0.9)
     if path is not None:
         save_figure(fig, path)
     return fig
@@ -240,3 +240,20 @@ def plot_simulation(res, path, *, scan=None):
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def plot_beta_check(overlay, path=None):
+    """Companion of a simulated phase diagram: beta_hat (with jackknife error bars)
+    against beta*, with the diagonal. Returns the Figure; saves it when ``path`` is given."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(4.8, 4.4))
+    b, bh, se = overlay["beta_theory"], overlay["beta_hat"], overlay["se"]
+    ax.errorbar(b, bh, yerr=se, fmt="o", ms=5, capsize=3, label=r"simulated $\hat\beta$")
+    lo, hi = 0.0, float(np.nanmax(np.concatenate([b, bh]))) * 1.1
+    ax.plot([lo, hi], [lo, hi], "k--", lw=1, label=r"$\hat\beta=\beta^*$")
+    ax.set_xlabel(r"$\beta^*$ (theory)")
+    ax.set_ylabel(r"$\hat\beta$ (simulation)")
+    ax.legend(fontsize=8)
+    if path is not None:
+        save_figure(fig, path)
+    return fig

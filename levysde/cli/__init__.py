@@ -7,6 +7,7 @@ Bad input: one line on stderr, exit status 2, no traceback.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import warnings
 
@@ -47,6 +48,11 @@ def main(argv=None) -> int:
         status = args.func(args)
     except (UsageError, ValueError) as exc:
         fail(f"levysde {args.command}: error: {exc}")
+    except BrokenPipeError:
+        # the reader went away (e.g. `| head`): stop quietly, like other Unix tools
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except KeyboardInterrupt:
         fail(f"levysde {args.command}: interrupted", status=130)
     return int(status or 0)

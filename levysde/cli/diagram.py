@@ -32,6 +32,19 @@ def add_parser(sub):
     p.add_argument("--out", default="diagram.png", metavar="FILE",
                    help="figure file; format from the extension: .png, .pdf, .svg (default diagram.png)")
     p.add_argument("--data", metavar="FILE.npz", help="also write the grid data")
+    sim = p.add_argument_group("simulated overlay (Dask sweep)")
+    sim.add_argument("--simulate", action="store_true",
+                     help="simulate a coarse sub-grid and overlay the measured beta_hat")
+    sim.add_argument("--quick", action="store_true",
+                     help="small simulations (2048 particles, 200 time units): a minute or two")
+    sim.add_argument("--sim-grid", type=integer(1, 50), nargs=2, default=(4, 4), metavar=("NX", "NY"),
+                     help="simulated sub-grid (default 4 4; points without a root are skipped)")
+    sim.add_argument("--scheduler", default="local",
+                     help="'local' (a LocalCluster, default), 'sequential', or tcp://HOST:PORT")
+    sim.add_argument("--workers", type=integer(1, 256), default=2, help="local Dask workers (default 2)")
+    sim.add_argument("--store", metavar="DIR",
+                     help="write each finished point here; a rerun resumes and skips finished points")
+    sim.add_argument("--seed", type=integer(0), default=0, help="master seed of the sweep (default 0)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=run)
     return p
@@ -68,14 +81,33 @@ def run(args) -> int:
     d = phase_diagram(args.x, args.y, x_range=args.x_range, y_range=args.y_range,
                       nx=args.resolution[0], ny=args.resolution[1], log_x=args.log_x,
                       log_y=args.log_y, **fixed)
-    plot_phase_diagram(d, path=out)
+    overlay = None
+    if args.simulate:
+        from ..diagram import simulated_overlay
+        from ..plotting import plot_beta_check
+
+        if not (args.scheduler in ("local", "sequential") or args.scheduler.startswith("tcp://")):
+            raise UsageError(f"argument --scheduler: must be local, sequential or tcp://HOST:PORT; "
+                             f"got {args.scheduler!r}")
+        overlay = simulated_overlay(d, nx=args.sim_grid[0], ny=args.sim_grid[1], quick=args.quick,
+                                    master_seed=args.seed, scheduler=args.scheduler,
+                                    n_workers=args.workers, store=args.store, progress=not args.json)
+        companion = out.with_name(out.stem + "_beta" + out.suffix)
+        plot_beta_check(overlay, path=companion)
+    plot_phase_diagram(d, path=out, overlay=overlay)
     if args.data:
         d.save(args.data)
     if args.json:
         import numpy as np
 
         counts = {name: int((d.phase_code == i).sum()) for i, name in enumerate(d.phases)}
-        print_json({"out": str(out), "data": args.data, "x": args.x, "y": args.y,
+        sim = None
+        if overlay is not None:
+            sim = {k: [None if not np.isfinite(v) else float(v) for v in overlay[k]]
+                   for k in ("x", "y", "beta_hat", "se", "beta_theory", "beta_model")}
+            sim["wall_s"] = overlay["wall_s"]
+            sim["companion"] = str(out.with_name(out.stem + "_beta" + out.suffix))
+        print_json({"out": str(out), "data": args.data, "x": args.x, "y": args.y, "simulated": sim,
                     "x_range": [float(d.x[0]), float(d.x[-1])], "y_range": [float(d.y[0]), float(d.y[-1])],
                     "resolution": [int(d.x.size), int(d.y.size)], "fixed": d.fixed,
                     "phase_counts": counts,
@@ -83,4 +115,11 @@ def run(args) -> int:
                     if np.isfinite(d.beta_star).any() else None})
     else:
         print(f"wrote {out}" + (f" and {args.data}" if args.data else ""))
+        if overlay is not None:
+            print(f"simulated {overlay['x'].size} points in {overlay['wall_s']:.1f} s; companion plot "
+                  f"{out.with_name(out.stem + '_beta' + out.suffix)}")
+            for xv, yv, bh, se, bt in zip(overlay["x"], overlay["y"], overlay["beta_hat"], overlay["se"],
+                                          overlay["beta_theory"]):
+                print(f"  {args.x}={xv:.4g} {args.y}={yv:.4g}: beta_hat {bh:.4f} +- {se:.4f}   beta* {bt:.4f}   "
+                      f"({(bh - bt) / se:+.1f} se)")
     return 0
