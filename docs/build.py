@@ -20,6 +20,8 @@ FIG = DOCS / "_static" / "figures"
 #: (example script, extra arguments, figure file written into docs/_static/figures)
 FIGURES = [
     ("phase_diagram.py", [], "phase_diagram.png"),
+    ("tail_check.py", [], "tail_check.png"),
+    ("envelope_classes.py", [], "envelope_classes.png"),
 ]
 
 
