@@ -112,8 +112,8 @@ def _beta_tail(late, n_groups=8, tail_fraction=0.1):
     G = min(n_groups, late.shape[1])
     if G < 2:
         return _unavail("too few neurons for a jackknife over neuron groups")
-    if np.ptp(z) == 0:
-        return _unavail("no spread: all neurons have the same zeta")
+    if z.size == 0 or np.std(z) <= 1e-9 * (1.0 + abs(float(np.mean(z)))):
+        return _unavail("no spread: all neurons have the same zeta (to rounding)")
     try:
         t = tail_fit(z, tail_fraction=tail_fraction, groups=cols % G)
     except ValueError as exc:
