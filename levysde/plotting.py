@@ -77,19 +77,35 @@ def plot_phase_diagram(diagram, *, overlay=None, path=None):
     return fig
 
 
-def plot_envelope(lags, f, path, *, beta=None, slope_window=None, title=None):
-    """Log-log plot of an envelope f(l) with the predicted power law l^-beta (THEORY §5).
+def plot_envelope(lags, f, path, *, beta=None, slope=None, slope_window=None, fit_window=None,
+                  f_label=None, title=None, f_min=1e-12):
+    """Log-log plot of an envelope f(l) with its fitted slope and, when the theory gives
+    one, the predicted power law l^-beta (THEORY §5).
 
     Parameters
     ----------
     lags : (n,) array of lags > 0 (steps); f : (n,) envelope values (None: nothing to draw
-        but the frame); path : output image file (format from its suffix, e.g. .png)
-    beta : predicted tail rate; the line A l^-beta is anchored to f at the geometric
-        middle of ``slope_window`` (or of the lags), since the theory fixes beta, not A
+        but the frame; NaN or <= 0 values are left out); path : output image file (format
+        from its suffix; matplotlib appends .png to a name without one)
+    beta : the theory's tail rate beta* (None: no "predicted" line)
+    slope : the fitted log-log slope, drawn dashed as "fitted"
+    Both lines are anchored to f at the geometric middle of ``slope_window`` (or of the
+    lags), since the theory fixes beta, not the amplitude.
     slope_window : (lo, hi) lag window of the fitted slope, shaded
+    fit_window : (lo, hi) lag window of the decay-class fit
+    f_label : legend label of f (default "f(l)")
+    f_min : lowest f ever displayed. The y axis runs down to max(f_min, min f in the fit
+        windows / 100) (min f over the lags when no window is given), so an envelope that
+        underflows to 1e-300 at large lags does not squash the part that was fitted.
 
-    Raises ValueError when the file cannot be written (one line, no traceback in the CLI).
+    Returns the path written. Raises ValueError when the file cannot be written or
+    ``path`` is a directory (one line, no traceback in the CLI).
     """
+    import os
+
+    written = str(path) if os.path.splitext(str(path))[1] else str(path) + ".png"
+    if os.path.isdir(str(path)) or os.path.isdir(written):
+        raise ValueError(f"--plot: {path} is a directory, not an image file name")
     plt = _pyplot()
 
     lags = np.asarray(lags, dtype=float)
@@ -98,28 +114,56 @@ def plot_envelope(lags, f, path, *, beta=None, slope_window=None, title=None):
         if f is not None:
             fv = np.asarray(f, dtype=float)
             ok = np.isfinite(fv) & (fv > 0)
-            ax.loglog(lags[ok], fv[ok], "-", color="C0", lw=1.8, label="f(l)")
-            if beta is not None and np.any(ok):
+            if np.any(ok):
+                win = [w for w in (slope_window, fit_window) if w]
+                if win:
+                    sel = ok & np.any([(lags >= w[0]) & (lags <= w[1]) for w in win], axis=0)
+                else:
+                    sel = ok
+                ref = fv[sel] if np.any(sel) else fv[ok]
+                y_lo = max(f_min, float(ref.min()) / 100.0)
+                y_hi = min(2.0, 2.0 * float(fv[ok].max()))
+                if not y_lo < y_hi:
+                    y_lo = y_hi / 1e3
+                shown = ok & (fv >= y_lo)
+                ax.loglog(lags[shown], fv[shown], "-", color="C0", lw=1.8, label=f_label or "f(l)")
+                # x range: up to one grid step past the last lag still inside the y range
+                last = int(np.flatnonzero(shown)[-1]) if np.any(shown) else lags.size - 1
+                x_hi = float(lags[min(last + 1, lags.size - 1)])
+                x_lo = float(lags[ok][0])
+                if x_hi <= x_lo:
+                    x_hi = float(lags[-1])
                 lo, hi = slope_window if slope_window else (lags[ok][0], lags[ok][-1])
                 l0 = float(np.sqrt(lo * hi))
                 f0 = float(np.exp(np.interp(np.log(l0), np.log(lags[ok]), np.log(fv[ok]))))
-                ax.loglog(lags, f0 * (lags / l0) ** (-beta), "--", color="C3", lw=1.2,
-                          label=f"predicted l^-{beta:.4g} (anchored at l = {l0:.3g})")
+                xs = np.geomspace(x_lo, x_hi, 200)
+                if slope is not None and np.isfinite(slope):
+                    ax.loglog(xs, f0 * (xs / l0) ** slope, "--", color="C2", lw=1.2,
+                              label=f"fitted slope: l^{slope:.4g}")
+                if beta is not None and np.isfinite(beta):
+                    ax.loglog(xs, f0 * (xs / l0) ** (-beta), ":", color="C3", lw=1.5,
+                              label=f"predicted (theory beta*): l^-{beta:.4g}")
+                ax.set_ylim(y_lo, y_hi)
+                ax.set_xlim(x_lo, x_hi)
             if slope_window:
                 ax.axvspan(slope_window[0], slope_window[1], color="0.9", zorder=0, label="slope window")
         ax.set_xlabel("lag l (steps)")
         ax.set_ylabel("envelope f(l)")
         if title:
-            ax.set_title(title, fontsize=9)
-        ax.legend(fontsize=8)
+            import textwrap
+
+            ax.set_title(textwrap.fill(str(title), 90), fontsize=8)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
         ax.grid(True, which="both", alpha=0.3)
         fig.tight_layout()
         try:
-            fig.savefig(path, dpi=120)
+            fig.savefig(str(path), dpi=120)
         except (OSError, ValueError) as exc:
             raise ValueError(f"--plot: cannot write {path}: {exc}") from None
     finally:
         plt.close(fig)
+    return written
 
 
 def plot_check(report, run_path, path):

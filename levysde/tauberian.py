@@ -193,7 +193,7 @@ def envelope_samples(lags, zeta, weights=None, *, bin_width: float | None = 0.01
     returned as ``bias_bound``. Samples with l_max e^zeta < 1e-18 are summed
     exactly as 1 - l e^zeta; those with l_min e^zeta > 760 contribute exactly 0
     in double precision. Cost: O(n) binning + O(n_bins n_lags) exponentials
-    (10^7 samples x 10^3 lags: well under 1 s).
+    (10^7 samples x 10^3 lags: 0.4-0.75 s warm on 2 loaded cores, docs/envelope.md).
 
     Returns
     -------

@@ -371,12 +371,22 @@ def _fake_sim_run(path, beta=0.8, groups=8, n=20_000, seed=5):
              meta=np.array(json.dumps(meta)))
 
 
-def _fake_rnn_run(path, seed=6):
+#: the RNN trainer's default lag grid: integer log grid 1 ... 1e4 (docs/rnn.md)
+_RNN_LAGS = np.unique(np.round(np.geomspace(1, 1e4, 40)))
+
+
+def _fake_rnn_run(path, seed=6, zeta=None):
+    """An RNN run file as `levysde train` writes it (plain .npz): zeta, Lambda (records x H),
+    the recorded ELR envelope sum_q Lambda_q e^(-l e^zeta_q) / sum_q Lambda_q on `lags`."""
     rng = np.random.default_rng(seed)
-    zeta = np.stack([pareto_zeta(rng, 0.5, 4096) - 1.0 for _ in range(3)])
+    if zeta is None:
+        zeta = np.stack([pareto_zeta(rng, 0.5, 4096) - 1.0 for _ in range(3)])
     lam = rng.uniform(0.5, 1.5, zeta.shape)
-    np.savez(path, zeta=zeta, Lambda=lam, step=np.arange(3), lags=np.array([1.0, 10.0]),
-             envelope=np.ones((3, 2)), config=np.array(json.dumps({"kind": "rnn", "model": "DiagGate"})))
+    env = np.stack([(lam[r] * np.exp(-_RNN_LAGS[:, None] * np.exp(zeta[r]))).sum(1) / lam[r].sum()
+                    for r in range(zeta.shape[0])])
+    np.savez(path, zeta=zeta, zeta_jac=zeta, Lambda=lam, step=50 * np.arange(zeta.shape[0]),
+             loss=np.ones(zeta.shape[0]), lags=_RNN_LAGS, envelope=env,
+             config=np.array(json.dumps({"kind": "rnn", "model": "diaggate"})))
     return zeta[-1], lam[-1]
 
 
@@ -422,7 +432,14 @@ def test_cli_model_prediction():
     assert out["beta_theory"] == pytest.approx(b, rel=1e-12)
     assert out["slope"] == pytest.approx(-b, rel=1e-12) and out["decay_class"] == "polynomial"
     l = np.asarray(out["lags"])
-    np.testing.assert_allclose(out["f"], math.gamma(b) * l ** (-b), rtol=1e-12)
+    # the asymptote A Gamma(b) l^-b is reported only where it is <= 1 (null below)
+    l_star = math.gamma(b) ** (1 / b)
+    assert out["asymptote_valid_from"] == pytest.approx(l_star, rel=1e-12)
+    f = np.array([np.nan if v is None else v for v in out["f"]])
+    assert np.all(np.isnan(f[l < l_star * (1 - 1e-12)])) and np.all(f[l > l_star * (1 + 1e-12)] <= 1)
+    ok = ~np.isnan(f)
+    assert ok.sum() >= len(l) - 5
+    np.testing.assert_allclose(f[ok], math.gamma(b) * l[ok] ** (-b), rtol=1e-12)
     # H_N of f = Gamma(b) l^-b with f* = N^-1/2
     assert out["H_N"] == pytest.approx((math.gamma(b) * 10.0) ** (1 / b), rel=1e-9)
     out = json.loads(_cli("--eta-j", "3", "--lam", "0", "--json").stdout)
@@ -491,3 +508,132 @@ def test_cli_real_simulation_slope_within_15pct(tmp_path):
     assert out["beta_theory"] == pytest.approx(b, rel=1e-9)
     assert out["decay_class"] == "polynomial"
     assert abs(out["slope"] + b) < 0.15 * b
+
+
+# ----------------------------------------------------------------------------- CLI: tester's defects
+
+def _one_line_error(p, needle):
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert p.stderr.count("\n") == 1 and needle in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("name", ["plain.npy", "plain.npz"])
+def test_cli_plain_npy_array(tmp_path, name):
+    # a valid np.save file, also when renamed .npz, is not a run: one line, exit 2
+    path = tmp_path / "plain.npy"
+    np.save(path, np.arange(5.0))
+    if name.endswith(".npz"):
+        path = path.rename(tmp_path / name)
+    _one_line_error(_cli("--from", str(path)), "plain .npy")
+
+
+def test_cli_rnn_run_defaults_exact_envelope(tmp_path):
+    run = tmp_path / "rnn.npz"
+    zeta, lam = _fake_rnn_run(run)
+    p = _cli("--from", str(run), "--json", "--N", "1e3")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    # the run's own lags (up to 1e4) and its recorded (exact) ELR envelope of the last record
+    np.testing.assert_array_equal(out["lags"], _RNN_LAGS)
+    direct = (lam * np.exp(-_RNN_LAGS[:, None] * np.exp(zeta))).sum(1) / lam.sum()
+    np.testing.assert_allclose(out["f"], direct, rtol=1e-12)
+    assert "recorded" in out["source"] and "f_stderr" not in out
+    # no Monte-Carlo floor: only the numerical one
+    assert out["f_floor"] == 1e-12
+    assert out["decay_class"] == "polynomial" and abs(out["slope"] + 0.5) < 0.1
+    from levysde.learnability import learnability_window
+    assert out["H_N"] == pytest.approx(learnability_window(1e3, lags=_RNN_LAGS, f=direct), rel=1e-9)
+    # an explicit grid is computed exactly from zeta and Lambda
+    out = json.loads(_cli("--from", str(run), "--json", "--lag-max", "100", "--n-lags", "7").stdout)
+    l = np.geomspace(1, 100, 7)
+    np.testing.assert_allclose(out["f"], (lam * np.exp(-l[:, None] * np.exp(zeta))).sum(1) / lam.sum(),
+                               rtol=1e-12)
+
+
+def test_cli_rnn_run_bounded_time_scales_is_exponential(tmp_path):
+    # a DiagGate-like 64-neuron spectrum after training: time scales 0.7 ... 24 steps
+    rng = np.random.default_rng(3)
+    zeta = rng.uniform(-3.2, 0.35, size=(4, 64))
+    run = tmp_path / "diag.npz"
+    _fake_rnn_run(run, zeta=zeta)
+    out = json.loads(_cli("--from", str(run), "--json", "--N", "1e6").stdout)
+    assert out["decay_class"] == "exponential"
+    tau_max = out["decay_fit"]["candidates"]["exponential"]["param"]
+    assert 0.5 * np.exp(3.2) < tau_max < 1.5 * np.exp(3.2)
+    assert out["H_N"] is not None and 1 < out["H_N"] < 1e4
+
+
+@pytest.mark.parametrize("extra,needle", [(("--source", "hist"), "--source"),
+                                          (("--source", "samples"), "--source"),
+                                          (("--n-samples", "10"), "--n-samples")])
+def test_cli_rnn_run_rejects_simulation_options(tmp_path, extra, needle):
+    run = tmp_path / "rnn.npz"
+    _fake_rnn_run(run)
+    _one_line_error(_cli("--from", str(run), *extra), needle)
+
+
+def test_cli_model_asymptote_never_above_one():
+    # eta_J = 0: f ~ Gamma(10) l^-10 is 362880 at l = 1; reported only where <= 1
+    out = json.loads(_cli("--eta-j", "0", "--lags", "1", "2", "4", "8", "--N", "10", "--json").stdout)
+    l_star = math.gamma(10.0) ** 0.1
+    assert out["asymptote_valid_from"] == pytest.approx(l_star, rel=1e-12)
+    assert out["f"][:2] == [None, None]
+    np.testing.assert_allclose(out["f"][2:], math.gamma(10.0) * np.array([4.0, 8.0]) ** -10.0, rtol=1e-12)
+    # H_N from the asymptote where it is <= 1: f(H_N) = N^(-1/2)
+    assert out["H_N"] == pytest.approx((math.gamma(10.0) * math.sqrt(10.0)) ** 0.1, rel=1e-9)
+    assert out["H_N"] >= l_star
+    # N < C: nothing learnable, not an H_N from values > 1
+    out = json.loads(_cli("--eta-j", "0", "--N", "0.5", "--json").stdout)
+    assert out["H_N"] == 0.0
+    for args in (("--eta-j", "3"), ("--eta-j", "0.5"), ("--eta-j", "3", "--lam", "0"), ("--eta-j", "0")):
+        out = json.loads(_cli(*args, "--lags", "0.5", "1", "2", "10", "1e3", "1e6", "--json").stdout)
+        f = [v for v in out["f"] if v is not None]
+        assert f and all(0 <= v <= 1 for v in f), (args, out["f"])
+
+
+def test_cli_model_tempering_limited_includes_log_factor():
+    # eta_J = 0.5 (collapsed, tempering-limited): f ~ A Gamma(lam) l^-lam (ln l)^-(1+alpha)
+    out = json.loads(_cli("--eta-j", "0.5", "--lags", "10", "100", "1e4", "--json").stdout)
+    assert out["phase"] == "collapsed" and out["tail_rate"] == 2.0
+    l = np.array([10.0, 100.0, 1e4])
+    np.testing.assert_allclose(out["f"], math.gamma(2.0) * l ** -2.0 * np.log(l) ** -2.5, rtol=1e-12)
+    assert "(ln l)^-(1+alpha)" in out["form"] and "included" in out["note"]
+
+
+def test_cli_plot_paths(tmp_path):
+    run = tmp_path / "rnn.npz"
+    _fake_rnn_run(run)
+    # a directory: one line naming --plot, exit 2, nothing written next to it
+    d = tmp_path / "plots"
+    d.mkdir()
+    _one_line_error(_cli("--from", str(run), "--plot", str(d)), "--plot")
+    assert not (tmp_path / "plots.png").exists()
+    _one_line_error(_cli("--from", str(run), "--plot", str(tmp_path / "nodir" / "x.png")), "--plot")
+    # no suffix: .png appended and reported; on stderr with --json (stdout stays JSON)
+    p = _cli("--from", str(run), "--plot", str(tmp_path / "env"), "--json")
+    assert p.returncode == 0, p.stderr
+    json.loads(p.stdout)
+    assert str(tmp_path / "env.png") in p.stderr and (tmp_path / "env.png").stat().st_size > 1000
+    p = _cli("--from", str(run), "--plot", str(tmp_path / "e2.png"))
+    assert p.returncode == 0 and str(tmp_path / "e2.png") in p.stdout and p.stderr == ""
+
+
+def test_plot_envelope_clips_underflowing_envelope(tmp_path):
+    from levysde.plotting import plot_envelope
+
+    lags = np.geomspace(1, 1e4, 40)
+    f = np.exp(-lags / 20.0)                          # down to 1e-218
+    path = plot_envelope(lags, f, tmp_path / "x.png", slope=-3.0, slope_window=(20.0, 400.0))
+    assert path == str(tmp_path / "x.png") and (tmp_path / "x.png").stat().st_size > 1000
+    with pytest.raises(ValueError, match="directory"):
+        plot_envelope(lags, f, tmp_path)
+
+
+def test_cli_output_to_closed_pipe(tmp_path):
+    # `levysde envelope ... | head -1`: no BrokenPipeError traceback
+    p = subprocess.Popen([sys.executable, "-m", "levysde", "envelope", "--eta-j", "3", "--n-lags", "20000",
+                          "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.readline()
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 0 and "Traceback" not in err and "BrokenPipe" not in err, err

@@ -11,7 +11,7 @@ import zipfile
 
 import numpy as np
 
-from ._common import UsageError, add_model_args, integer, json_number, print_json, real
+from ._common import UsageError, add_model_args, integer, json_number, real
 
 #: at most this many leave-one-out blocks in the jackknife over particle groups
 _MAX_JACK_BLOCKS = 20
@@ -19,6 +19,13 @@ _MAX_JACK_BLOCKS = 20
 
 #: simulation runs: fit only lags that at least this many independent excursions reached
 _MIN_EXCURSIONS = 100.0
+
+#: RNN runs: the ELR envelope is an exact finite sum over neurons (no sampling noise), so
+#: the fits only stop at a numerical floor
+_RNN_F_FLOOR = 1e-12
+
+#: defaults of the log lag grid
+_LAG_MIN, _N_LAGS = 1.0, 200
 
 
 def _f_floor(n_indep: float) -> float:
@@ -41,22 +48,26 @@ def add_parser(sub):
     g = p.add_argument_group("lags (steps)")
     g.add_argument("--lags", type=real(0.0, lo_open=True), nargs="+", metavar="L",
                    help="explicit lags > 0 (overrides the log grid)")
-    g.add_argument("--lag-min", type=real(0.0, lo_open=True), default=1.0,
-                   help="log grid: smallest lag (default %(default)s)")
+    g.add_argument("--lag-min", type=real(0.0, lo_open=True), default=None,
+                   help=f"log grid: smallest lag (default {_LAG_MIN:g})")
     g.add_argument("--lag-max", type=real(0.0, lo_open=True), default=None,
-                   help="log grid: largest lag (default: the longest time scale in the data, "
-                        "1e6 for the model prediction)")
-    g.add_argument("--n-lags", type=integer(2, 100000), default=200,
-                   help="log grid: number of lags (default %(default)s)")
+                   help="log grid: largest lag (default: the longest time scale in the data for "
+                        "simulation runs, the run's largest recorded lag for RNN runs, 1e6 for "
+                        "the model prediction)")
+    g.add_argument("--n-lags", type=integer(2, 100000), default=None,
+                   help=f"log grid: number of lags (default {_N_LAGS}). RNN runs without any lag "
+                        f"option use the run's own recorded lags")
     d = p.add_argument_group("data (with --from)")
-    d.add_argument("--source", choices=("hist", "samples"), default="hist",
-                   help="simulation runs: the occupation histogram (exact per bin, default) or the "
-                        "final particle positions")
+    d.add_argument("--source", choices=("hist", "samples"), default=None,
+                   help="simulation runs only: the occupation histogram (exact per bin, default) or "
+                        "the final particle positions (an error with an RNN run)")
     d.add_argument("--n-samples", type=integer(1), default=None,
-                   help="use at most this many zeta samples (random subsample; samples sources only)")
+                   help="simulation runs with --source samples: use at most this many zeta samples "
+                        "(random subsample)")
     d.add_argument("--f-floor", type=real(0.0, 1.0, hi_open=True), default=None,
-                   help="lowest f used by the decay class and slope fits (default min(100, sqrt(n))/n "
-                        "for n independent samples or particles)")
+                   help="lowest f used by the decay class and slope fits (default: simulation runs "
+                        "min(100, sqrt(n))/n for n independent particles; RNN runs 1e-12, a "
+                        "numerical floor, since their envelope is an exact finite sum)")
     d.add_argument("--seed", type=integer(0), default=0, help="seed of the subsample (default 0)")
     d.add_argument("--unweighted", action="store_true",
                    help="RNN runs: plain mean over neurons instead of weighting by Lambda_q (THEORY §9)")
@@ -70,7 +81,9 @@ def add_parser(sub):
                    help="sample budget N: report the learnability window H_N")
     m.add_argument("--C", type=real(0.0, lo_open=True), default=1.0,
                    help="constant C of N(l) = C f(l)^-kappa_a (default %(default)s)")
-    p.add_argument("--plot", metavar="FILE.png", help="log-log plot of f with the predicted power law")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="log-log plot of f with the fitted slope (and the predicted power law when "
+                        "the theory gives beta*); format from the suffix, .png appended when none")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run)
     return p
@@ -82,7 +95,12 @@ def load_run(path: str) -> dict:
     """Read a run file (.npz, allow_pickle=False) and return a dict with 'kind', 'meta'
     and the arrays. Raises UsageError with one line for a missing or corrupt file."""
     try:
-        with np.load(path, allow_pickle=False) as z:
+        z = np.load(path, allow_pickle=False)
+        if not isinstance(z, np.lib.npyio.NpzFile):
+            # a plain np.save array (.npy, whatever its name) loads as an ndarray
+            raise UsageError(f"--from: {path} is a plain .npy array, not a .npz run file "
+                             f"(save runs with the simulator or levysde train)")
+        with z:
             data = {k: z[k] for k in z.files}
     except FileNotFoundError:
         raise UsageError(f"--from: no such file: {path}") from None
@@ -139,22 +157,31 @@ def _theory_from_meta(meta):
 
 # ----------------------------------------------------------------------------- main
 
+def _grid_given(args) -> bool:
+    """Whether any lag option was given on the command line."""
+    return args.lags is not None or any(v is not None for v in (args.lag_min, args.lag_max, args.n_lags))
+
+
 def _lag_grid(args, lag_max_default):
     if args.lags is not None:
         lags = np.unique(np.asarray(args.lags, dtype=float))
         return lags
+    lag_min = args.lag_min if args.lag_min is not None else _LAG_MIN
+    n_lags = args.n_lags if args.n_lags is not None else _N_LAGS
     lag_max = args.lag_max if args.lag_max is not None else lag_max_default
-    if not lag_max > args.lag_min:
-        raise UsageError(f"--lag-max ({lag_max:g}) must exceed --lag-min ({args.lag_min:g})")
-    return np.geomspace(args.lag_min, lag_max, args.n_lags)
+    if not lag_max > lag_min:
+        raise UsageError(f"--lag-max ({lag_max:g}) must exceed --lag-min ({lag_min:g})")
+    return np.geomspace(lag_min, lag_max, n_lags)
 
 
 def _data_envelope(args, run):
     from ..tauberian import envelope_hist, envelope_samples, valid_lag_max
 
     meta = run["meta"]
+    if run["kind"] == "rnn":
+        return _rnn_envelope(args, run)
     out = {"source": None, "groups": None}
-    if run["kind"] == "simulation" and args.source == "hist":
+    if args.source in (None, "hist"):
         edges = np.asarray(run["hist_edges"], dtype=float)
         counts = np.asarray(run["hist_counts"], dtype=float)
         if counts.ndim == 1:
@@ -197,29 +224,85 @@ def _data_envelope(args, run):
                                    f"(l <= {exc_floor_lag:.4g})")
         out.update(source="histogram", groups=(edges, counts))
     else:
-        if run["kind"] == "simulation":
-            if "final_zeta" not in run:
-                raise UsageError("--from: this simulation run has no final_zeta samples")
-            z, w = np.asarray(run["final_zeta"], dtype=float).ravel(), None
-            out["source"] = "final_zeta samples"
-        else:
-            zeta = np.asarray(run["zeta"], dtype=float)
-            z = zeta[-1].ravel() if zeta.ndim == 2 else zeta.ravel()
-            w = None
-            if not args.unweighted and "Lambda" in run:
-                lam = np.asarray(run["Lambda"], dtype=float)
-                w = (lam[-1] if lam.ndim == 2 else lam).ravel()
-            out["source"] = "rnn zeta (last record" + (", Lambda-weighted)" if w is not None else ")")
+        if "final_zeta" not in run:
+            raise UsageError("--from: this simulation run has no final_zeta samples")
+        z, w = np.asarray(run["final_zeta"], dtype=float).ravel(), None
+        out["source"] = "final_zeta samples"
         z, w = _subsample(z, w, args.n_samples, args.seed)
         lags = _lag_grid(args, valid_lag_max(float(z.min())))
         r = envelope_samples(lags, z, w)
         f = r.f
         n_indep = r.n_eff
         out["stderr"] = r.stderr
-    floor = args.f_floor if args.f_floor is not None else out.pop("floor_override", _f_floor(n_indep))
-    out.update(lags=lags, f=f, floor=floor)
+    if args.f_floor is not None:
+        floor, reason = args.f_floor, "--f-floor"
+    elif "floor_override" in out:
+        floor, reason = out.pop("floor_override"), out.pop("floor_reason")
+    else:
+        floor, reason = _f_floor(n_indep), "min(100, sqrt(n)) / n for n independent samples"
+    out.update(lags=lags, f=f, floor=floor, floor_reason=reason)
     beta, rate, phase = _theory_from_meta(meta)
     out.update(beta_theory=beta, tail_rate=rate, phase=phase)
+    return out
+
+
+def _last_row(a):
+    a = np.asarray(a, dtype=float)
+    return (a[-1] if a.ndim == 2 else a).ravel()
+
+
+def _rnn_envelope(args, run):
+    """ELR envelope of a trained RNN (THEORY §9): f(l) = sum_q Lambda_q e^(-l mu_q) / sum_q Lambda_q
+    at the last record. An exact finite sum over the H neurons: no Monte-Carlo error, so the
+    fits stop only at a numerical floor. Default: the run's recorded envelope on its own lags."""
+    from ..tauberian import envelope_samples
+
+    if args.source is not None:
+        raise UsageError("--source applies to simulation runs only; an RNN run's envelope is "
+                         "the exact ELR sum over its neurons (THEORY §9)")
+    if args.n_samples is not None:
+        raise UsageError("--n-samples applies to simulation runs only; an RNN run's envelope is "
+                         "the exact ELR sum over its neurons (THEORY §9)")
+    z = _last_row(run["zeta"])
+    w = None
+    if not args.unweighted and "Lambda" in run:
+        w = _last_row(run["Lambda"])
+        if w.size != z.size:
+            raise UsageError(f"--from: Lambda has {w.size} neurons in its last record, zeta {z.size}")
+    step = None
+    if "step" in run and np.size(run["step"]):
+        step = int(np.asarray(run["step"]).ravel()[-1])
+    at = "last record" + (f", step {step}" if step is not None else "")
+    run_lags = np.asarray(run["lags"], dtype=float).ravel() if "lags" in run else None
+    if run_lags is not None and not (run_lags.size >= 2 and np.all(np.isfinite(run_lags))
+                                     and np.all(run_lags > 0) and np.all(np.diff(run_lags) > 0)):
+        run_lags = None
+    rec = None
+    if (run_lags is not None and not _grid_given(args) and not args.unweighted and w is not None
+            and "envelope" in run):
+        env = np.asarray(run["envelope"], dtype=float)
+        env = env[-1] if env.ndim == 2 else env
+        if env.shape == run_lags.shape and np.all(np.isfinite(env)) and np.all((env >= 0) & (env <= 1)):
+            rec = env
+    out = {"groups": None}
+    if rec is not None:
+        lags, f = run_lags, rec
+        out["source"] = f"rnn: recorded ELR envelope on the run's lags ({at}, Lambda-weighted)"
+    else:
+        if _grid_given(args) or run_lags is None:
+            lags = _lag_grid(args, float(run_lags[-1]) if run_lags is not None else 1e4)
+        else:
+            lags = run_lags
+        f = envelope_samples(lags, z, w, bin_width=0, errors=False).f
+        out["source"] = (f"rnn: ELR envelope from zeta ({at}, "
+                         + ("Lambda-weighted)" if w is not None else "unweighted mean over neurons)"))
+    if args.f_floor is not None:
+        floor, reason = args.f_floor, "--f-floor"
+    else:
+        floor, reason = _RNN_F_FLOOR, (f"numerical floor {_RNN_F_FLOOR:g} (exact finite sum over "
+                                       f"{z.size} neurons, no sampling noise)")
+    out.update(lags=lags, f=f, floor=floor, floor_reason=reason, beta_theory=None, tail_rate=None,
+               phase=None)
     return out
 
 
@@ -243,49 +326,141 @@ def _jackknife_slope(lags, groups, lo, hi):
     return float(math.sqrt((B - 1) / B * ((est - est.mean()) ** 2).sum()))
 
 
+def _unit_crossing(asym, domain_lo: float) -> float:
+    """Smallest lag above which the decreasing asymptote ``asym`` is <= 1 (inf: never;
+    ``domain_lo``: everywhere on its domain l > domain_lo). Bisection in log l."""
+    def g(u):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            v = float(asym(np.array([math.exp(u)]))[0])
+        return v if not math.isnan(v) else math.inf
+    lo = math.log(domain_lo) + 1e-12 if domain_lo > 0 else -700.0
+    hi = 700.0
+    if g(hi) > 1.0:
+        return math.inf
+    if g(lo) <= 1.0:
+        return float(domain_lo)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if g(mid) > 1.0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-15 * max(1.0, abs(hi)):
+            break
+    return math.exp(hi)
+
+
 def _model_prediction(args):
-    """Asymptotic prediction only, from the model flags (THEORY §4-§5)."""
+    """Asymptotic prediction only, from the model flags (THEORY §4-§5).
+
+    The asymptotic forms hold for large l only; at small l they exceed 1, outside the range
+    [0, 1] of an envelope. There ``f`` is NaN (null in JSON) and ``valid_from`` is the lag
+    where the form drops to 1; H_N uses the form capped at 1."""
     from scipy import special
 
-    from ..tauberian import tauberian_prediction
     from ..theory import classify
 
     rec = classify(args.eta_j, args.eta_g, args.kappa, args.alpha, args.lam).records()[0]
     lags = _lag_grid(args, 1e6)
     res = {"source": "model (asymptotic prediction)", "lags": lags, "beta_theory": rec["beta"],
            "tail_rate": rec["tail_rate"], "phase": rec["phase"], "amplitude": args.amplitude,
-           "gamma": None, "note": None}
+           "gamma": None, "note": None, "f": None, "f_func": None, "slope": None, "valid_from": None,
+           "form": None}
     A = args.amplitude
+    asym, domain_lo = None, 0.0
     if rec["phase"] == "logarithmic":
         gam = args.alpha - 1.0
         res["decay_class"] = "logarithmic"
         res["gamma"] = gam
         if gam <= 0:
-            res["f"], res["f_func"], res["slope"] = None, None, None
             res["note"] = "alpha <= 1 with lam = 0: no stationary law (THEORY §4)"
         else:
             # p(tau) ~ A / (tau (ln tau)^alpha)  =>  f(l) ~ A/(alpha-1) (ln l)^-(alpha-1)
-            def f_func(l):
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    return A / gam * np.log(np.asarray(l, dtype=float)) ** (-gam)
-            res["f_func"] = f_func
-            res["f"] = np.where(lags > math.e, f_func(np.maximum(lags, math.e)), np.nan)
-            res["slope"] = None
-            res["note"] = "f ~ A/(alpha-1) (ln l)^-(alpha-1): no constant log-log slope"
+            def asym(l):
+                return A / gam * np.log(l) ** (-gam)
+            domain_lo = 1.0
+            res["form"] = "A/(alpha-1) (ln l)^-(alpha-1)"
+            res["note"] = ("p(tau) ~ A/(tau (ln tau)^alpha) => f ~ A/(alpha-1) (ln l)^-(alpha-1): "
+                           "no constant log-log slope")
     elif rec["tail_rate"] is None:
-        res.update(decay_class="exponential", f=None, f_func=None, slope=None,
+        res.update(decay_class="exponential",
                    note="no noise: point mass at the equilibrium, f = exp(-l/tau0)")
     else:
-        rate = rec["tail_rate"]
+        rate = float(rec["tail_rate"])
+        g_rate = float(special.gamma(rate))
         res["decay_class"] = "polynomial"
         res["slope"] = -rate
-        res["f_func"] = lambda l: A * special.gamma(rate) * np.asarray(l, dtype=float) ** (-rate)
-        res["f"] = tauberian_prediction(lags, A=A, beta=rate)
-        if rec["beta"] is None:
-            res["note"] = ("collapsed: no Cramer root; tail rate "
-                           + ("lam (tempering-limited, extra (ln tau)^-(1+alpha) factor)"
-                              if args.eta_j > 0 else "kappa/eta_G (Gaussian noise only)"))
+        if rec["beta"] is None and args.eta_j > 0:
+            # tempering-limited (THEORY §4): rho ~ e^{lam zeta} |zeta|^-(1+alpha), i.e.
+            # p(tau) ~ A tau^-(1+lam) (ln tau)^-(1+alpha); Karamata with the slowly varying
+            # factor: f(l) ~ A Gamma(lam) l^-lam (ln l)^-(1+alpha)
+            k = 1.0 + args.alpha
+
+            def asym(l):
+                return A * g_rate * l ** (-rate) * np.log(l) ** (-k)
+            domain_lo = 1.0
+            res["form"] = "A Gamma(lam) l^-lam (ln l)^-(1+alpha)"
+            res["note"] = ("collapsed, tempering-limited: no Cramer root; p(tau) ~ A tau^-(1+lam) "
+                           "(ln tau)^-(1+alpha), so f ~ A Gamma(lam) l^-lam (ln l)^-(1+alpha) (the log "
+                           "factor is included in f; the local log-log slope -lam - (1+alpha)/ln l "
+                           "tends to the reported slope -lam only slowly)")
+        else:
+            def asym(l):
+                return A * g_rate * l ** (-rate)
+            res["form"] = "A Gamma(beta) l^-beta"
+            if rec["beta"] is None:
+                res["note"] = ("collapsed: no Cramer root; tail rate kappa/eta_G (Gaussian noise only), "
+                               "f ~ A Gamma(kappa/eta_G) l^-(kappa/eta_G)")
+    if asym is not None:
+        def asym_safe(l):
+            l = np.asarray(l, dtype=float)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                v = asym(np.where(l > domain_lo, l, np.nan))
+            return v
+
+        valid_from = _unit_crossing(asym_safe, domain_lo)
+        fa = asym_safe(lags)
+        ok = (lags >= valid_from) & np.isfinite(fa) & (fa <= 1.0)
+        res["f"] = np.where(ok, fa, np.nan)
+        res["valid_from"] = valid_from
+
+        def f_func(l):
+            v = asym_safe(l)
+            return np.where(np.isfinite(v) & (v <= 1.0), v, 1.0)
+        res["f_func"] = f_func
     return res
+
+
+def _check_plot_path(path: str) -> str:
+    """The file ``--plot`` will write (matplotlib appends .png to a name without a suffix);
+    UsageError for a directory or a missing parent directory, before any work is done."""
+    import os
+
+    actual = path if os.path.splitext(path)[1] else path + ".png"
+    for p in {path, actual}:
+        if os.path.isdir(p):
+            raise UsageError(f"--plot: {p} is a directory; give an image file name such as {p.rstrip('/')}/envelope.png")
+    parent = os.path.dirname(os.path.abspath(actual))
+    if not os.path.isdir(parent):
+        raise UsageError(f"--plot: cannot write {actual}: no such directory {parent}")
+    return actual
+
+
+def _emit(text: str) -> None:
+    """Write the whole report at once; a reader that stopped early (``| head``) ends the
+    output quietly instead of raising BrokenPipeError at the write or at exit."""
+    import os
+
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
 
 
 def run(args) -> int:
@@ -297,15 +472,19 @@ def run(args) -> int:
         raise UsageError("give --from RUN.npz or the model flags (at least --eta-j)")
     if args.run_file is not None and model_given:
         raise UsageError("--from and --eta-j exclude each other")
+    plot_path = _check_plot_path(args.plot) if args.plot else None
     out = {}
     if args.run_file is None:
         if args.n_samples is not None:
             raise UsageError("--n-samples needs --from (the model gives the asymptotic prediction only)")
+        if args.source is not None:
+            raise UsageError("--source needs --from RUN.npz of a simulation run")
         res = _model_prediction(args)
         lags, f = res["lags"], res["f"]
         out.update(source=res["source"], phase=res["phase"], beta_theory=res["beta_theory"],
                    tail_rate=res["tail_rate"], amplitude=res["amplitude"], decay_class=res["decay_class"],
-                   slope=res["slope"], gamma=res["gamma"], note=res["note"])
+                   slope=res["slope"], gamma=res["gamma"], form=res["form"],
+                   asymptote_valid_from=json_number(res["valid_from"]), note=res["note"])
         f_func = res["f_func"]
     else:
         run_data = load_run(args.run_file)
@@ -313,8 +492,7 @@ def run(args) -> int:
         lags, f = res["lags"], res["f"]
         out.update(source=res["source"], kind=run_data["kind"], phase=res["phase"],
                    beta_theory=res["beta_theory"], tail_rate=res["tail_rate"], f_floor=res["floor"],
-                   f_floor_reason=res.get("floor_reason", "min(100, sqrt(n)) / n for n independent samples"
-                                          if args.f_floor is None else "--f-floor"))
+                   f_floor_reason=res["floor_reason"])
         if "outside_mass_fraction" in res:
             out["outside_mass_fraction"] = res["outside_mass_fraction"]
         f_func = None
@@ -331,7 +509,9 @@ def run(args) -> int:
             out["slope_lag_range"] = [sf.lag_lo, sf.lag_hi]
             se = _jackknife_slope(lags, res["groups"], sf.lag_lo, sf.lag_hi) if res["groups"] else None
             out["slope_se"] = se if se is not None else sf.se
-            out["slope_se_method"] = "jackknife over particle groups" if se is not None else "OLS (iid)"
+            out["slope_se_method"] = ("jackknife over particle groups" if se is not None
+                                      else "OLS (fit quality; the RNN envelope has no sampling error)"
+                                      if run_data["kind"] == "rnn" else "OLS (iid)")
         except ValueError as exc:
             warnings.warn(f"slope not determined: {exc}")
             out["slope"] = None
@@ -352,38 +532,52 @@ def run(args) -> int:
             out["H_N"] = None
     out = {"lags": [float(x) for x in lags],
            "f": None if f is None else [json_number(x) for x in f], **out}
-    if args.plot:
+    if plot_path:
         from ..plotting import plot_envelope
 
-        plot_envelope(np.asarray(lags), None if f is None else np.asarray(f, dtype=float), args.plot,
-                      beta=out.get("beta_theory") or (-out["slope"] if out.get("slope") else None),
-                      slope_window=out.get("slope_lag_range"),
-                      title=f"levysde envelope: {out['source']}")
+        fit_window = None
+        if out.get("decay_fit"):
+            fit_window = (out["decay_fit"]["lag_lo"], out["decay_fit"]["lag_hi"])
+        model = args.run_file is None
+        written = plot_envelope(
+            np.asarray(lags), None if f is None else np.asarray(f, dtype=float), plot_path,
+            beta=None if model else out.get("beta_theory"),
+            slope=None if model else out.get("slope"),
+            slope_window=out.get("slope_lag_range"), fit_window=fit_window,
+            f_label=(f"asymptotic prediction {out['form']}" if model and out.get("form") else None),
+            title=f"levysde envelope: {out['source']}")
+        where = f"levysde envelope: plot written to {written}\n"
     if args.json:
-        print_json(out)
+        if plot_path:
+            sys.stderr.write(where)
+        _emit(json.dumps(out, indent=2, allow_nan=False) + "\n")
         return 0
-    _print_text(out)
+    _emit(_text_report(out) + (where if plot_path else ""))
     return 0
 
 
-def _print_text(out):
+def _text_report(out) -> str:
     def num(v):
         return "-" if v is None else f"{v:.6g}"
 
-    print(f"levysde envelope   source: {out['source']}")
+    lines = [f"levysde envelope   source: {out['source']}"]
     if out.get("phase"):
-        print(f"phase: {out['phase']}   beta* (theory): {num(out.get('beta_theory'))}   "
-              f"tail rate: {num(out.get('tail_rate'))}")
-    print(f"decay class: {out.get('decay_class') or '-'}   fitted large-lag slope: {num(out.get('slope'))}"
-          + (f" +- {num(out['slope_se'])}" if out.get("slope_se") is not None else ""))
+        lines.append(f"phase: {out['phase']}   beta* (theory): {num(out.get('beta_theory'))}   "
+                     f"tail rate: {num(out.get('tail_rate'))}")
+    lines.append(f"decay class: {out.get('decay_class') or '-'}   "
+                 f"{'asymptotic' if out.get('form') else 'fitted large-lag'} slope: {num(out.get('slope'))}"
+                 + (f" +- {num(out['slope_se'])}" if out.get("slope_se") is not None else ""))
+    if out.get("form"):
+        lines.append(f"asymptotic form: f ~ {out['form']}, shown where it is <= 1 "
+                     f"(l >= {num(out.get('asymptote_valid_from'))}; '-' below)")
     if "H_N" in out:
-        print(f"learnability window H_N = {num(out['H_N'])}   (kappa_alpha = {num(out['kappa_alpha'])})")
+        lines.append(f"learnability window H_N = {num(out['H_N'])}   (kappa_alpha = {num(out['kappa_alpha'])})")
     if out.get("note"):
-        print(f"note: {out['note']}")
+        lines.append(f"note: {out['note']}")
     if out["f"] is not None:
-        print(f"{'lag':>14} {'f':>14}")
+        lines.append(f"{'lag':>14} {'f':>14}")
         lags, f = out["lags"], out["f"]
         step = max(1, len(lags) // 20)
         for i in range(0, len(lags), step):
-            print(f"{lags[i]:>14.6g} {num(f[i]):>14}")
-    sys.stdout.flush()
+            lines.append(f"{lags[i]:>14.6g} {num(f[i]):>14}")
+    return "\n".join(lines) + "\n"
