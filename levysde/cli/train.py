@@ -58,16 +58,20 @@ def add_parser(sub):
                     "Needs PyTorch: pip install 'levysde[rnn]'.",
     )
     g = p.add_argument_group("model and optimizer")
-    g.add_argument("--model", action=_Given, choices=MODELS, default="diaggate", help="architecture (default %(default)s)")
-    g.add_argument("--hidden", action=_Given, type=integer(1, 100000), default=64, help="hidden size H (default %(default)s)")
+    g.add_argument("--model", action=_Given, choices=MODELS, default="diaggate",
+                   help="architecture (default %(default)s)")
+    g.add_argument("--hidden", action=_Given, type=integer(1, 100000), default=64,
+                   help="hidden size H (default %(default)s)")
     g.add_argument("--init", action=_Given, choices=("default", "chrono"), default="default",
                    help="default: torch-style uniform; chrono: gate biases from log U[1, T_max-1]")
     g.add_argument("--t-max", action=_Given, type=real(2.0, lo_open=True), default=None,
                    help="T_max of chrono init, > 2 (default: --seq-len)")
     g.add_argument("--gate-a", action=_Given, type=real(0.0, 1.0, lo_open=True, hi_open=True), default=0.1,
                    help="ConstGate's constant gate a in (0, 1) with --init default (default %(default)s)")
-    g.add_argument("--optimizer", action=_Given, choices=OPTIMIZERS, default="adamw", help="(default %(default)s)")
-    g.add_argument("--lr", action=_Given, type=real(0.0, lo_open=True), default=3e-3, help="learning rate > 0 (default %(default)s)")
+    g.add_argument("--optimizer", action=_Given, choices=OPTIMIZERS, default="adamw",
+                   help="(default %(default)s)")
+    g.add_argument("--lr", action=_Given, type=real(0.0, lo_open=True), default=3e-3,
+                   help="learning rate > 0 (default %(default)s)")
     g.add_argument("--weight-decay", action=_Given, type=real(0.0), default=None,
                    help="weight decay >= 0 (default: AdamW 0.01, Adam/SGD 0)")
     g.add_argument("--no-gate-decay", action=_GivenTrue,
@@ -76,24 +80,33 @@ def add_parser(sub):
                    help="clip the gradient norm to this value (> 0); default off")
     t = p.add_argument_group("task")
     t.add_argument("--task", action=_Given, choices=TASKS, default="powerlaw", help="(default %(default)s)")
-    t.add_argument("--seq-len", action=_Given, type=integer(2), default=200, help="sequence length T >= 2 (default %(default)s)")
+    t.add_argument("--seq-len", action=_Given, type=integer(2), default=200,
+                   help="sequence length T >= 2 (default %(default)s)")
     t.add_argument("--loss-from", action=_Given, type=integer(0), default=None,
                    help="first time step of the loss and of the probe averages (default T // 2)")
-    t.add_argument("--delay", action=_Given, type=integer(1), default=5, help="delay L of the delay task (default %(default)s)")
+    t.add_argument("--delay", action=_Given, type=integer(1), default=5,
+                   help="delay L of the delay task (default %(default)s)")
     t.add_argument("--power", action=_Given, type=real(0.0, lo_open=True), default=1.0,
                    help="exponent p of the powerlaw task, > 0 (default %(default)s)")
     t.add_argument("--kernel", action=_Given, type=integer(0), default=0,
                    help="kernel length K of the powerlaw task (0 = T; default %(default)s)")
-    t.add_argument("--batch", action=_Given, type=integer(1), default=32, help="batch size (default %(default)s)")
-    t.add_argument("--probe-batch", action=_Given, type=integer(1), default=None, help="probe batch size (default --batch)")
+    t.add_argument("--batch", action=_Given, type=integer(1), default=32,
+                   help="batch size (default %(default)s)")
+    t.add_argument("--probe-batch", action=_Given, type=integer(1), default=None,
+                   help="probe batch size (default --batch)")
     r = p.add_argument_group("run and recording")
     r.add_argument("--steps", action=_Given, type=integer(1), default=1000,
                    help="optimizer steps >= 1 (default %(default)s; with --resume: the checkpoint's)")
-    r.add_argument("--record-every", action=_Given, type=integer(1), default=50, help="record every K steps (default %(default)s)")
-    r.add_argument("--seed", action=_Given, type=integer(0, 2 ** 32 - 1), default=0, help="(default %(default)s)")
-    r.add_argument("--n-lags", action=_Given, type=integer(2), default=40, help="number of envelope lags: exactly this many distinct integers from 1 to --lag-max, "
+    r.add_argument("--record-every", action=_Given, type=integer(1), default=50,
+                   help="record every K steps (default %(default)s)")
+    r.add_argument("--seed", action=_Given, type=integer(0, 2 ** 32 - 1), default=0,
+                   help="(default %(default)s)")
+    r.add_argument("--n-lags", action=_Given, type=integer(2), default=40,
+                   help="number of envelope lags: exactly this many distinct integers "
+                        "from 1 to --lag-max, "
                         "log-spaced (so at most --lag-max; default %(default)s)")
-    r.add_argument("--lag-max", action=_Given, type=integer(2), default=10000, help="largest lag >= --n-lags (default %(default)s)")
+    r.add_argument("--lag-max", action=_Given, type=integer(2), default=10000,
+                   help="largest lag >= --n-lags (default %(default)s)")
     r.add_argument("--transport", action=_GivenTrue, help="also record the measured transport")
     r.add_argument("--inject-alpha", action=_Given, type=real(0.0, 2.0, lo_open=True), default=None,
                    help="alpha in (0, 2] of injected symmetric alpha-stable forcing (default off)")
@@ -103,11 +116,13 @@ def add_parser(sub):
                         "and a silent 0 would train without forcing)")
     r.add_argument("--inject-target", action=_Given, choices=("recurrent", "gate"), default="recurrent",
                    help="parameters that receive the forcing (default %(default)s)")
-    r.add_argument("--device", action=_Given, choices=("cpu", "cuda"), default="cpu", help="(default %(default)s)")
+    r.add_argument("--device", action=_Given, choices=("cpu", "cuda"), default="cpu",
+                   help="(default %(default)s)")
     r.add_argument("--threads", action=_Given, type=integer(1, 1024), default=1,
                    help="torch CPU threads (default %(default)s; more is often slower for small H)")
     r.add_argument("--out", required=True, metavar="RUN.npz", help="run file (.npz); checkpoint RUN.ckpt beside it")
-    r.add_argument("--resume", action="store_true", help="continue from RUN.ckpt with its config (flags not given are taken from it; "
+    r.add_argument("--resume", action="store_true",
+                   help="continue from RUN.ckpt with its config (flags not given are taken from it; "
                         "given flags must match it, except --steps, --device, --threads)")
     r.add_argument("--force", action="store_true", help="overwrite an existing run file")
     r.add_argument("--quiet", action="store_true", help="no progress bar")

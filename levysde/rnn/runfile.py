@@ -16,6 +16,7 @@ by ``(seed, step)``), so no RNG state is stored.
 from __future__ import annotations
 
 import re
+import warnings
 
 from ..runfile import (REQUIRED_KEYS, _atomic_write, atomic_write, check_writable,  # noqa: F401
                        checkpoint_path, load_run, save_run)
@@ -62,7 +63,9 @@ def load_checkpoint(path: str) -> dict:
     import torch
 
     try:
-        st = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # e.g. "Detected pickle protocol 4": the error below says it
+            warnings.simplefilter("ignore")
+            st = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - any failure is reported as one line
         raise ValueError(f"cannot read checkpoint {path!r}: corrupt, truncated or not a levysde "
                          f"checkpoint ({_why(exc)})") from None
