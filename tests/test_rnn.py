@@ -466,3 +466,130 @@ def test_chrono_init_spreads_time_scales(name):
     assert np.std(d / (1 - d)) < 0.2 * np.std(T)                    # default init: no spread
     with pytest.raises(ValueError, match="t_max"):
         build_model(name, 1, 4, 1, init="chrono", t_max=2.0)
+
+
+# ------------------------------------------------------------------------------------------
+# CLI as a user runs it (subprocess): bad paths, checkpoints, signals, file modes
+# ------------------------------------------------------------------------------------------
+import os  # noqa: E402
+import pickle  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+TINY = ["--model", "diaggate", "--task", "delay", "--seq-len", "12", "--hidden", "4", "--batch", "4",
+        "--record-every", "5", "--quiet"]
+
+
+def _train(cwd, *argv, umask=None):
+    def pre():
+        if umask is not None:
+            os.umask(umask)
+    return subprocess.run([sys.executable, "-m", "levysde", "train", *TINY, *argv], cwd=cwd,
+                          capture_output=True, text=True, timeout=180, preexec_fn=pre)
+
+
+def _one_line(r, status, *words):
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == status, (r.returncode, r.stderr)
+    assert "Traceback" not in r.stderr and len(lines) == 1, r.stderr
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    return lines[0]
+
+
+@pytest.mark.parametrize("out, words", [
+    ("runs", ["--out", "'runs' is a directory"]),           # an existing directory (with --force)
+    ("runs/sub/", ["--out", "runs/sub/", "not a directory"]),  # trailing slash
+    ("runs/", ["--out", "runs/"]),
+    ("/proc/nope.npz", ["--out", "/proc"]),                 # directory that refuses new files
+    ("nodir/x.npz", ["--out", "does not exist", "mkdir -p"]),
+])
+def test_cli_bad_out_path_one_line_no_files(tmp_path, out, words):
+    (tmp_path / "runs").mkdir()
+    r = _train(tmp_path, "--steps", "2", "--out", out, "--force")
+    _one_line(r, 2, *words)
+    assert sorted(os.listdir(tmp_path)) == ["runs"] and os.listdir(tmp_path / "runs") == []  # no stray .ckpt
+
+
+def test_cli_corrupt_or_crafted_checkpoint_one_line(tmp_path):
+    (tmp_path / "r.ckpt").write_bytes(b"this is not a checkpoint\n")
+    _one_line(_train(tmp_path, "--out", "r.npz", "--resume"), 2, "r.ckpt", "cannot read checkpoint")
+    # a crafted pickle that would create a file when unpickled: refused, nothing executed
+    marker = tmp_path / "pwned"
+
+    class Evil:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    (tmp_path / "e.ckpt").write_bytes(pickle.dumps({"format": "x", "model": Evil()}))
+    torch.save({"model": Evil()}, str(tmp_path / "f.ckpt"))
+    for name in ("e", "f"):
+        _one_line(_train(tmp_path, "--out", f"{name}.npz", "--resume"), 2, f"{name}.ckpt")
+    assert not marker.exists()
+
+
+def test_checkpoint_is_weights_only_and_resume_needs_no_flags(tmp_path):
+    r = _train(tmp_path, "--steps", "10", "--lr", "0.02", "--n-lags", "40", "--out", "r.npz", umask=0o027)
+    assert r.returncode == 0, r.stderr
+    for f in ("r.npz", "r.ckpt"):                             # not mkstemp's 0600
+        assert os.stat(tmp_path / f).st_mode & 0o777 == 0o640
+    st = torch.load(str(tmp_path / "r.ckpt"), weights_only=True)   # tensors and plain containers only
+    assert st["step"] == 10 and st["config"]["lr"] == 0.02
+    assert len(load_run(str(tmp_path / "r.npz"))["lags"]) == 40  # --n-lags is the exact count
+    # --resume alone: every setting comes from the checkpoint; --steps extends
+    r = subprocess.run([sys.executable, "-m", "levysde", "train", "--out", "r.npz", "--resume",
+                        "--steps", "15", "--quiet"], cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    d = load_run(str(tmp_path / "r.npz"))
+    assert d["step"].tolist() == [0, 5, 10, 15] and d["config"]["lr"] == 0.02 and d["config"]["hidden"] == 4
+    # a flag that differs from the checkpoint is still an error
+    _one_line(_train(tmp_path, "--out", "r.npz", "--resume", "--steps", "20", "--lr", "0.5"), 2,
+              "differs in ['lr']")
+    # asking for fewer steps than the run already has
+    _one_line(_train(tmp_path, "--out", "r.npz", "--resume", "--steps", "12"), 2,
+              "--steps 12", "already at step 15")
+
+
+@pytest.mark.parametrize("argv, status, words", [
+    (["--lr", "1e308", "--steps", "3"], 1, ["diverged"]),   # no numpy warning line before it
+    (["--steps", "0"], 2, ["--steps"]),
+    (["--inject-alpha", "1.5"], 2, ["--inject-scale"]),
+    (["--n-lags", "50", "--lag-max", "20"], 2, ["--n-lags", "--lag-max"]),
+])
+def test_cli_bad_values_exactly_one_line(tmp_path, argv, status, words):
+    _one_line(_train(tmp_path, *argv, "--out", "x.npz"), status, *words)
+
+
+def test_cli_sigterm_exits_143_and_keeps_records(tmp_path):
+    p = subprocess.Popen([sys.executable, "-m", "levysde", "train", *TINY, "--steps", "100000000",
+                          "--out", "s.npz"], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    try:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 120:
+            if (tmp_path / "s.npz").exists() and len(load_run(str(tmp_path / "s.npz"))["step"]) >= 2:
+                break
+            time.sleep(0.1)
+        p.send_signal(signal.SIGTERM)
+        err = p.communicate(timeout=60)[1]
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 143, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "SIGTERM" in lines[0] and "Traceback" not in err
+    d = load_run(str(tmp_path / "s.npz"))
+    assert len(d["step"]) >= 2 and d["step"][0] == 0
+    assert not [f for f in os.listdir(tmp_path) if f.startswith(".tmp-")]
+
+
+def test_lag_grid_has_exactly_n_lags():
+    for n, m in [(40, 10000), (2, 2), (5, 5), (10, 12), (100, 10000), (3, 1000)]:
+        g = lag_grid(n, m)
+        assert len(g) == n and g[0] == 1 and g[-1] == m and np.all(np.diff(g) >= 1)
+        assert np.array_equal(g, np.round(g))
+    with pytest.raises(ValueError, match="n_lags"):
+        lag_grid(50, 20)
+    with pytest.raises(ValueError, match="n_lags"):
+        TrainConfig(n_lags=50, lag_max=20).validate()

@@ -53,3 +53,31 @@ def test_cli_help_and_train_without_torch(tmp_path):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "pip install 'levysde[rnn]'" in lines[0]
     assert not os.path.exists(tmp_path / "x.npz")
+
+
+def test_run_file_reader_without_torch(tmp_path):
+    """docs/rnn.md names load_run as the config parser: it needs numpy only."""
+    path = str(tmp_path / "run.npz")
+    r = _py(f"""
+        import numpy as np
+        from levysde.runfile import load_run, save_run
+        arrays = dict(zeta=np.zeros((2, 3)), zeta_jac=np.zeros((2, 3)), step=np.array([0, 5]),
+                      Lambda=np.ones((2, 3)), loss=np.ones(2), lags=np.array([1.0, 2.0]),
+                      envelope=np.ones((2, 2)))
+        save_run({path!r}, arrays, {{"kind": "rnn", "model": "diaggate"}})
+        d = load_run({path!r})
+        assert d["config"]["model"] == "diaggate" and d["step"].tolist() == [0, 5]
+        import stat, os
+        assert 'torch' not in [k for k, v in sys.modules.items() if v is not None]
+        print("ok")
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
+    # the torch parts of levysde.rnn (and so levysde.rnn.runfile) still say how to install torch
+    r = _py("""
+        try:
+            from levysde.rnn.runfile import load_checkpoint
+        except ImportError as e:
+            print(e)
+    """)
+    assert "pip install 'levysde[rnn]'" in r.stdout, r.stderr

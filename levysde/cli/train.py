@@ -4,6 +4,7 @@ torch is imported inside :func:`run` only, so ``levysde --help`` works without i
 """
 from __future__ import annotations
 
+import argparse
 import os
 import signal
 import sys
@@ -13,6 +14,38 @@ from ._common import UsageError, fail, integer, real
 MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
 OPTIMIZERS = ("sgd", "adam", "adamw")
 TASKS = ("powerlaw", "delay", "adding")
+#: exit status after SIGTERM (128 + 15; Ctrl-C gives 130)
+EXIT_SIGTERM = 143
+#: flags that are not part of the run's config
+_NOT_CONFIG = ("out", "resume", "force", "quiet")
+#: CLI dest -> TrainConfig field, where they differ
+_FIELD = {"power": "p"}
+
+
+class _Given(argparse.Action):
+    """``store`` that also records, in ``namespace._given``, that the flag was on the command line
+    (so ``--resume`` can take every flag not given from the checkpoint)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        given = set(getattr(namespace, "_given", ()))
+        given.add(self.dest)
+        namespace._given = given
+
+
+class _GivenTrue(_Given):
+    """``store_true`` counterpart of :class:`_Given`."""
+
+    def __init__(self, option_strings, dest, default=False, required=False, help=None):
+        super().__init__(option_strings, dest, nargs=0, const=True, default=default,
+                         required=required, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        super().__call__(parser, namespace, True, option_string)
+
+
+class _Terminated(BaseException):
+    """Raised by the SIGTERM handler; not an Exception, so nothing on the way swallows it."""
 
 
 def add_parser(sub):
@@ -25,56 +58,100 @@ def add_parser(sub):
                     "Needs PyTorch: pip install 'levysde[rnn]'.",
     )
     g = p.add_argument_group("model and optimizer")
-    g.add_argument("--model", choices=MODELS, default="diaggate", help="architecture (default %(default)s)")
-    g.add_argument("--hidden", type=integer(1, 100000), default=64, help="hidden size H (default %(default)s)")
-    g.add_argument("--init", choices=("default", "chrono"), default="default",
+    g.add_argument("--model", action=_Given, choices=MODELS, default="diaggate",
+                   help="architecture (default %(default)s)")
+    g.add_argument("--hidden", action=_Given, type=integer(1, 100000), default=64,
+                   help="hidden size H (default %(default)s)")
+    g.add_argument("--init", action=_Given, choices=("default", "chrono"), default="default",
                    help="default: torch-style uniform; chrono: gate biases from log U[1, T_max-1]")
-    g.add_argument("--t-max", type=real(2.0, lo_open=True), default=None,
+    g.add_argument("--t-max", action=_Given, type=real(2.0, lo_open=True), default=None,
                    help="T_max of chrono init, > 2 (default: --seq-len)")
-    g.add_argument("--gate-a", type=real(0.0, 1.0, lo_open=True, hi_open=True), default=0.1,
+    g.add_argument("--gate-a", action=_Given, type=real(0.0, 1.0, lo_open=True, hi_open=True), default=0.1,
                    help="ConstGate's constant gate a in (0, 1) with --init default (default %(default)s)")
-    g.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw", help="(default %(default)s)")
-    g.add_argument("--lr", type=real(0.0, lo_open=True), default=3e-3, help="learning rate > 0 (default %(default)s)")
-    g.add_argument("--weight-decay", type=real(0.0), default=None,
+    g.add_argument("--optimizer", action=_Given, choices=OPTIMIZERS, default="adamw",
+                   help="(default %(default)s)")
+    g.add_argument("--lr", action=_Given, type=real(0.0, lo_open=True), default=3e-3,
+                   help="learning rate > 0 (default %(default)s)")
+    g.add_argument("--weight-decay", action=_Given, type=real(0.0), default=None,
                    help="weight decay >= 0 (default: AdamW 0.01, Adam/SGD 0)")
-    g.add_argument("--no-gate-decay", action="store_true",
+    g.add_argument("--no-gate-decay", action=_GivenTrue,
                    help="exclude the retention-gate parameters from weight decay")
-    g.add_argument("--clip", type=real(0.0, lo_open=True), default=None,
+    g.add_argument("--clip", action=_Given, type=real(0.0, lo_open=True), default=None,
                    help="clip the gradient norm to this value (> 0); default off")
     t = p.add_argument_group("task")
-    t.add_argument("--task", choices=TASKS, default="powerlaw", help="(default %(default)s)")
-    t.add_argument("--seq-len", type=integer(2), default=200, help="sequence length T >= 2 (default %(default)s)")
-    t.add_argument("--loss-from", type=integer(0), default=None,
+    t.add_argument("--task", action=_Given, choices=TASKS, default="powerlaw", help="(default %(default)s)")
+    t.add_argument("--seq-len", action=_Given, type=integer(2), default=200,
+                   help="sequence length T >= 2 (default %(default)s)")
+    t.add_argument("--loss-from", action=_Given, type=integer(0), default=None,
                    help="first time step of the loss and of the probe averages (default T // 2)")
-    t.add_argument("--delay", type=integer(1), default=5, help="delay L of the delay task (default %(default)s)")
-    t.add_argument("--power", type=real(0.0, lo_open=True), default=1.0,
+    t.add_argument("--delay", action=_Given, type=integer(1), default=5,
+                   help="delay L of the delay task (default %(default)s)")
+    t.add_argument("--power", action=_Given, type=real(0.0, lo_open=True), default=1.0,
                    help="exponent p of the powerlaw task, > 0 (default %(default)s)")
-    t.add_argument("--kernel", type=integer(0), default=0,
+    t.add_argument("--kernel", action=_Given, type=integer(0), default=0,
                    help="kernel length K of the powerlaw task (0 = T; default %(default)s)")
-    t.add_argument("--batch", type=integer(1), default=32, help="batch size (default %(default)s)")
-    t.add_argument("--probe-batch", type=integer(1), default=None, help="probe batch size (default --batch)")
+    t.add_argument("--batch", action=_Given, type=integer(1), default=32,
+                   help="batch size (default %(default)s)")
+    t.add_argument("--probe-batch", action=_Given, type=integer(1), default=None,
+                   help="probe batch size (default --batch)")
     r = p.add_argument_group("run and recording")
-    r.add_argument("--steps", type=integer(0), default=1000, help="optimizer steps (default %(default)s)")
-    r.add_argument("--record-every", type=integer(1), default=50, help="record every K steps (default %(default)s)")
-    r.add_argument("--seed", type=integer(0, 2 ** 32 - 1), default=0, help="(default %(default)s)")
-    r.add_argument("--n-lags", type=integer(2), default=40, help="lags of the envelope grid (default %(default)s)")
-    r.add_argument("--lag-max", type=integer(2), default=10000, help="largest lag (default %(default)s)")
-    r.add_argument("--transport", action="store_true", help="also record the measured transport")
-    r.add_argument("--inject-alpha", type=real(0.0, 2.0, lo_open=True), default=None,
+    r.add_argument("--steps", action=_Given, type=integer(1), default=1000,
+                   help="optimizer steps >= 1 (default %(default)s; with --resume: the checkpoint's)")
+    r.add_argument("--record-every", action=_Given, type=integer(1), default=50,
+                   help="record every K steps (default %(default)s)")
+    r.add_argument("--seed", action=_Given, type=integer(0, 2 ** 32 - 1), default=0,
+                   help="(default %(default)s)")
+    r.add_argument("--n-lags", action=_Given, type=integer(2), default=40,
+                   help="number of envelope lags: exactly this many distinct integers "
+                        "from 1 to --lag-max, "
+                        "log-spaced (so at most --lag-max; default %(default)s)")
+    r.add_argument("--lag-max", action=_Given, type=integer(2), default=10000,
+                   help="largest lag >= --n-lags (default %(default)s)")
+    r.add_argument("--transport", action=_GivenTrue, help="also record the measured transport")
+    r.add_argument("--inject-alpha", action=_Given, type=real(0.0, 2.0, lo_open=True), default=None,
                    help="alpha in (0, 2] of injected symmetric alpha-stable forcing (default off)")
-    r.add_argument("--inject-scale", type=real(0.0), default=0.0,
-                   help="scale >= 0 of the injected forcing, added after every step (default %(default)s)")
-    r.add_argument("--inject-target", choices=("recurrent", "gate"), default="recurrent",
+    r.add_argument("--inject-scale", action=_Given, type=real(0.0), default=None,
+                   help="scale s >= 0 of the injected forcing s*X, added after every step; required with "
+                        "--inject-alpha (no default: the useful scale depends on --lr and the weights, "
+                        "and a silent 0 would train without forcing)")
+    r.add_argument("--inject-target", action=_Given, choices=("recurrent", "gate"), default="recurrent",
                    help="parameters that receive the forcing (default %(default)s)")
-    r.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="(default %(default)s)")
-    r.add_argument("--threads", type=integer(1, 1024), default=1,
+    r.add_argument("--device", action=_Given, choices=("cpu", "cuda"), default="cpu",
+                   help="(default %(default)s)")
+    r.add_argument("--threads", action=_Given, type=integer(1, 1024), default=1,
                    help="torch CPU threads (default %(default)s; more is often slower for small H)")
     r.add_argument("--out", required=True, metavar="RUN.npz", help="run file (.npz); checkpoint RUN.ckpt beside it")
-    r.add_argument("--resume", action="store_true", help="continue from RUN.ckpt (same config; --steps may grow)")
+    r.add_argument("--resume", action="store_true",
+                   help="continue from RUN.ckpt with its config (flags not given are taken from it; "
+                        "given flags must match it, except --steps, --device, --threads)")
     r.add_argument("--force", action="store_true", help="overwrite an existing run file")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
     return p
+
+
+def _config_fields(args, base: dict | None) -> dict:
+    """TrainConfig fields from the parsed flags. ``base`` (a checkpoint's config, for
+    ``--resume``): start from it and override only the flags given on the command line."""
+    given = getattr(args, "_given", set())
+    fields = {}
+    for dest, value in vars(args).items():
+        if dest.startswith("_") or dest in _NOT_CONFIG or dest in ("func", "command"):
+            continue
+        if base is not None and dest not in given:
+            continue
+        if dest == "no_gate_decay":
+            fields["gate_decay"] = not value
+        else:
+            fields[_FIELD.get(dest, dest)] = value
+    if base is None:
+        return fields
+    from ..rnn.train import TrainConfig
+
+    names = set(TrainConfig.__dataclass_fields__)
+    merged = {k: v for k, v in base.items() if k in names}
+    merged.update(fields)
+    return merged
 
 
 def run(args) -> int:
@@ -83,27 +160,38 @@ def run(args) -> int:
     except ImportError:
         raise UsageError("levysde train needs PyTorch: pip install 'levysde[rnn]' "
                          "(on the project machines: pip install torch==2.13.0)") from None
+    from ..rnn.runfile import check_writable, checkpoint_path, load_checkpoint
     from ..rnn.train import TrainConfig, TrainingDiverged, train
 
-    if args.inject_alpha is None and args.inject_scale > 0:
-        raise UsageError("--inject-scale needs --inject-alpha")
     if args.resume and args.force:
         raise UsageError("--resume and --force exclude each other")
-    out_dir = os.path.dirname(os.path.abspath(args.out))
-    if not os.path.isdir(out_dir):
-        raise UsageError(f"--out: directory {out_dir!r} does not exist")
-    cfg = TrainConfig(
-        model=args.model, hidden=args.hidden, optimizer=args.optimizer, lr=args.lr,
-        weight_decay=args.weight_decay, gate_decay=not args.no_gate_decay, clip=args.clip,
-        task=args.task, seq_len=args.seq_len, loss_from=args.loss_from, delay=args.delay,
-        p=args.power, kernel=args.kernel, batch=args.batch, probe_batch=args.probe_batch,
-        steps=args.steps, record_every=args.record_every, seed=args.seed, init=args.init,
-        t_max=args.t_max, gate_a=args.gate_a, inject_alpha=args.inject_alpha,
-        inject_scale=args.inject_scale, inject_target=args.inject_target, n_lags=args.n_lags,
-        lag_max=args.lag_max, transport=args.transport, device=args.device, threads=args.threads,
-    )
-    def _term(signum, frame):  # SIGTERM: stop like Ctrl-C (records so far are on disk)
-        raise KeyboardInterrupt
+    try:
+        check_writable(args.out, "--out")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    ckpt = checkpoint_path(args.out)
+    if os.path.isdir(ckpt):
+        raise UsageError(f"--out: its checkpoint {ckpt!r} is a directory")
+    base = None
+    if args.resume:
+        if not os.path.exists(ckpt):
+            raise UsageError(f"--resume: no checkpoint {ckpt!r} to resume from")
+        base = load_checkpoint(ckpt)["config"]  # ValueError (one line, names the file) if unreadable
+    fields = _config_fields(args, base)
+    if fields.get("inject_alpha") is None and (fields.get("inject_scale") or 0) > 0:
+        raise UsageError("--inject-scale needs --inject-alpha")
+    if fields.get("inject_alpha") is not None and fields.get("inject_scale") is None:
+        raise UsageError("--inject-alpha needs --inject-scale (the scale s of the forcing s*X; "
+                         "there is no default)")
+    if fields.get("inject_scale") is None:
+        fields["inject_scale"] = 0.0
+    if fields["lag_max"] < fields["n_lags"]:
+        raise UsageError(f"--n-lags {fields['n_lags']} exceeds --lag-max {fields['lag_max']} "
+                         f"(the lags are distinct integers from 1 to --lag-max)")
+    cfg = TrainConfig(**fields)
+
+    def _term(signum, frame):  # SIGTERM: stop; the records so far are on disk
+        raise _Terminated
 
     try:
         old = signal.signal(signal.SIGTERM, _term)
@@ -114,6 +202,12 @@ def run(args) -> int:
                     progress=not args.quiet and sys.stderr.isatty())
     except TrainingDiverged as exc:
         fail(f"levysde train: diverged: {exc}", status=1)
+    except _Terminated:
+        fail(f"levysde train: terminated (SIGTERM); the records written so far are kept in "
+             f"{args.out} (continue with --resume)", status=EXIT_SIGTERM)
+    except OSError as exc:
+        name = exc.filename or args.out
+        fail(f"levysde train: error: cannot write {name}: {exc.strerror or exc}")
     finally:
         if old is not None:
             signal.signal(signal.SIGTERM, old)

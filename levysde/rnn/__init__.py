@@ -9,7 +9,8 @@ Modules
 models   ConstGate, SharedGate, DiagGate, GRU, LSTM with per-neuron retention and Jacobian diagonal
 tasks    synthetic long-memory regression: powerlaw, delay, adding
 train    TrainConfig, train(): optimizers, injected alpha-stable forcing, recording
-runfile  save/load of run files (.npz, readable with numpy alone) and checkpoints
+runfile  checkpoints; re-exports the run-file code of the torch-free levysde.runfile
+         (``from levysde.runfile import load_run`` works without torch)
 
 See docs/rnn.md.
 """

@@ -1,101 +1,78 @@
-"""Run files (.npz, readable with numpy alone) and checkpoints.
+"""Run files (.npz, readable with numpy alone) and checkpoints (torch).
 
-Run-file keys (a contract; read with ``numpy.load(path, allow_pickle=False)``):
+The run-file code lives in the torch-free module :mod:`levysde.runfile` (key table there and
+in docs/rnn.md) and is re-exported here, so ``from levysde.runfile import load_run`` works
+without PyTorch.
 
-=============== ===================== ==========================================================
-key             shape                 meaning
-=============== ===================== ==========================================================
-``zeta``        (R, H) float64        zeta_q = log mu_bar_q per record and neuron (THEORY §9)
-``zeta_jac``    (R, H) float64        first-order zeta^(1)_q; NaN where mu_bar^(1)_q <= 0 (masked)
-``step``        (R,) int64            optimizer steps taken before the record
-``Lambda``      (R, H) float64        optimizer amplitude Lambda_q (THEORY §9)
-``loss``        (R,) float64          MSE on the fixed probe batch at the record
-``lags``        (n_lags,) float64     lags l (steps) of the envelope, a log grid
-``envelope``    (R, n_lags) float64   f(l) = sum_q Lambda_q exp(-l mu_bar_q) / sum_q Lambda_q
-``config``      0-d unicode           JSON of the run configuration (``kind = "rnn"``)
-=============== ===================== ==========================================================
-
-Further keys: ``train_loss`` (R,) mean training-batch loss since the previous record
-(NaN at step 0); ``zeta_clips`` (R,) neurons whose mu_bar was raised to the floor;
-``jac_masked`` (R,) neurons masked in ``zeta_jac``; ``jac_clips`` (R,) per-step
-``|J|`` values raised to the floor; ``saturated`` (R,) fraction of probe (b, t, q) entries
-with a float32-saturated retention (r < 1e-6 or 1 - r < 1e-6); ``wall`` (R,) seconds since
-the start; ``transport`` (R, n_lags), only when measured: Lambda-weighted mean of
-``<prod_{k<l} r_{t-k}>`` over the probe window, NaN for lags longer than the window.
-
-Writes are atomic (temporary file in the same directory + ``os.replace``), so an
-interrupted run leaves the last complete file.
+Checkpoints (``RUN.ckpt`` beside ``RUN.npz``) are written with ``torch.save`` and read with
+``torch.load(..., weights_only=True)``: they hold only tensors, plain containers, numbers
+and strings, so loading a crafted file cannot run code. Layout (``format`` =
+:data:`CKPT_FORMAT`): ``model`` and ``optimizer`` state dicts, ``records`` (name -> tensor,
+the run-file arrays so far), ``lags`` (tensor), ``step`` (int), ``wall`` (float), ``acc``
+([float, int], the training-loss accumulator since the last record), ``config`` (dict, the
+run file's config). Training uses no global RNG (every draw comes from a generator seeded
+by ``(seed, step)``), so no RNG state is stored.
 """
 from __future__ import annotations
 
-import json
-import os
-import tempfile
+import re
+import warnings
 
-import numpy as np
+from ..runfile import (REQUIRED_KEYS, _atomic_write, atomic_write, check_writable,  # noqa: F401
+                       checkpoint_path, load_run, save_run)
 
-REQUIRED_KEYS = ("zeta", "zeta_jac", "step", "Lambda", "loss", "lags", "envelope", "config")
+__all__ = ["REQUIRED_KEYS", "atomic_write", "check_writable", "checkpoint_path", "load_run", "save_run",
+           "save_checkpoint", "load_checkpoint", "CKPT_FORMAT", "CKPT_KEYS"]
 
-
-def _atomic_write(path: str, writer) -> None:
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path), dir=d)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            writer(fh)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+#: value of the checkpoint's ``format`` entry
+CKPT_FORMAT = "levysde-rnn-checkpoint-2"
+CKPT_KEYS = ("format", "model", "optimizer", "records", "lags", "step", "wall", "acc", "config")
 
 
-def save_run(path: str, arrays: dict, config: dict) -> None:
-    """Write a run file atomically. ``arrays``: name -> array-like (see module table);
-    ``config``: JSON-serialisable dict stored as the 0-d unicode array ``config``.
-
-    Raises ValueError if a required key is missing or the config is not JSON-serialisable."""
-    missing = [k for k in REQUIRED_KEYS if k != "config" and k not in arrays]
-    if missing:
-        raise ValueError(f"run file arrays missing required keys {missing}")
-    out = {k: np.asarray(v) for k, v in arrays.items()}
-    for k, v in out.items():
-        if v.dtype == object:
-            raise ValueError(f"run file array {k!r} has dtype object (not allowed)")
-    out["config"] = np.array(json.dumps(config, sort_keys=True, allow_nan=False))
-    _atomic_write(path, lambda fh: np.savez(fh, **out))
-
-
-def load_run(path: str) -> dict:
-    """Read a run file with numpy only. Returns a dict of arrays plus ``config`` parsed to a dict.
-
-    Raises ValueError if a required key is missing."""
-    with np.load(path, allow_pickle=False) as z:
-        data = {k: z[k] for k in z.files}
-    missing = [k for k in REQUIRED_KEYS if k not in data]
-    if missing:
-        raise ValueError(f"{path}: not a levysde run file (missing {missing})")
-    data["config"] = json.loads(str(data["config"][()]))
-    return data
-
-
-def checkpoint_path(run_path: str) -> str:
-    """Checkpoint file that goes with run file ``run_path``: ``RUN.npz`` -> ``RUN.ckpt``."""
-    root, ext = os.path.splitext(run_path)
-    return (root if ext == ".npz" else run_path) + ".ckpt"
+def _why(exc: BaseException) -> str:
+    """Short reason for a failed ``torch.load``: torch's weights-only message is long and
+    suggests ``weights_only=False``, which is exactly what must not be done with an
+    untrusted file, so only its WeightsUnpickler detail is kept."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if text.startswith("Weights only load failed"):
+        key = "WeightsUnpickler error:"
+        rest = text.split(key, 1)[1] if key in text else "\n".join(lines[1:])
+        boiler = ("(1)", "(2)", "Check the documentation", "Please file an issue")
+        rest = [ln.strip() for ln in rest.splitlines() if ln.strip() and not ln.strip().startswith(boiler)]
+        detail = rest[0].split(" Please use", 1)[0] if rest else "unsupported content"
+        return f"not loadable with weights_only=True: {detail}"[:200]
+    return f"{type(exc).__name__}: {lines[0]}"[:200] if lines else type(exc).__name__
 
 
 def save_checkpoint(path: str, state: dict) -> None:
-    """Atomically ``torch.save`` a checkpoint dict (model, optimizer, step, records, config)."""
+    """Atomically ``torch.save`` a checkpoint dict (layout in the module docstring; ``format``
+    is filled in)."""
     import torch
 
-    _atomic_write(path, lambda fh: torch.save(state, fh))
+    state = dict(state, format=CKPT_FORMAT)
+    atomic_write(path, lambda fh: torch.save(state, fh))
 
 
 def load_checkpoint(path: str) -> dict:
-    """Load a checkpoint written by :func:`save_checkpoint` (tensors mapped to CPU)."""
+    """Load a checkpoint written by :func:`save_checkpoint` (``weights_only=True``, tensors on CPU).
+
+    Raises ValueError, one line naming ``path``, if the file cannot be read (missing,
+    truncated, corrupt, not a levysde checkpoint, written by an older levysde, or holding
+    objects other than tensors / plain containers)."""
     import torch
 
-    return torch.load(path, map_location="cpu", weights_only=False)
+    try:
+        with warnings.catch_warnings():  # e.g. "Detected pickle protocol 4": the error below says it
+            warnings.simplefilter("ignore")
+            st = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - any failure is reported as one line
+        raise ValueError(f"cannot read checkpoint {path!r}: corrupt, truncated or not a levysde "
+                         f"checkpoint ({_why(exc)})") from None
+    if not isinstance(st, dict) or st.get("format") != CKPT_FORMAT:
+        raise ValueError(f"cannot read checkpoint {path!r}: not a levysde checkpoint of format "
+                         f"{CKPT_FORMAT!r} (older levysde versions wrote another format)")
+    missing = [k for k in CKPT_KEYS if k not in st]
+    if missing or not isinstance(st["config"], dict) or not isinstance(st["records"], dict):
+        raise ValueError(f"cannot read checkpoint {path!r}: incomplete (missing {missing})")
+    return st

@@ -16,7 +16,9 @@ At steps 0, K, 2K, ... and at the last step (K = ``record_every``), on a fixed p
   the value Adam's first step uses), g = gradient of the probe loss. If ``g^T g = 0`` the
   quotient is undefined and the mean of P over the rows is used instead.
 * the probe loss, and the ELR envelope ``f(l) = sum_q Lambda_q exp(-l mu_bar_q) / sum_q Lambda_q``
-  on an integer log grid of lags ``1..lag_max``; optionally the measured transport.
+  on an integer log grid of exactly ``n_lags`` lags ``1..lag_max`` (:func:`lag_grid`);
+  optionally the measured transport. Numpy warnings from non-finite intermediate values
+  (a diverging run) are silenced here; divergence is reported by :class:`TrainingDiverged`.
 
 Injected forcing (negative control, anti-collapse paper): after every optimizer step,
 ``p <- p + inject_scale * X`` on the selected entries (``inject_target``: ``recurrent`` =
@@ -40,7 +42,7 @@ import numpy as np
 import torch
 
 from .models import INITS, MODELS, RNNModel, build_model
-from .runfile import checkpoint_path, load_checkpoint, save_checkpoint, save_run
+from .runfile import check_writable, checkpoint_path, load_checkpoint, save_checkpoint, save_run
 from .tasks import STREAM_NOISE, STREAM_PROBE, STREAM_TRAIN, TASKS, Task, build_task, stream_generator
 
 OPTIMIZERS = ("sgd", "adam", "adamw")
@@ -73,7 +75,7 @@ class TrainConfig:
     init          default | chrono; t_max (> 2) for chrono (None: seq_len)
     gate_a        ConstGate constant in (0, 1)
     inject_alpha  None (off) or in (0, 2]; inject_scale >= 0; inject_target recurrent | gate
-    n_lags >= 2, lag_max >= 2 (integer log grid 1..lag_max), transport (bool)
+    n_lags >= 2, lag_max >= n_lags (integer log grid 1..lag_max, n_lags points), transport (bool)
     device        cpu | cuda; threads >= 1 or None (leave torch's setting)
     """
 
@@ -144,6 +146,7 @@ class TrainConfig:
         need(self.inject_target in INJECT_TARGETS, "inject_target", f"one of {INJECT_TARGETS}")
         need(is_int(self.n_lags) and self.n_lags >= 2, "n_lags", "an integer >= 2")
         need(is_int(self.lag_max) and self.lag_max >= 2, "lag_max", "an integer >= 2")
+        need(self.lag_max >= self.n_lags, "n_lags", f"<= lag_max = {self.lag_max} (distinct integer lags)")
         need(isinstance(self.transport, bool), "transport", "a bool")
         need(self.device in ("cpu", "cuda"), "device", "'cpu' or 'cuda'")
         need(self.threads is None or (is_int(self.threads) and self.threads >= 1), "threads",
@@ -236,14 +239,30 @@ def neuron_lambda(model: RNNModel, optimizer: torch.optim.Optimizer, kind: str) 
 
 
 def lag_grid(n_lags: int, lag_max: int) -> np.ndarray:
-    """Integer log grid of lags in [1, lag_max] (duplicates removed), float64."""
-    return np.unique(np.round(np.geomspace(1.0, lag_max, n_lags))).astype(np.float64)
+    """Exactly ``n_lags`` distinct integer lags from 1 to ``lag_max``, close to a log grid, float64.
+
+    ``round(geomspace(1, lag_max, n_lags))`` repeats small integers; each repeat is moved to
+    the next free integer (and the top end is kept at ``lag_max``), so the grid is linear
+    (1, 2, 3, ...) where the log spacing is below 1 and logarithmic above.
+    Raises ValueError unless 2 <= n_lags <= lag_max."""
+    n_lags, lag_max = int(n_lags), int(lag_max)
+    if not 2 <= n_lags <= lag_max:
+        raise ValueError(f"n_lags must be in [2, lag_max = {lag_max}], got {n_lags}")
+    lags = np.round(np.geomspace(1.0, lag_max, n_lags)).astype(np.int64)
+    lags[0], lags[-1] = 1, lag_max
+    for i in range(1, n_lags):               # strictly increasing
+        lags[i] = max(lags[i], lags[i - 1] + 1)
+    lags[-1] = lag_max
+    for i in range(n_lags - 2, -1, -1):      # ... and at most lag_max (n_lags <= lag_max keeps lags[0] = 1)
+        lags[i] = min(lags[i], lags[i + 1] - 1)
+    return lags.astype(np.float64)
 
 
 def envelope(mu_bar: np.ndarray, lam: np.ndarray, lags: np.ndarray) -> np.ndarray:
     """ELR envelope ``f(l) = sum_q Lambda_q exp(-l mu_bar_q) / sum_q Lambda_q`` (THEORY §9), (n_lags,)."""
-    w = lam / lam.sum()
-    return np.exp(-np.outer(lags, mu_bar)) @ w
+    with np.errstate(all="ignore"):  # inf/NaN Lambda of a diverging run: NaN envelope, no warning
+        w = lam / lam.sum()
+        return np.exp(-np.outer(lags, mu_bar)) @ w
 
 
 def record_stats(model: RNNModel, task: Task, x: torch.Tensor, y: torch.Tensor,
@@ -253,6 +272,11 @@ def record_stats(model: RNNModel, task: Task, x: torch.Tensor, y: torch.Tensor,
 
     Returns a dict of numpy values: zeta, zeta_jac, Lambda (H,), loss, envelope (n_lags,),
     zeta_clips, jac_masked, jac_clips, saturated[, transport (n_lags,)]."""
+    with np.errstate(all="ignore"):  # divergence is detected and reported, not warned about
+        return _record_stats(model, task, x, y, optimizer, kind, lags, transport)
+
+
+def _record_stats(model, task, x, y, optimizer, kind, lags, transport):
     optimizer.zero_grad(set_to_none=True)
     loss = task.loss(model(x), y)
     loss.backward()
@@ -365,12 +389,26 @@ def _records_to_arrays(rec: dict, lags: np.ndarray, H: int) -> dict:
 _RESUME_FREE = ("steps", "device", "threads")
 
 
+def _records_to_tensors(rec: dict, lags: np.ndarray, H: int) -> dict:
+    """Records as tensors (the checkpoint holds no numpy objects: ``weights_only`` loading)."""
+    arr = _records_to_arrays(rec, lags, H)
+    return {k: torch.from_numpy(np.ascontiguousarray(arr[k])) for k in rec}
+
+
+def _records_from_tensors(t: dict, keys) -> dict:
+    """Inverse of :func:`_records_to_tensors`: lists of per-record numpy rows / scalars."""
+    missing = [k for k in keys if k not in t]
+    if missing:
+        raise ValueError(f"checkpoint records miss {missing}")
+    return {k: list(t[k].numpy()) for k in keys}
+
+
 def full_config(cfg: TrainConfig, task: Task, lags: np.ndarray) -> dict:
     """The JSON config stored in the run file."""
     from .. import __version__
 
     d = cfg.to_dict()
-    d.update(kind="rnn", torch_version=torch.__version__, levysde_version=__version__,
+    d.update(kind="rnn", torch_version=str(torch.__version__), levysde_version=__version__,
              n_in=task.n_in, n_out=task.n_out, loss_from_resolved=task.loss_from,
              inject={"alpha": cfg.inject_alpha, "scale": cfg.inject_scale, "target": cfg.inject_target,
                      "on": cfg.inject_alpha is not None and cfg.inject_scale > 0},
@@ -420,19 +458,37 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = False, for
     wall0 = 0.0
     acc_loss, acc_n = 0.0, 0
     ckpt = checkpoint_path(out) if out else None
+    if out:
+        check_writable(out, "output")
+        if os.path.isdir(ckpt):
+            raise ValueError(f"checkpoint {ckpt!r} is a directory")
     if resume:
         if not out or not os.path.exists(ckpt):
             raise ValueError(f"--resume: no checkpoint {ckpt!r} to resume from")
         st = load_checkpoint(ckpt)
         old = st["config"]
-        diff = [k for k in config if k not in _RESUME_FREE and k != "torch_version"
+        diff = [k for k in config if k not in _RESUME_FREE and k not in ("torch_version", "levysde_version")
                 and json.dumps(old.get(k)) != json.dumps(config[k])]
         if diff:
-            raise ValueError(f"--resume: the checkpoint's config differs in {diff}")
-        model.load_state_dict(st["model"])
-        opt.load_state_dict(st["optimizer"])
-        rec, step, wall0 = st["records"], st["step"], st["wall"]
-        acc_loss, acc_n = st["acc"]
+            shown = ", ".join(f"{k}={old.get(k)!r} there, {config[k]!r} here" for k in diff[:3])
+            raise ValueError(f"--resume: the checkpoint's config differs in {diff} ({shown}); "
+                             f"only steps, device and threads may change")
+        try:
+            ck_lags = st["lags"].numpy()
+            if not np.array_equal(ck_lags, lags):
+                raise ValueError(f"its lag grid ({len(ck_lags)} lags) differs from this version's "
+                                 f"({len(lags)} lags)")
+            model.load_state_dict(st["model"])
+            opt.load_state_dict(st["optimizer"])
+            rec = _records_from_tensors(st["records"], keys)
+            step, wall0 = int(st["step"]), float(st["wall"])
+            acc_loss, acc_n = float(st["acc"][0]), int(st["acc"][1])
+        except Exception as exc:  # noqa: BLE001 - a damaged or foreign checkpoint: one line
+            msg = (str(exc).strip().splitlines() or [""])[0][:160]
+            raise ValueError(f"cannot resume from checkpoint {ckpt!r}: {type(exc).__name__}: {msg}") from None
+        if cfg.steps < step:
+            raise ValueError(f"--steps {cfg.steps}: the run in {ckpt!r} is already at step {step}; "
+                             f"give --steps >= {step} to continue it")
     elif out and os.path.exists(out) and not force:
         raise ValueError(f"output {out!r} exists; use --resume to continue it or --force to overwrite")
 
@@ -460,8 +516,10 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = False, for
             rec[k].append(r[k])
         if out:
             save_checkpoint(ckpt, {"model": model.state_dict(), "optimizer": opt.state_dict(),
-                                   "records": rec, "step": step, "wall": r["wall"],
-                                   "acc": (acc_loss, acc_n), "config": config})
+                                   "records": _records_to_tensors(rec, lags, H),
+                                   "lags": torch.from_numpy(lags.copy()), "step": int(step),
+                                   "wall": float(r["wall"]), "acc": [float(acc_loss), int(acc_n)],
+                                   "config": json.loads(json.dumps(config))})  # plain types only
             save_run(out, _records_to_arrays(rec, lags, H), config)
         return r
 
