@@ -26,27 +26,15 @@ from .estimate import Estimate, SDEFit, fit_sde, predict, spread
 
 __all__ = ["load_run_arrays", "check_run", "CheckReport", "ks_to_histogram"]
 
-_RNN_KEYS = ("zeta", "zeta_jac", "step", "Lambda", "lags", "envelope", "config")
-
-
 def load_run_arrays(path) -> dict:
-    """Read a ``levysde train`` run file with numpy alone (``allow_pickle=False``).
+    """Read a ``levysde train`` run file with numpy alone (:func:`levysde.runfile.load_run`).
 
-    Raises ValueError (one line, naming the file) when the file is missing, not
-    an .npz, or lacks the run-file keys.
+    Raises ValueError (one line, naming the file) when the file is missing, not an
+    .npz, or lacks the run-file keys.
     """
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            missing = [k for k in _RNN_KEYS if k not in z.files]
-            if missing:
-                raise ValueError(f"{path}: not a levysde train run file (missing {', '.join(missing)})")
-            out = {k: z[k] for k in z.files}
-    except FileNotFoundError:
-        raise ValueError(f"{path}: no such file") from None
-    except (OSError, EOFError) as exc:
-        raise ValueError(f"{path}: cannot read as .npz ({exc.__class__.__name__})") from None
-    out["config"] = json.loads(str(out["config"]))
-    return out
+    from .runfile import load_run
+
+    return load_run(path)
 
 
 def ks_to_histogram(samples, edges, counts) -> float:

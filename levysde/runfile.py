@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import zipfile
 
 import numpy as np
 
@@ -93,16 +94,65 @@ def save_run(path: str, arrays: dict, config: dict) -> None:
     atomic_write(path, lambda fh: np.savez(fh, **out))
 
 
-def load_run(path: str) -> dict:
-    """Read a run file with numpy only. Returns a dict of arrays plus ``config`` parsed to a dict.
+def read_run(path, *, kinds=("simulation", "rnn")) -> dict:
+    """Read any levysde run file (.npz, ``allow_pickle=False``): a simulation or a trained RNN.
 
-    Raises ValueError if a required key is missing."""
-    with np.load(path, allow_pickle=False) as z:
-        data = {k: z[k] for k in z.files}
-    missing = [k for k in REQUIRED_KEYS if k not in data]
+    Returns a dict of its arrays plus ``meta`` (the parsed ``meta`` or ``config`` JSON object)
+    and ``kind`` ("simulation" or "rnn"). For RNN runs ``config`` is also the parsed dict.
+
+    Raises
+    ------
+    ValueError, one line naming the file, when it is missing, a directory, not a valid
+    .npz archive (truncated, corrupt, a plain .npy array, pickled objects), has no JSON
+    ``meta``/``config`` object, is of a kind not in ``kinds``, or lacks its kind's keys.
+    """
+    try:
+        z = np.load(path, allow_pickle=False)
+        if not isinstance(z, np.lib.npyio.NpzFile):
+            raise ValueError(f"{path} is a plain .npy array, not a .npz run file")
+        with z:
+            data = {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        raise ValueError(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise ValueError(f"{path} is a directory, not a .npz run file") from None
+    except ValueError as exc:
+        if "plain .npy" in str(exc):
+            raise
+        raise ValueError(f"cannot read {path}: not a valid .npz archive (truncated or corrupt, "
+                         f"or it holds pickled objects)") from None
+    except (OSError, zipfile.BadZipFile, EOFError, KeyError):
+        raise ValueError(f"cannot read {path}: not a valid .npz archive (missing, truncated "
+                         f"or corrupt, or it holds pickled objects)") from None
+    key = "meta" if "meta" in data else "config" if "config" in data else None
+    if key is None:
+        raise ValueError(f"{path} has no 'meta' or 'config' entry (not a levysde run)")
+    try:
+        meta = json.loads(str(data[key][()]))
+        if not isinstance(meta, dict):
+            raise ValueError("not an object")
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"the '{key}' entry of {path} is not a JSON object ({exc})") from None
+    kind = meta.get("kind")
+    if kind not in kinds:
+        raise ValueError(f"{path}: run kind {kind!r}; expected {' or '.join(repr(k) for k in kinds)}")
+    need = {"simulation": ("hist_edges", "hist_counts"),
+            "rnn": tuple(k for k in REQUIRED_KEYS if k != "config")}[kind]
+    missing = [k for k in need if k not in data]
     if missing:
-        raise ValueError(f"{path}: not a levysde run file (missing {missing})")
-    data["config"] = json.loads(str(data["config"][()]))
+        raise ValueError(f"{path} ({kind} run) lacks {', '.join(missing)}")
+    data["meta"] = meta
+    data["kind"] = kind
+    if kind == "rnn":
+        data["config"] = meta
+    return data
+
+
+def load_run(path: str) -> dict:
+    """Read a ``levysde train`` run file with numpy only: :func:`read_run` restricted to RNN
+    runs. Returns the arrays plus ``config`` parsed to a dict. Raises ValueError (one line)."""
+    data = read_run(path, kinds=("rnn",))
+    del data["meta"], data["kind"]         # the file holds exactly the arrays and its config
     return data
 
 

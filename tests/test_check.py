@@ -67,7 +67,7 @@ def test_not_a_run_file(tmp_path):
     bad = tmp_path / "x.npz"
     np.savez(bad, a=np.zeros(3))
     p = run(str(bad))
-    assert p.returncode == 2 and "not a levysde train run file" in p.stderr
+    assert p.returncode == 2 and "no 'meta' or 'config' entry" in p.stderr
     junk = tmp_path / "junk.npz"
     junk.write_bytes(b"not a zip")
     p = run(str(junk))

@@ -92,42 +92,13 @@ def add_parser(sub):
 # ----------------------------------------------------------------------------- run files
 
 def load_run(path: str) -> dict:
-    """Read a run file (.npz, allow_pickle=False) and return a dict with 'kind', 'meta'
-    and the arrays. Raises UsageError with one line for a missing or corrupt file."""
+    """:func:`levysde.runfile.read_run`, with its one-line errors attributed to ``--from``."""
+    from ..runfile import read_run
+
     try:
-        z = np.load(path, allow_pickle=False)
-        if not isinstance(z, np.lib.npyio.NpzFile):
-            # a plain np.save array (.npy, whatever its name) loads as an ndarray
-            raise UsageError(f"--from: {path} is a plain .npy array, not a .npz run file "
-                             f"(save runs with the simulator or levysde train)")
-        with z:
-            data = {k: z[k] for k in z.files}
-    except FileNotFoundError:
-        raise UsageError(f"--from: no such file: {path}") from None
-    except IsADirectoryError:
-        raise UsageError(f"--from: {path} is a directory, not a .npz run file") from None
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError):
-        raise UsageError(f"--from: cannot read {path}: not a valid .npz archive (missing, truncated "
-                         f"or corrupt, or it holds pickled objects)") from None
-    key = "meta" if "meta" in data else "config" if "config" in data else None
-    if key is None:
-        raise UsageError(f"--from: {path} has no 'meta' or 'config' entry (not a levysde run)")
-    try:
-        meta = json.loads(str(data[key][()]))
-        if not isinstance(meta, dict):
-            raise ValueError("not an object")
-    except (ValueError, TypeError) as exc:
-        raise UsageError(f"--from: the '{key}' entry of {path} is not a JSON object ({exc})") from None
-    kind = meta.get("kind")
-    if kind not in ("simulation", "rnn"):
-        raise UsageError(f"--from: {path}: unknown run kind {kind!r} (expected 'simulation' or 'rnn')")
-    need = {"simulation": ("hist_edges", "hist_counts"), "rnn": ("zeta",)}[kind]
-    missing = [k for k in need if k not in data]
-    if missing:
-        raise UsageError(f"--from: {path} ({kind} run) lacks {', '.join(missing)}")
-    data["meta"] = meta
-    data["kind"] = kind
-    return data
+        return read_run(path)
+    except ValueError as exc:
+        raise UsageError(f"--from: {exc}") from None
 
 
 def _subsample(z, w, n, seed):
