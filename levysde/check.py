@@ -68,7 +68,8 @@ class CheckReport:
     def as_json(self) -> dict:
         out = {"variant": self.variant}
         f, p = self.fit, self.prediction
-        none = Estimate(float("nan"), float("nan"), "unavailable: fit failed")
+        none = Estimate(float("nan"), float("nan"),
+                        "unavailable: " + (self.notes[0] if self.notes else "fit failed"))
         out.update((f.kappa if f else none).as_json("kappa_hat"))
         out.update((f.noise.eta_g if f else none).as_json("eta_g_hat"))
         out.update((f.noise.eta_j if f else none).as_json("eta_j_hat"))
@@ -100,8 +101,10 @@ def _beta_tail(late, n_groups=8, tail_fraction=0.1):
     G = min(n_groups, late.shape[1])
     if G < 2:
         return _unavail("too few neurons for a jackknife over neuron groups")
-    if z.size == 0 or np.std(z) <= 1e-9 * (1.0 + abs(float(np.mean(z)))):
-        return _unavail("no spread: all neurons have the same zeta (to rounding)")
+    with np.errstate(all="ignore"):
+        across = np.nanstd(late, axis=1)            # spread across neurons, per record
+    if z.size == 0 or not np.nanmax(across) > 1e-9 * (1.0 + float(np.nanmax(np.abs(late)))):
+        return _unavail("no spread: all neurons have the same zeta (to rounding) in every record")
     try:
         t = tail_fit(z, tail_fraction=tail_fraction, groups=cols % G)
     except ValueError as exc:
