@@ -37,3 +37,17 @@ def test_tail_check(tmp_path):
     p = run("tail_check.py", "--out", str(tmp_path / "tc.png"))
     assert p.returncode == 0, p.stderr
     assert "collapsed: tempered fit" in p.stdout and "broad: beta_hat" in p.stdout
+
+
+def test_paper_table_quick(tmp_path):
+    pytest.importorskip("torch")
+    p = subprocess.run([sys.executable, str(EX / "paper_table.py"), "--quick", "--outdir", str(tmp_path),
+                        "--json", str(tmp_path / "t.json")], capture_output=True, text=True, timeout=1200)
+    assert p.returncode == 0, p.stderr[-2000:]
+    import json
+
+    rows = json.loads((tmp_path / "t.json").read_text())["rows"]
+    assert [r["model"] for r in rows[::2]] == ["constgate", "sharedgate", "diaggate", "gru", "lstm"]
+    shared = rows[2]
+    assert shared["zeta_std"] < 1e-9            # SharedGate: one zeta for all neurons, by construction
+    assert rows[4]["zeta_std"] > 0.05           # DiagGate spreads
