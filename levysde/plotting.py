@@ -253,7 +253,7 @@ def plot_simulation(res, path, *, scan=None):
     ax1.semilogy(mid[ok], dens[ok], lw=1, label="simulation")
     beta = m.get("beta_theory")
     u = m["threshold_u"]
-    if beta is not None:
+    if beta is not None and ok.any():
         k = int(np.argmin(np.abs(mid + u)))
         zz = np.linspace(mid[ok][0], -u + 2, 100)
         ax1.semilogy(zz, dens[k] * np.exp(beta * (zz - mid[k])), "k--",
@@ -281,8 +281,17 @@ def plot_simulation(res, path, *, scan=None):
     ax2.set_ylabel(r"$\hat\beta(u)$")
     ax2.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    # atomic: a temporary file in the same directory replaces ``path`` (format from the suffix,
+    # png without one); an interrupted or failed save leaves no partial image
+    import os
+
+    from .runfile import atomic_write
+
+    fmt = os.path.splitext(os.fspath(path))[1][1:].lower() or "png"
+    try:
+        atomic_write(os.fspath(path), lambda fh: fig.savefig(fh, dpi=120, format=fmt))
+    finally:
+        plt.close(fig)
     return path
 
 

@@ -350,3 +350,140 @@ def test_tabulated_drift_tracks_saturating_drift():
     assert b.meta["kappa"] == pytest.approx(1.0, abs=1e-12) and abs(b.meta["z0"]) < 1e-12
     assert np.max(np.abs(a.final_zeta - b.final_zeta)) < 1e-4
     assert not np.array_equal(a.final_zeta, b.final_zeta)
+
+
+# --- fresh-user defects (input checks before any step, robust symbols, notes) -----------------
+
+_SMALL = ("--particles", "256", "--groups", "8", "--t-end", "20", "--burn-in", "5")
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--out", "/nonexistent-dir-xyz/sub/run.npz"], "--out"),
+    (["--out", "DIR"], "is a directory"),
+    (["--plot", "/nonexistent-dir-xyz/sub/p.png"], "--plot"),
+    (["--plot", "p.xyz"], "unsupported image format"),
+    (["--dt", "5"], "--dt too large for --gamma: gamma*dt = 5"),
+    (["--dt", "20"], "--dt too large"),
+    (["--drift", "ou", "--dt", "2.5"], "--dt too large"),
+    (["--gamma", "-1"], "--gamma must be in (0, inf)"),
+    (["--eps", "1e-12"], "--eps"),
+    (["--eps", "1e-300"], "--eps"),
+    (["--dt", "1e-300"], "--dt"),
+    (["--t-end", "1e300"], "--t-end"),
+    (["--z0", "1e300"], "--z0"),
+    (["--t-end", "1", "--dt", "0.3", "--burn-in", "0.95"], "--burn-in"),
+])
+def test_cli_rejects_before_simulating(tmp_path, args, needle):
+    """All of these fail in the checks before the run: the default 800 time units (about a
+    minute) would otherwise be simulated first."""
+    args = [str(tmp_path) if a == "DIR" else a for a in args]
+    p = subprocess.run([sys.executable, "-m", "levysde", "simulate", "--eta-j", "3", "--json", *args],
+                       capture_output=True, text=True, env=ENV, timeout=300, cwd=tmp_path)
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in p.stderr, p.stderr
+    assert p.stdout == ""
+
+
+def test_cli_out_refuses_existing_file_unless_force(tmp_path):
+    out = tmp_path / "r.npz"
+    out.write_text("precious\n")
+    p = _cli("--eta-j", "3", *_SMALL, "--json", "--out", str(out))
+    assert p.returncode == 2 and "--force" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert out.read_text() == "precious\n"
+    p = _cli("--eta-j", "3", *_SMALL, "--json", "--out", str(out), "--force", "--plot", str(tmp_path / "p"))
+    assert p.returncode == 0, p.stderr
+    assert S.SimulationResult.load(out).meta["particles"] == 256
+    assert (tmp_path / "p.png").stat().st_size > 1000          # .png added to a bare name
+    assert [f.name for f in tmp_path.iterdir() if f.name.startswith(".tmp")] == []
+
+
+def test_cli_notes(tmp_path):
+    # Gaussian only: no exceedance beyond u = 3 -> flagged, with a hint
+    d = json.loads(_cli("--eta-j", "0", *_SMALL, "--json").stdout)
+    assert d["beta_hat"] is None and d["beta_hat_flag"] == "no_exceedances"
+    assert any("--threshold" in n for n in d["notes"])
+    # OU: no plateau caveat, --kappa ignored
+    d = json.loads(_cli("--eta-j", "3", "--drift", "ou", *_SMALL, "--json").stdout)
+    assert any("no restoration plateau" in n and "--kappa is ignored" in n for n in d["notes"])
+    # t_end / burn_in rounded to whole steps: said so
+    p = _cli("--eta-j", "3", "--particles", "256", "--groups", "8", "--t-end", "1", "--dt", "0.3",
+             "--burn-in", "0.5")
+    assert p.returncode == 0, p.stderr
+    assert "note: --t-end 1 is not a multiple of --dt 0.3: simulated t-end = 0.9" in p.stdout
+    assert "simulated burn-in = 0.6" in p.stdout
+    # huge eps: runs (the Gaussian carries all jumps); beta_model is finite
+    d = json.loads(_cli("--eta-j", "3", *_SMALL, "--json", "--eps", "1e6").stdout)
+    assert d["beta_model"] == pytest.approx(S.beta_model(3.0, eps=1e6), rel=1e-12)
+    assert 0.8 < d["beta_model"] < 0.82
+
+
+def test_small_jump_symbol_no_overflow_for_huge_eps():
+    """Log-space terms: eps = 100 (|beta| eps = 200) was an OverflowError from math.factorial."""
+    ex, g = S.small_jump_symbol(np.array([0.5, 2.0]), 100.0, alpha=1.5, lam=2.0, eta_j=3.0)
+    assert np.all(np.isfinite(ex)) and np.all(np.isfinite(g))
+    # beta <= lam: exact small part = Psi - (big-jump part), both closed forms
+    from levysde.levy import psi
+    big = S._big_jump_symbol(0.5, 100.0, 1.5, 2.0, 3.0)
+    assert ex[0] == pytest.approx(float(psi(0.5, alpha=1.5, lam=2.0, eta_j=3.0)) - big, rel=1e-10)
+    with pytest.raises(ValueError, match="eps"):
+        S.small_jump_symbol(1.0, 1e6, alpha=1.5, lam=2.0, eta_j=3.0)
+
+
+@pytest.mark.parametrize("kw,truth", [
+    (dict(eps=1e6), 0.8163265306122449),          # all jumps Gaussian: root of eta_G b + var b/2 = kappa
+    (dict(eps=100.0), 0.8163265306122449),
+    (dict(eps=0.1, lam=1e300), 10.0),              # jumps vanish: kappa/eta_G
+    (dict(eps=0.0965, eta_g=1e300), 1e-300),       # kappa/eta_G
+    (dict(eps=0.0965, kappa=1e-300), None),
+])
+def test_beta_model_extreme_parameters(kw, truth):
+    from levysde.theory import classify
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        b = S.beta_model(3.0, **kw)
+    p = dict(eta_g=0.1, kappa=1.0, alpha=1.5, lam=2.0)
+    p.update({k: v for k, v in kw.items() if k != "eps"})
+    bs = float(classify(3.0, p["eta_g"], p["kappa"], p["alpha"], p["lam"]).beta_star)
+    assert math.isfinite(b) and b > 0
+    assert b == pytest.approx(truth if truth is not None else bs, rel=1e-6)
+
+
+def test_simulate_input_checks_before_running(monkeypatch, tmp_path):
+    with pytest.raises(ValueError, match="gamma"):
+        S.SaturatingDrift(1.0, -1.0)
+    with pytest.raises(ValueError, match="gamma"):
+        S.SaturatingDrift(1.0, 0.0)
+    with pytest.raises(S.StepSizeError, match=r"dt too large for gamma: gamma\*dt = 5"):
+        S.simulate(3.0, dt=5.0)
+    with pytest.raises(ValueError, match="max \\|dF/dz\\|"):
+        S.simulate(3.0, drift=S.TabulatedDrift([-1, 0, 1], [10.0, 0.0, -10.0]), dt=0.1)
+    with pytest.raises(ValueError, match="eps"):
+        S.simulate(3.0, eps=1e-12)
+    with pytest.raises(ValueError, match="eps"):
+        S.sample_increments(10, 0.01, alpha=1.5, lam=2.0, eta_j=3.0, eps=1e-300)
+    with pytest.raises(ValueError, match="t_end / dt"):
+        S.simulate(3.0, dt=1e-300)
+    with pytest.raises(ValueError, match="z0"):
+        S.simulate(3.0, z0=1e300)
+    with pytest.raises(ValueError, match="t_end - burn_in"):
+        S.simulate(3.0, t_end=1.0, dt=0.3, burn_in=0.95)
+    monkeypatch.setattr(S, "_available_memory", lambda: 10**6)
+    with pytest.raises(ValueError, match="particles"):
+        S.simulate(3.0, particles=100_000)
+
+
+def test_save_is_atomic(tmp_path, monkeypatch):
+    r = S.simulate(1.5, particles=32, n_groups=2, t_end=0.5, burn_in=0.1)
+    path = tmp_path / "run.npz"
+    r.save(path)
+    before = path.read_bytes()
+
+    def boom(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(np, "savez", boom)
+    with pytest.raises(KeyboardInterrupt):
+        r.save(path)
+    assert path.read_bytes() == before
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["run.npz"]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 
 from ._common import UsageError, add_model_args, integer, json_number, print_json, real
 
@@ -20,7 +21,8 @@ def add_parser(sub):
                    help="saturating kappa tanh(gamma (z0 - z)/kappa) or Ornstein-Uhlenbeck "
                         "-gamma (z - z0) (default %(default)s)")
     g.add_argument("--gamma", type=real(), default=1.0,
-                   help="drift slope at the equilibrium (default %(default)s)")
+                   help="drift slope at the equilibrium; > 0 for the saturating drift (default "
+                        "%(default)s). --dt must satisfy gamma*dt <= 0.5")
     g.add_argument("--z0", type=real(), default=0.0, help="equilibrium (default %(default)s)")
     s = p.add_argument_group("simulation (THEORY.md §7)")
     s.add_argument("--particles", type=integer(2, 10**9), default=16384,
@@ -28,26 +30,98 @@ def add_parser(sub):
     s.add_argument("--t-end", type=real(0.0, lo_open=True), default=800.0,
                    help="simulated time, burn-in included (default %(default)s)")
     s.add_argument("--dt", type=real(0.0, lo_open=True), default=0.01,
-                   help="time step (default %(default)s)")
+                   help="time step; gamma*dt <= 0.5 and t_end/dt <= 1e12 (default %(default)s)")
     s.add_argument("--burn-in", type=real(0.0), default=50.0,
                    help="time discarded before recording (default %(default)s)")
     s.add_argument("--seed", type=integer(0), default=0, help="random seed (default %(default)s)")
     s.add_argument("--eps", type=real(0.0, lo_open=True), default=None,
-                   help="jump cut eps (default (eta_J dt)^(1/alpha))")
+                   help="jump cut eps (default (eta_J dt)^(1/alpha)); the expected big jumps per "
+                        "particle-step Lambda_eps*dt must be <= 1e3")
     s.add_argument("--groups", type=integer(2, 4096), default=64,
                    help="independent particle groups for jackknife errors (default %(default)s)")
     s.add_argument("--threshold", type=real(0.0, lo_open=True), default=3.0,
                    help="tail threshold on X = -zeta, measured from the equilibrium (default %(default)s)")
     o = p.add_argument_group("output")
-    o.add_argument("--out", metavar="RUN.npz", help="save the run (histograms, final states, metadata)")
-    o.add_argument("--plot", metavar="FILE.png", help="plot the zeta density and the beta_hat(u) scan")
-    o.add_argument("--json", action="store_true", help="print JSON (no progress bar)")
+    o.add_argument("--out", metavar="RUN.npz",
+                   help="save the run (histograms, final states, metadata); refuses an existing file "
+                        "unless --force; written atomically")
+    o.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+    o.add_argument("--plot", metavar="FILE.png",
+                   help="plot the zeta density and the beta_hat(u) scan (png, pdf, svg, ...; "
+                        ".png is added to a name without a suffix)")
+    o.add_argument("--json", action="store_true",
+                   help="print JSON (no progress bar); n_exceed is a time average (mean number of "
+                        "particles beyond u per recorded step), see docs/simulate.md")
     p.set_defaults(func=run)
     return p
 
 
+#: Python parameter names of levysde.simulate -> flags (for SimulationInputError.render)
+FLAGS = {"dt": "--dt", "eps": "--eps", "gamma": "--gamma", "t_end": "--t-end", "burn_in": "--burn-in",
+         "particles": "--particles", "z0": "--z0", "eta_j": "--eta-j", "eta_g": "--eta-g",
+         "kappa": "--kappa", "lam": "--lam", "alpha": "--alpha", "n_groups": "--groups",
+         "traj_particles": "trajectories"}
+
+
+def _check_outputs(args):
+    """Check --out and --plot before any work (one-line UsageError); returns the plot path
+    that will be written (.png appended to a name without a suffix)."""
+    from ..runfile import check_writable
+
+    out = args.out
+    if out is not None:
+        try:
+            check_writable(out, "--out")
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if os.path.lexists(out) and not args.force:
+            raise UsageError(f"--out {out!r} already exists; use --force to overwrite it or choose "
+                             f"another name")
+    plot = args.plot
+    if plot is not None:
+        ext = os.path.splitext(plot)[1]
+        if not ext:
+            plot, ext = plot + ".png", ".png"
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        formats = sorted(FigureCanvasBase.get_supported_filetypes())
+        if ext[1:].lower() not in formats:
+            raise UsageError(f"--plot {args.plot!r}: unsupported image format {ext!r}; use one of "
+                             f"{', '.join('.' + f for f in formats)}")
+        try:
+            check_writable(plot, "--plot")
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if out is not None and os.path.abspath(plot) == os.path.abspath(out):
+            raise UsageError("--plot and --out name the same file")
+    return plot
+
+
+def _notes(args, res, est, scan):
+    """Caveats printed with the result (and listed under "notes" in --json)."""
+    m = res.meta
+    notes = list(m.get("notes", []))
+    flag = None
+    if not (est.beta_hat is not None and math.isfinite(est.beta_hat)):
+        flag = "no_exceedances" if not est.n_exceed > 0 else "unresolved"
+        ok = [e.u for e in scan if math.isfinite(e.beta_hat)]
+        hint = f"e.g. --threshold {max(ok) + m['equilibrium']:g}" if ok else "e.g. --threshold 0.5"
+        notes.append(f"beta_hat is null: no samples of X = -zeta beyond u = {est.u:g} "
+                     f"({'no exceedances' if flag == 'no_exceedances' else 'too few to estimate'}); "
+                     f"use a smaller --threshold ({hint}) or a longer run")
+    if args.drift == "ou":
+        notes.append("--drift ou has no restoration plateau: the left tail is structurally collapsed "
+                      "(THEORY.md §3), beta_theory is null and beta_hat is a plain exponential fit "
+                      "with no theoretical counterpart; --kappa is ignored for --drift ou")
+    for flag_name, asked, got in (("--t-end", args.t_end, m["t_end"]), ("--burn-in", args.burn_in, m["burn_in"])):
+        if not math.isclose(asked, got, rel_tol=1e-9, abs_tol=1e-12):
+            notes.append(f"{flag_name} {asked:g} is not a multiple of --dt {m['dt']:g}: simulated "
+                         f"{flag_name[2:]} = {got:g} ({round(got / m['dt'])} steps)")
+    return flag, notes
+
+
 def run(args) -> int:
-    from ..simulate import DivergenceError, OUDrift, SaturatingDrift, simulate
+    from ..simulate import DivergenceError, OUDrift, SaturatingDrift, SimulationInputError, simulate
     from ..tails import tempered_fit_result
 
     if args.burn_in >= args.t_end:
@@ -55,16 +129,20 @@ def run(args) -> int:
     if args.groups > args.particles:
         raise UsageError(f"--groups must be at most --particles = {args.particles}; got {args.groups}")
     if args.drift == "saturating":
-        if args.gamma == 0:
-            raise UsageError("--gamma must be non-zero for the saturating drift")
+        if not args.gamma > 0:
+            raise UsageError(f"--gamma must be in (0, inf) for --drift saturating (gamma <= 0 is no "
+                             f"restoring drift); got {args.gamma:g}")
         drift = SaturatingDrift(args.kappa, args.gamma, args.z0)
     else:
         drift = OUDrift(args.gamma, args.z0)
+    plot_path = _check_outputs(args)
     try:
         res = simulate(args.eta_j, eta_g=args.eta_g, alpha=args.alpha, lam=args.lam, drift=drift,
                        particles=args.particles, t_end=args.t_end, burn_in=args.burn_in, dt=args.dt,
                        seed=args.seed, eps=args.eps, n_groups=args.groups,
                        threshold_u=args.threshold, progress=not args.json)
+    except SimulationInputError as exc:
+        raise UsageError(exc.render(FLAGS)) from None
     except DivergenceError as exc:
         raise UsageError(str(exc)) from None
     m = res.meta
@@ -77,14 +155,19 @@ def run(args) -> int:
             fit = tempered_fit_result(res, x0 + 2.0)
         except ValueError:
             fit = None
+    flag, notes = _notes(args, res, est, scan)
     if args.out:
-        res.save(args.out)
-    if args.plot:
+        try:
+            res.save(args.out)
+        except OSError as exc:
+            raise UsageError(f"--out {args.out!r}: cannot save the run ({exc.strerror or exc})") from None
+    if plot_path:
         from ..plotting import plot_simulation
 
-        plot_simulation(res, args.plot, scan=scan)
+        plot_simulation(res, plot_path, scan=scan)
     out = {
         "beta_hat": json_number(est.beta_hat), "beta_hat_se": json_number(est.se),
+        "beta_hat_flag": flag, "notes": notes,
         "threshold_u": est.u, "n_exceed": json_number(est.n_exceed),
         "n_excursions": json_number(est.n_excursions),
         "beta_theory": json_number(m["beta_theory"]), "beta_model": json_number(m["beta_model"]),
@@ -99,6 +182,8 @@ def run(args) -> int:
     }
     if args.out:
         out["out"] = args.out
+    if plot_path:
+        out["plot"] = plot_path
     if args.json:
         print_json(out)
         return 0
@@ -118,12 +203,14 @@ def run(args) -> int:
     if fit:
         print(f"tempering-limited fit exp(-b x) x^(-1-alpha), u = {fit.u:g}: b = {fit.b:.4f} +- {fit.se:.4f} "
               f"(lam = {m['lam']:g})")
+    for note in notes:
+        print(f"note: {note}")
     print()
     print(f"{'u':>6} {'beta_hat':>10} {'se':>8} {'excursions':>11}")
     for e in scan:
         print(f"{e.u:>6g} {f(e.beta_hat, '.4f'):>10} {f(e.se, '.4f'):>8} {f(e.n_excursions, '.0f'):>11}")
     if args.out:
         print(f"\nsaved {args.out}")
-    if args.plot:
-        print(f"plot  {args.plot}")
+    if plot_path:
+        print(f"plot  {plot_path}")
     return 0
