@@ -16,14 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import os
 import pathlib
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-import numpy as np
 
 MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
 BUDGETS = {

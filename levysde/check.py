@@ -16,7 +16,6 @@ stationary zeta law and the network's late zeta samples.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 

@@ -1011,7 +1011,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
             f"{{particles}} = {particles} needs about {need / 2**30:.3g} GiB of memory but only "
             f"{avail / 2**30:.3g} GiB is available (about 80 bytes per particle); use "
             f"{{particles}} <= {max(1, int(0.8 * avail / 80))}"
-            + (f" or fewer {{traj_particles}}" if n_traj_est else ""))
+            + (" or fewer {traj_particles}" if n_traj_est else ""))
     s_gauss = math.sqrt((2.0 * eg + sig2) * dt)
 
     states = _rng.seed_states(seed, particles)

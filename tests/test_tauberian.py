@@ -6,7 +6,6 @@ import json
 import math
 import subprocess
 import sys
-import time
 
 import mpmath as mp
 import numpy as np

@@ -7,7 +7,6 @@ import json
 import math
 import sys
 import warnings
-import zipfile
 
 import numpy as np
 

@@ -1,7 +1,6 @@
 """``levysde phase``: beta*, eta_J*, eta_J^crit, phase and tail rate (docs/theory.md)."""
 from __future__ import annotations
 
-import math
 
 from ._common import add_model_args, print_json
 
