@@ -37,11 +37,20 @@ def train_one(args):
     from levysde.rnn.train import TrainConfig, train
 
     path = pathlib.Path(outdir) / f"{model}_s{seed}.npz"
-    if path.exists() and not path.with_suffix(".ckpt").exists():
-        return str(path), 0.0          # finished earlier (the checkpoint is removed at the end)
     cfg = dict(COMMON, **BUDGETS[budget], model=model, seed=seed)
     if model == "constgate":
         cfg.update(FORCING)
+    if path.exists() and not path.with_suffix(".ckpt").exists():
+        # finished earlier (the checkpoint is removed at the end): reuse only the same configuration
+        from levysde.runfile import load_run
+
+        try:
+            old = load_run(str(path))["config"]
+            same = all(old.get(k) == v for k, v in cfg.items() if k != "threads")
+        except ValueError:
+            same = False
+        if same:
+            return str(path), 0.0
     t0 = time.perf_counter()
     resume = path.with_suffix(".ckpt").exists()
     train(TrainConfig(**cfg), str(path), resume=resume, force=not resume)
@@ -103,7 +112,7 @@ def main():
                          "beta_tail": d["beta_tail"], "beta_tail_se": d["beta_tail_se"],
                          "beta_env": d["beta_envelope"], "envelope_class": cls if variant == "gate" else "-",
                          "eta_j_hat": d["eta_j_hat"], "kappa_hat": d["kappa_hat"],
-                         "notes": [d.get("kappa_hat_flag"), d.get("eta_j_hat_flag"), d.get("beta_tail_flag")]})
+                         "notes": [d.get("beta_theory_flag"), d.get("beta_tail_flag")]})
     head = f"{'model':<11}{'variant':<8}{'zeta std':>9}{'phase':>13}{'beta_theory':>14}{'beta_tail':>13}" \
            f"{'beta_env':>10}{'envelope':>13}"
     print(head)
@@ -113,6 +122,11 @@ def main():
         print(f"{r['model']:<11}{r['variant']:<8}{(f'{std:.3g}' if std == std else '-'):>9}{r['phase']:>13}"
               f"{fmt(r['beta_theory'], r['beta_theory_se']):>14}{fmt(r['beta_tail'], r['beta_tail_se']):>13}"
               f"{fmt(r['beta_env']):>10}{r['envelope_class']:>13}")
+    print("notes:")
+    for r in rows:
+        for n in r["notes"]:
+            if n:
+                print(f"  {r['model']}/{r['variant']}: {n}")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({"budget": BUDGETS[budget], "common": COMMON,
                                                        "forcing": FORCING, "rows": rows}, indent=1,

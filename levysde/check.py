@@ -79,8 +79,10 @@ class CheckReport:
         out["phase_probabilities"] = p.phase_probabilities if p else {}
         out.update(self.beta_tail.as_json("beta_tail"))
         out.update(self.beta_envelope.as_json("beta_envelope"))
-        out["zeta_spread"] = self.zeta_spread
-        out["zeta_spread_early"] = self.early_spread
+        out["zeta_spread"] = {k: (v if not isinstance(v, float) or math.isfinite(v) else None)
+                              for k, v in self.zeta_spread.items()}
+        out["zeta_spread_early"] = {k: (v if not isinstance(v, float) or math.isfinite(v) else None)
+                                    for k, v in self.early_spread.items()}
         out.update(self.ks.as_json("ks_distance"))
         out.update(self.beta_sim_tail.as_json("beta_sim_tail"))
         out["n_jumps"] = f.noise.n_jumps if f else None
@@ -100,7 +102,10 @@ def _beta_tail(late, n_groups=8, tail_fraction=0.1):
     G = min(n_groups, late.shape[1])
     if G < 2:
         return _unavail("too few neurons for a jackknife over neuron groups")
-    with np.errstate(all="ignore"):
+    import warnings
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         across = np.nanstd(late, axis=1)            # spread across neurons, per record
     if z.size == 0 or not np.nanmax(across) > 1e-9 * (1.0 + float(np.nanmax(np.abs(late)))):
         return _unavail("no spread: all neurons have the same zeta (to rounding) in every record")
@@ -132,13 +137,17 @@ def _closing_loop(fit: SDEFit, late, seed):
     from .tails import tail_from_result
 
     d, j = fit.drift, fit.noise
-    if not (fit.kappa.ok and fit.kappa.value > 0 and fit.noise.eta_g.ok):
+    if not (fit.kappa.ok and fit.kappa.value > 0 and fit.noise.eta_g.ok) or \
+            (fit.kappa.flag or "").startswith("no significant"):
         why = "no closing loop: " + (fit.kappa.flag or "kappa or eta_G unavailable")
         return _unavail(why), _unavail(why)
     F = d.F
     slope = np.polyfit(d.centers, F, 1)[0] if d.centers.size >= 2 else -1.0
     gamma = max(-slope, 1e-12)
-    dt = min(0.05 / gamma, float(np.median(np.diff(d.edges))) / max(np.max(np.abs(F)), 1e-300))
+    # the simulator requires max |dF/dz| dt <= 0.5 on the tabulated drift: stay below it
+    local = np.max(np.abs(np.diff(F) / np.diff(d.centers))) if d.centers.size >= 2 else gamma
+    dt = min(0.05 / gamma, 0.4 / max(local, 1e-300),
+             float(np.median(np.diff(d.edges))) / max(np.max(np.abs(F)), 1e-300))
     # about 60 relaxation times, capped at 20,000 steps (a few seconds)
     n_steps = int(min(math.ceil(60.0 / (gamma * dt)), 20_000))
     t_end = n_steps * dt
@@ -201,6 +210,8 @@ def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot
         fit = None
         notes.append(f"SDE fit unavailable: {exc}")
     prediction = predict(fit, n_boot=n_boot, seed=seed) if fit is not None else None
+    if fit is not None:
+        notes.extend(fit.notes)
     beta_tail = _beta_tail(late)
     beta_env = _beta_envelope(run["lags"], run["envelope"][-1]) if variant == "gate" else \
         _unavail("the recorded envelope is built from the gate variant")

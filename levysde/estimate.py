@@ -24,6 +24,7 @@ saying why it is unavailable. Pure numpy/scipy; no torch.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -125,7 +126,9 @@ class DriftEstimate:
     kappa: Estimate
 
     def __call__(self, z):
-        """F_hat by linear interpolation between bin centres, constant beyond."""
+        """F_hat by linear interpolation between bin centres, constant beyond (0 without bins)."""
+        if self.centers.size == 0:
+            return np.zeros(np.shape(z))
         return np.interp(z, self.centers, self.F)
 
 
@@ -150,6 +153,12 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, left_fraction: float = 0.05,
         raise ValueError(f"left_fraction must be in (0, 1); got {left_fraction!r}")
     if z.size < 2 * min_count:
         raise ValueError(f"too few increments ({z.size}) to estimate the drift; need >= {2 * min_count}")
+    dzv = np.asarray(dz, dtype=float)
+    if not np.max(np.abs(dzv)) > 1e-12 * (1.0 + float(np.max(np.abs(z)))):
+        empty = np.zeros(0)
+        return DriftEstimate(edges=empty, centers=empty, F=empty, se=empty, count=empty,
+                             kappa=_unavailable("no plateau: zeta does not move between records "
+                                                "(constant trajectories, or changes at rounding level)"))
     bins = min(int(bins), z.size // min_count)          # every bin can hold min_count increments
     if bins < 3:
         raise ValueError(f"too few increments ({z.size}) for a binned drift; need >= {3 * min_count}")
@@ -170,9 +179,7 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, left_fraction: float = 0.05,
     centers, F, se, count_g = centers[good], F[good], se[good], count[good]
     n_left = max(2, int(round(left_fraction * nb)))
     left = np.arange(centers.size) < n_left
-    if np.all(v == 0):
-        kappa = _unavailable("no plateau: zeta does not move between records (constant trajectories)")
-    elif left.sum() < 2 or np.any(se[left] <= 0):
+    if left.sum() < 2 or np.any(se[left] <= 0):
         kappa = _unavailable("no plateau: fewer than 2 populated bins on the far left")
     else:
         w = 1.0 / se[left] ** 2
@@ -181,6 +188,8 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, left_fraction: float = 0.05,
         flag = None
         if k <= 0:
             flag = "no plateau: the drift on the far left is not restoring (kappa_hat <= 0)"
+        elif k < 3 * k_se:
+            flag = f"no significant plateau: kappa_hat = {k:.3g} +- {k_se:.2g} is within 3 standard errors of 0"
         elif left.sum() >= 3:
             X = np.vstack([np.ones(left.sum()), centers[left]]).T
             W = np.diag(w)
@@ -360,7 +369,7 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
         cos_g[:, j] = np.bincount(lab, weights=np.cos(x * rs), minlength=G)
         cos2_g[:, j] = np.bincount(lab, weights=np.cos(2 * x * rs), minlength=G)
     n_g = np.bincount(lab, minlength=G).astype(float)
-    eg, ej, al, lm, _, (lo_l, _) = _ecf_fit(cos_g, cos2_g, n_g, xi, dt_mean)
+    eg, ej, al, lm, _, (lo_l, hi_l) = _ecf_fit(cos_g, cos2_g, n_g, xi, dt_mean)
     if G >= 2:
         loo = []
         for g in range(G):
@@ -374,9 +383,15 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
     lam_flag = None
     if not (lm > 2 * se[3]) or math.log(max(lm, 1e-300)) <= lo_l + 1e-3:
         lam_flag = "untempered/unresolved: the exponential cut-off of the jumps is not identifiable"
+    elif math.log(lm) >= hi_l - 1e-3:
+        lam_flag = "unresolved: lam_hat sits at the upper end of the fitted range (cut-off below the data's scales)"
+    alpha_flag = None
+    if al <= 0.05 + 1e-6 or al >= 1.95 - 1e-6:
+        alpha_flag = "unresolved: alpha_hat sits at the edge of the fitted range (0.05, 1.95)"
     method = f"empirical characteristic function, {rs.size} increments, jackknife over {G} groups"
-    return NoiseEstimate(Estimate(eg, float(se[0])), Estimate(ej, float(se[1])), Estimate(al, float(se[2])),
-                         Estimate(lm, float(se[3]), lam_flag), k, expected, u, hill, method)
+    return NoiseEstimate(Estimate(eg, float(se[0])), Estimate(ej, float(se[1])),
+                         Estimate(al, float(se[2]), alpha_flag), Estimate(lm, float(se[3]), lam_flag),
+                         k, expected, u, hill, method)
 
 
 def spread(zeta) -> dict:
@@ -399,6 +414,7 @@ class SDEFit:
     noise: NoiseEstimate
     n_increments: int
     first_record: int
+    notes: tuple = ()
 
     @property
     def kappa(self) -> Estimate:
@@ -423,11 +439,24 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, left_frac
         raise ValueError(f"zeta must be 2-d with >= 3 records; got shape {zeta.shape}")
     first = int(zeta.shape[0] * (1 - late_fraction))
     first = min(first, zeta.shape[0] - 3)
+    notes = []
+    late = zeta[first:]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        across = np.nanmax(np.nanstd(late, axis=1)) if np.isfinite(late).any() else 0.0
+    scale = 1.0 + float(np.nanmax(np.abs(late))) if np.isfinite(late).any() else 1.0
+    groups_by_neuron = True
+    if zeta.shape[1] > 1 and not across > 1e-9 * scale:
+        # one shared zeta (e.g. SharedGate): the columns are copies, not independent neurons
+        zeta = zeta[:, :1]
+        groups_by_neuron = False
+        notes.append("all neurons share one zeta: fitted as a single trajectory; errors by time blocks")
     z, dz, dt, neuron = increments(zeta, step, first_record=first)
     drift = estimate_drift(z, dz, dt, bins=bins, left_fraction=left_fraction)
     resid = dz - drift(z) * dt
-    noise = estimate_noise(resid, dt, neuron % 8, threshold=threshold, min_jumps=min_jumps, seed=seed)
-    return SDEFit(drift=drift, noise=noise, n_increments=int(z.size), first_record=first)
+    groups = neuron % 8 if (groups_by_neuron and zeta.shape[1] >= 8) else None
+    noise = estimate_noise(resid, dt, groups, threshold=threshold, min_jumps=min_jumps, seed=seed)
+    return SDEFit(drift=drift, noise=noise, n_increments=int(z.size), first_record=first, notes=tuple(notes))
 
 
 @dataclass(frozen=True)
@@ -456,7 +485,7 @@ def predict(fit: SDEFit, *, n_boot: int = 400, seed: int = 0) -> Prediction:
 
     k, j = fit.kappa, fit.noise
     g = j.eta_g
-    if not (k.ok and k.value > 0):
+    if not (k.ok and k.value > 0) or (k.flag or "").startswith("no significant plateau"):
         reason = "no prediction: " + (k.flag or "kappa unavailable")
         return Prediction(_unavailable(reason), _unavailable(reason), "unavailable", {}, float("nan"), {})
     if not g.ok:
@@ -476,7 +505,7 @@ def predict(fit: SDEFit, *, n_boot: int = 400, seed: int = 0) -> Prediction:
         return np.clip(e.value + se * rng.standard_normal(size), lo, hi)
 
     n = int(n_boot)
-    kb = draw(k, 1e-12, np.inf, n)
+    kb = draw(k, -np.inf, np.inf, n)
     gb = draw(g, 0.0, np.inf, n)
     if has_jumps:
         jb = draw(j.eta_j, 0.0, np.inf, n)
@@ -484,8 +513,11 @@ def predict(fit: SDEFit, *, n_boot: int = 400, seed: int = 0) -> Prediction:
         lb = draw(j.lam, 0.0, np.inf, n) if j.lam.ok else np.zeros(n)
     else:
         jb, ab, lb = np.zeros(n), np.full(n, 1.5), np.full(n, p["lam"])
-    rb = classify(jb, gb, kb, ab, lb)
-    probs = {ph: float(np.mean(rb.phase == ph)) for ph in np.unique(rb.phase)}
+    keep = kb > 1e-12                    # a draw without a restoring plateau has no phase
+    rb = classify(jb[keep], gb[keep], kb[keep], ab[keep], lb[keep])
+    probs = {str(ph): float(np.sum(rb.phase == ph) / n) for ph in np.unique(rb.phase)}
+    if not keep.all():
+        probs["no plateau"] = float(1 - keep.mean())
     fin = np.isfinite(rb.beta_star)
     b_se = float(np.std(rb.beta_star[fin], ddof=1)) if fin.sum() > 1 else float("nan")
     s_fin = np.isfinite(rb.eta_j_star)

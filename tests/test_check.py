@@ -41,6 +41,8 @@ def test_check_json_report(sim_run, tmp_path):
                 "beta_tail", "beta_envelope", "zeta_spread", "kappa_hat_se", "beta_tail_se"):
         assert key in d
     assert d["eta_j_hat"] > 0 and d["alpha_hat"] is not None
+    # closing the loop: the fitted SDE's stationary law is close to the trajectories' (KS)
+    assert d["ks_distance"] is not None and d["ks_distance"] < 0.1, d.get("ks_distance_flag")
     assert d["phase"] in ("broad", "concentrated", "critical", "collapsed")
     assert (tmp_path / "c.png").stat().st_size > 10_000
     t = run(str(sim_run), "--variant", "jac", "--no-simulate", "--n-boot", "20")
@@ -72,3 +74,26 @@ def test_not_a_run_file(tmp_path):
     junk.write_bytes(b"not a zip")
     p = run(str(junk))
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_fully_masked_jac_and_shared_zeta_give_valid_json(tmp_path):
+    rng = np.random.default_rng(0)
+    zeta = np.cumsum(rng.standard_normal((400, 1)) * 0.01, axis=0) + np.zeros((400, 16))   # one shared zeta
+    path = tmp_path / "shared.npz"
+    write_run(path, zeta, np.arange(400.0), model="sharedgate")
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["zeta_jac"] = np.full_like(arrays["zeta"], np.nan)
+    np.savez(path, **arrays)
+    for variant in ("gate", "jac"):
+        p = run(str(path), "--json", "--variant", variant, "--n-boot", "20", "--no-simulate")
+        assert p.returncode == 0 and p.stderr == "", p.stderr
+        d = json.loads(p.stdout)
+        assert d["beta_tail"] is None and d["beta_tail_flag"]
+    assert any("share one zeta" in n for n in json.loads(run(str(path), "--json", "--no-simulate").stdout)["notes"])
+
+
+def test_plot_path_checked_before_work(tmp_path):
+    for bad in ("/nonexistent/dir/x.png", str(tmp_path), str(tmp_path / "x.jpg")):
+        p = run(str(tmp_path / "missing.npz"), "--plot", bad)
+        assert p.returncode == 2 and "--plot" in p.stderr and len(p.stderr.strip().splitlines()) == 1

@@ -2,7 +2,7 @@
 the theory on it (docs/theory.md; THEORY.md §8)."""
 from __future__ import annotations
 
-from ._common import integer, print_json, real
+from ._common import UsageError, integer, print_json, real
 
 
 def add_parser(sub):
@@ -35,8 +35,18 @@ def _line(name, d, key):
 
 
 def run(args) -> int:
-    from ..check import check_run
+    import pathlib
 
+    from ..check import check_run
+    from ..runfile import check_writable
+
+    if args.plot:
+        if pathlib.Path(args.plot).suffix.lower() not in (".png", ".pdf", ".svg"):
+            raise UsageError(f"argument --plot: extension must be .png, .pdf or .svg; got {args.plot!r}")
+        try:
+            check_writable(args.plot, "--plot")
+        except ValueError as exc:
+            raise UsageError(f"argument {exc}") from None
     rep = check_run(args.run, variant=args.variant, late_fraction=args.late_fraction,
                     n_boot=args.n_boot, seed=args.seed, closing_loop=not args.no_simulate)
     d = rep.as_json()
@@ -55,14 +65,19 @@ def run(args) -> int:
                       ("alpha", "alpha_hat"), ("lam", "lam_hat")):
         print(_line(name, d, key))
     print("prediction vs observation:")
-    print(f"  {'phase':<16} {d['phase']}   {d['phase_probabilities']}")
+    probs = ", ".join(f"{k} {v:.0%}" for k, v in d["phase_probabilities"].items())
+    print(f"  {'phase':<16} {d['phase']}" + (f"   (bootstrap: {probs})" if probs else ""))
     for name, key in (("beta* (theory)", "beta_theory"), ("beta (tail)", "beta_tail"),
                       ("beta (envelope)", "beta_envelope"), ("KS(sim, net)", "ks_distance"),
                       ("beta (sim tail)", "beta_sim_tail")):
         print(_line(name, d, key))
     s, e = d["zeta_spread"], d["zeta_spread_early"]
-    print(f"  zeta spread: std {s['std']:.3g} (early {e['std']:.3g}), IQR {s['iqr']:.3g}, "
-          f"tau decades {s['decades']:.3g}")
+
+    def g(v):
+        return "n/a" if v is None else f"{v:.3g}"
+
+    print(f"  zeta spread: std {g(s['std'])} (early {g(e['std'])}), IQR {g(s['iqr'])}, "
+          f"tau decades {g(s['decades'])}")
     for n in d["notes"]:
         print("  note:", n)
     return 0
