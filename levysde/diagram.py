@@ -16,7 +16,8 @@ import numpy as np
 from .params import DEFAULTS, check_param
 from .theory import PHASES, classify
 
-__all__ = ["AXES", "PhaseDiagram", "phase_diagram", "DEFAULT_RANGES"]
+__all__ = ["AXES", "PhaseDiagram", "phase_diagram", "DEFAULT_RANGES", "simulated_overlay",
+           "simulate_point", "SIM_SETTINGS"]
 
 #: parameters that can be put on an axis
 AXES = ("eta_j", "kappa", "eta_g", "alpha", "lam")
@@ -57,14 +58,19 @@ class PhaseDiagram:
     phases: tuple = field(default=PHASES)
 
     def save(self, path) -> None:
-        """Write the grid data to ``path`` (.npz, no pickle)."""
+        """Write the grid data to exactly ``path`` (an .npz archive, no pickle; numpy's
+        habit of appending ``.npz`` to other names does not apply). The write is atomic:
+        an interrupted save leaves any previous file intact."""
         import json
 
-        np.savez(path, x=self.x, y=self.y, beta_star=self.beta_star, phase_code=self.phase_code,
-                 tail_rate=self.tail_rate, threshold_gap=self.threshold_gap,
-                 critical_gap=self.critical_gap, phases=np.array(self.phases),
-                 meta=np.array(json.dumps({"kind": "phase_diagram", "x_name": self.x_name,
-                                           "y_name": self.y_name, "fixed": self.fixed})))
+        from .runfile import atomic_write
+
+        arrays = dict(x=self.x, y=self.y, beta_star=self.beta_star, phase_code=self.phase_code,
+                      tail_rate=self.tail_rate, threshold_gap=self.threshold_gap,
+                      critical_gap=self.critical_gap, phases=np.array(self.phases),
+                      meta=np.array(json.dumps({"kind": "phase_diagram", "x_name": self.x_name,
+                                                "y_name": self.y_name, "fixed": self.fixed})))
+        atomic_write(str(path), lambda fh: np.savez(fh, **arrays))
 
 
 def phase_diagram(x: str = "eta_j", y: str = "kappa", *, x_range=None, y_range=None,
@@ -170,7 +176,8 @@ def simulate_point(point: dict, seed: int) -> dict:
 
 def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick: bool = False,
                       master_seed: int = 0, scheduler: str = "local", n_workers: int = 2,
-                      store=None, progress: bool = True, settings: dict | None = None) -> dict:
+                      store=None, progress: bool = True, settings: dict | None = None,
+                      connect_timeout: float = 10.0) -> dict:
     """Simulate the SDE on a coarse sub-grid of ``diagram`` and measure beta_hat (THEORY.md §7-§8).
 
     The sub-grid has ``nx x ny`` points strictly inside the diagram's ranges; points
@@ -180,7 +187,9 @@ def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick:
     resumable through ``store``).
 
     Returns a dict of arrays ``x, y, beta_hat, se, beta_theory, beta_model`` and
-    the ``wall_s`` of the sweep.
+    the ``wall_s`` of the sweep. ``connect_timeout`` (seconds) bounds the wait for a
+    ``tcp://`` scheduler; an unreachable one raises ConnectionError (see
+    :func:`levysde.sweep.run_sweep`).
     """
     import time
 
@@ -204,7 +213,8 @@ def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick:
         raise ValueError("no simulated point has an admissible root: widen the ranges")
     t0 = time.perf_counter()
     res = run_sweep(simulate_point, points, master_seed=master_seed, store=store,
-                    scheduler=scheduler, n_workers=n_workers, progress=progress)
+                    scheduler=scheduler, n_workers=n_workers, progress=progress,
+                    connect_timeout=connect_timeout)
     wall = time.perf_counter() - t0
     out = {k: np.array([float(r[k]) for r in res]) for k in ("beta_hat", "se", "beta_theory", "beta_model")}
     out["x"] = np.array([p[diagram.x_name] for p in points])

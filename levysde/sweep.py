@@ -69,7 +69,8 @@ def _call(task, point, seed, numba_threads):
 
 def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_seed: int = 0,
               store=None, scheduler: str = "local", n_workers: int = 2,
-              numba_threads: int | None = 1, progress: bool = True) -> list[dict]:
+              numba_threads: int | None = 1, progress: bool = True,
+              connect_timeout: float = 10.0) -> list[dict]:
     """Run ``task(point, seed)`` for every point; return the result dicts in point order.
 
     Parameters
@@ -85,11 +86,14 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
     n_workers : worker processes of the local cluster (>= 1).
     numba_threads : Numba threads per task (default 1: workers are the parallelism).
     progress : tqdm bar on stderr.
+    connect_timeout : seconds to wait for a ``tcp://`` scheduler (default 10).
 
     Raises
     ------
-    ValueError for bad arguments or a mismatching store; errors raised by a task
-    propagate (points finished before it stay on disk).
+    ValueError for bad arguments, a store path that is not a directory, or a
+    mismatching store; ConnectionError (one line, naming the address) when the
+    ``tcp://`` scheduler cannot be reached within ``connect_timeout``; errors raised
+    by a task propagate (points finished before it stay on disk).
     """
     if not points:
         raise ValueError("points must contain at least one grid point")
@@ -97,11 +101,19 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
         raise ValueError(f"n_workers must be an integer >= 1; got {n_workers!r}")
     if not (scheduler in ("local", "sequential") or str(scheduler).startswith("tcp://")):
         raise ValueError(f"scheduler must be 'local', 'sequential' or 'tcp://HOST:PORT'; got {scheduler!r}")
+    if not connect_timeout > 0:
+        raise ValueError(f"connect_timeout must be > 0 seconds; got {connect_timeout!r}")
     seeds = [point_seed(master_seed, i) for i in range(len(points))]
     results: list = [None] * len(points)
     if store is not None:
         store = pathlib.Path(store)
-        store.mkdir(parents=True, exist_ok=True)
+        if store.exists() and not store.is_dir():
+            raise ValueError(f"store {str(store)!r} exists and is not a directory")
+        try:
+            store.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"cannot create store directory {str(store)!r} "
+                             f"({exc.strerror or type(exc).__name__})") from None
         manifest = {"master_seed": int(master_seed), "points": points}
         mpath = store / "sweep.json"
         if mpath.exists():
@@ -116,6 +128,26 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
 
     from tqdm.auto import tqdm
 
+    client = cluster = None
+    if scheduler != "sequential" and todo:
+        # connect before the progress bar is drawn, so a failure is reported alone
+        from distributed import Client, LocalCluster
+
+        if scheduler == "local":
+            cluster = LocalCluster(n_workers=int(n_workers), threads_per_worker=1, processes=True,
+                                   dashboard_address=None)
+            try:
+                client = Client(cluster)
+            except BaseException:
+                cluster.close()
+                raise
+        else:
+            try:
+                client = Client(scheduler, timeout=connect_timeout)
+            except (OSError, TimeoutError) as exc:
+                msg = " ".join(str(exc).split()) or type(exc).__name__
+                raise ConnectionError(f"cannot connect to the Dask scheduler at {scheduler} ({msg})") from None
+
     bar = tqdm(total=len(points), initial=len(points) - len(todo), disable=not progress,
                desc="sweep", unit="pt")
 
@@ -126,28 +158,20 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
         bar.update(1)
 
     try:
-        if scheduler == "sequential" or not todo:
+        if client is None:
             for i in todo:
                 finish(i, _call(task, points[i], seeds[i], numba_threads))
         else:
-            from distributed import Client, LocalCluster, as_completed
+            from distributed import as_completed
 
-            cluster = None
-            if scheduler == "local":
-                cluster = LocalCluster(n_workers=int(n_workers), threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-                client = Client(cluster)
-            else:
-                client = Client(scheduler)
-            try:
-                futures = {client.submit(_call, task, points[i], seeds[i], numba_threads, pure=False): i
-                           for i in todo}
-                for fut in as_completed(futures):
-                    finish(futures[fut], fut.result())
-            finally:
-                client.close()
-                if cluster is not None:
-                    cluster.close()
+            futures = {client.submit(_call, task, points[i], seeds[i], numba_threads, pure=False): i
+                       for i in todo}
+            for fut in as_completed(futures):
+                finish(futures[fut], fut.result())
     finally:
         bar.close()
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
     return results

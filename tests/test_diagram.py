@@ -93,3 +93,76 @@ def test_simulated_overlay_matches_theory_and_is_worker_independent(tmp_path):
     again = simulated_overlay(d, nx=2, ny=1, quick=True, master_seed=5, scheduler="sequential",
                               store=tmp_path / "store", progress=False, settings=small)
     assert np.array_equal(again["beta_hat"], par["beta_hat"])
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "levysde", "diagram", *args], capture_output=True,
+                          text=True, cwd=cwd)
+
+
+def _one_line_error(p, *words):
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    for w in words:
+        assert w in p.stderr, (w, p.stderr)
+
+
+@pytest.mark.parametrize("args,words", [
+    # 1. --out in a missing directory: refused before computing
+    (["--out", "/nonexistent-dir/d.png"], ["--out", "does not exist"]),
+    # 2. --data in a missing directory: refused before the figure is written
+    (["--data", "/nonexistent-dir/d.npz"], ["--data", "does not exist"]),
+    # 3. --data without the .npz suffix (numpy would silently write x.txt.npz)
+    (["--data", "x.txt"], ["--data", ".npz"]),
+    # 4. --store naming an existing file
+    (["--simulate", "--store", "FILE"], ["--store", "not a directory"]),
+    # 6. sweep flags without --simulate
+    (["--scheduler", "foo"], ["--scheduler", "needs --simulate"]),
+    (["--store", "s"], ["--store", "needs --simulate"]),
+    (["--workers", "3"], ["--workers", "needs --simulate"]),
+    (["--sim-grid", "2", "2"], ["--sim-grid", "needs --simulate"]),
+    (["--quick"], ["--quick", "needs --simulate"]),
+    (["--seed", "3"], ["--seed", "needs --simulate"]),
+    (["--simulate", "--scheduler", "foo"], ["--scheduler"]),
+    (["--simulate", "--scheduler", "sequential", "--workers", "3"], ["--workers"]),
+    # 7. a log axis over the default range, which includes 0
+    (["--log-x"], ["--log-x", "--x-range"]),
+    (["--x", "eta_g", "--y", "eta_j", "--log-y"], ["--log-y", "--y-range"]),
+])
+def test_cli_bad_paths_and_flags_are_one_line_before_any_work(tmp_path, args, words):
+    (tmp_path / "FILE").write_text("keep me")
+    args = [str(tmp_path / "FILE") if a == "FILE" else a for a in args]
+    p = _cli(*args, "--out", "d.png", cwd=tmp_path) if "--out" not in args else _cli(*args, cwd=tmp_path)
+    _one_line_error(p, *words)
+    # nothing was written, and the user's file is untouched
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["FILE"]
+    assert (tmp_path / "FILE").read_text() == "keep me"
+
+
+def test_cli_unreachable_scheduler_is_one_line(tmp_path):
+    """5. an unreachable tcp:// scheduler: one line naming --scheduler after the 10 s connect timeout."""
+    p = _cli("--simulate", "--quick", "--scheduler", "tcp://127.0.0.1:1", "--resolution", "10", "10",
+             "--out", "d.png", cwd=tmp_path)
+    _one_line_error(p, "--scheduler", "tcp://127.0.0.1:1")
+    assert not (tmp_path / "d.png").exists()
+
+
+def test_save_writes_exactly_the_given_name(tmp_path):
+    """3. PhaseDiagram.save does not append .npz behind the caller's back."""
+    d = phase_diagram(nx=3, ny=3)
+    d.save(tmp_path / "grid.dat")
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["grid.dat"]
+    assert np.load(tmp_path / "grid.dat", allow_pickle=False)["x"].size == 3
+
+
+def test_quick_help_matches_settings_and_api_exports():
+    """8. the --quick help is derived from SIM_SETTINGS; 9. the overlay API is exported."""
+    import levysde.diagram as mod
+
+    p = subprocess.run([sys.executable, "-m", "levysde", "diagram", "--help"], capture_output=True, text=True)
+    text = " ".join(p.stdout.split())
+    q = mod.SIM_SETTINGS["quick"]
+    assert f"{q['particles']} particles, t_end {q['t_end']:g}" in text
+    assert "200 time units" not in text and "a minute or two" not in text
+    assert {"simulated_overlay", "simulate_point"} <= set(mod.__all__)
+    assert all(hasattr(mod, name) for name in mod.__all__)

@@ -59,3 +59,22 @@ def test_bad_arguments():
         run_sweep(draw, POINTS, scheduler="mpi", progress=False)
     with pytest.raises(ValueError, match="n_workers"):
         run_sweep(draw, POINTS, n_workers=0, progress=False)
+
+
+def test_store_that_is_a_file_is_refused(tmp_path):
+    f = tmp_path / "f"
+    f.write_text("keep me")
+    with pytest.raises(ValueError, match="not a directory"):
+        run_sweep(draw, POINTS, store=f, scheduler="sequential", progress=False)
+    assert f.read_text() == "keep me"
+
+
+def test_unreachable_scheduler_is_one_connection_error():
+    import time
+
+    t0 = time.perf_counter()
+    with pytest.raises(ConnectionError, match="tcp://127.0.0.1:1") as info:
+        run_sweep(draw, POINTS, scheduler="tcp://127.0.0.1:1", connect_timeout=1, progress=False)
+    assert "\n" not in str(info.value) and time.perf_counter() - t0 < 20
+    with pytest.raises(ValueError, match="connect_timeout"):
+        run_sweep(draw, POINTS, scheduler="sequential", connect_timeout=0, progress=False)

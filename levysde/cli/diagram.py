@@ -1,11 +1,27 @@
 """``levysde diagram``: phase diagrams over two model parameters (docs/theory.md)."""
 from __future__ import annotations
 
+import os
 import pathlib
+import re
 
 from ._common import UsageError, integer, print_json, real
 
 _AXES = ("eta_j", "kappa", "eta_g", "alpha", "lam")
+
+#: sweep flags: (flag, attribute, default); they need --simulate
+_SIM_FLAGS = (("--quick", "quick", False), ("--sim-grid", "sim_grid", (4, 4)),
+              ("--scheduler", "scheduler", "local"), ("--workers", "workers", 2),
+              ("--store", "store", None), ("--seed", "seed", 0))
+
+
+def _quick_help() -> str:
+    from ..diagram import SIM_SETTINGS
+
+    q, f = SIM_SETTINGS["quick"], SIM_SETTINGS["full"]
+    return (f"small simulations ({q['particles']} particles, t_end {q['t_end']:g}, threshold u = "
+            f"{q['u']:g}) instead of the default ({f['particles']} particles, t_end {f['t_end']:g}, "
+            f"u = {f['u']:g})")
 
 
 def add_parser(sub):
@@ -35,30 +51,73 @@ def add_parser(sub):
     sim = p.add_argument_group("simulated overlay (Dask sweep)")
     sim.add_argument("--simulate", action="store_true",
                      help="simulate a coarse sub-grid and overlay the measured beta_hat")
-    sim.add_argument("--quick", action="store_true",
-                     help="small simulations (2048 particles, 200 time units): a minute or two")
-    sim.add_argument("--sim-grid", type=integer(1, 50), nargs=2, default=(4, 4), metavar=("NX", "NY"),
+    # the sweep flags default to None so that giving one without --simulate is an error
+    sim.add_argument("--quick", action="store_true", default=None, help=_quick_help())
+    sim.add_argument("--sim-grid", type=integer(1, 50), nargs=2, metavar=("NX", "NY"),
                      help="simulated sub-grid (default 4 4; points without a root are skipped)")
-    sim.add_argument("--scheduler", default="local",
-                     help="'local' (a LocalCluster, default), 'sequential', or tcp://HOST:PORT")
-    sim.add_argument("--workers", type=integer(1, 256), default=2, help="local Dask workers (default 2)")
+    sim.add_argument("--scheduler",
+                     help="'local' (a LocalCluster, default), 'sequential', or tcp://HOST:PORT "
+                          "(an existing Dask cluster; connection timeout 10 s)")
+    sim.add_argument("--workers", type=integer(1, 256), help="local Dask workers (default 2)")
     sim.add_argument("--store", metavar="DIR",
                      help="write each finished point here; a rerun resumes and skips finished points")
-    sim.add_argument("--seed", type=integer(0), default=0, help="master seed of the sweep (default 0)")
+    sim.add_argument("--seed", type=integer(0), help="master seed of the sweep (default 0)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=run)
     return p
 
 
+def _check_file(path: str, flag: str) -> None:
+    """One-line UsageError naming ``flag`` unless ``path`` can be written as a file."""
+    from ..runfile import check_writable
+
+    try:
+        check_writable(path, f"argument {flag}")
+    except ValueError as exc:   # check_writable's examples name a run file; name ours
+        example = "diagram" + (pathlib.Path(path).suffix or ".png")
+        raise UsageError(str(exc).replace("run.npz", example)) from None
+
+
+def _check_store(store: str) -> None:
+    """One-line UsageError naming --store unless ``store`` is, or can be created as, a writable
+    directory. Nothing is created."""
+    p = pathlib.Path(store)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"argument --store: {store!r} exists and is not a directory "
+                         f"(give a directory for the per-point files)")
+    anc = p.absolute()
+    while not anc.exists():
+        anc = anc.parent
+    if not anc.is_dir():
+        raise UsageError(f"argument --store: cannot create {store!r}: {str(anc)!r} is not a directory")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise UsageError(f"argument --store: cannot write in directory {str(anc)!r}")
+
+
 def run(args) -> int:
-    from ..diagram import phase_diagram
+    from ..diagram import DEFAULT_RANGES, phase_diagram
     from ..plotting import plot_phase_diagram
 
+    given = {attr for _, attr, _ in _SIM_FLAGS if getattr(args, attr) is not None}
+    if not args.simulate:
+        for flag, attr, _ in _SIM_FLAGS:
+            if attr in given:
+                raise UsageError(f"argument {flag}: needs --simulate (it only affects the simulated overlay)")
+    for _, attr, default in _SIM_FLAGS:
+        if getattr(args, attr) is None:
+            setattr(args, attr, default)
     if args.x == args.y:
         raise UsageError(f"argument --y: must differ from --x (both are {args.x})")
     out = pathlib.Path(args.out)
     if out.suffix.lower() not in (".png", ".pdf", ".svg"):
         raise UsageError(f"argument --out: extension must be .png, .pdf or .svg; got {out.name!r}")
+    _check_file(args.out, "--out")
+    if args.data is not None:
+        if not args.data.endswith(".npz"):
+            raise UsageError(f"argument --data: the file name must end in .npz; got {args.data!r}")
+        _check_file(args.data, "--data")
+        if os.path.abspath(args.data) == os.path.abspath(args.out):
+            raise UsageError("argument --data: must differ from --out")
     fixed = {}
     for name in _AXES:
         v = getattr(args, name)
@@ -78,6 +137,22 @@ def run(args) -> int:
             check_param(axis, rng)
         except ValueError as exc:
             raise UsageError(f"argument {flag}: {exc}") from None
+    for lflag, rflag, axis, rng, log in (("--log-x", "--x-range", args.x, args.x_range, args.log_x),
+                                         ("--log-y", "--y-range", args.y, args.y_range, args.log_y)):
+        if log and (rng or DEFAULT_RANGES[axis])[0] <= 0:
+            lo, hi = rng or DEFAULT_RANGES[axis]
+            how = "the given" if rng else "the default"
+            raise UsageError(f"argument {lflag}: a log axis needs {rflag} LO > 0; {how} {axis} range is "
+                             f"{lo:g} {hi:g}")
+    if args.simulate:
+        sched = args.scheduler
+        if not (sched in ("local", "sequential") or re.fullmatch(r"tcp://[^\s/:]+:\d+", sched)):
+            raise UsageError(f"argument --scheduler: must be local, sequential or tcp://HOST:PORT; "
+                             f"got {sched!r}")
+        if sched != "local" and "workers" in given:
+            raise UsageError(f"argument --workers: only applies to --scheduler local (got --scheduler {sched})")
+        if args.store is not None:
+            _check_store(args.store)
     d = phase_diagram(args.x, args.y, x_range=args.x_range, y_range=args.y_range,
                       nx=args.resolution[0], ny=args.resolution[1], log_x=args.log_x,
                       log_y=args.log_y, **fixed)
@@ -86,12 +161,15 @@ def run(args) -> int:
         from ..diagram import simulated_overlay
         from ..plotting import plot_beta_check
 
-        if not (args.scheduler in ("local", "sequential") or args.scheduler.startswith("tcp://")):
-            raise UsageError(f"argument --scheduler: must be local, sequential or tcp://HOST:PORT; "
-                             f"got {args.scheduler!r}")
-        overlay = simulated_overlay(d, nx=args.sim_grid[0], ny=args.sim_grid[1], quick=args.quick,
-                                    master_seed=args.seed, scheduler=args.scheduler,
-                                    n_workers=args.workers, store=args.store, progress=not args.json)
+        try:
+            overlay = simulated_overlay(d, nx=args.sim_grid[0], ny=args.sim_grid[1], quick=args.quick,
+                                        master_seed=args.seed, scheduler=args.scheduler,
+                                        n_workers=args.workers, store=args.store, progress=not args.json,
+                                        connect_timeout=10.0)
+        except ConnectionError as exc:
+            if not args.scheduler.startswith("tcp://"):
+                raise
+            raise UsageError(f"argument --scheduler: {exc}") from None
         companion = out.with_name(out.stem + "_beta" + out.suffix)
         plot_beta_check(overlay, path=companion)
     plot_phase_diagram(d, path=out, overlay=overlay)
