@@ -90,6 +90,22 @@ def exponential(s0, s1, s2, s3):
     return -math.log1p(-u), s0, s1, s2, s3
 
 
+@njit(cache=True, inline="always")
+def _ziggurat_candidate(s0, s1, s2, s3):
+    """One 64-bit draw -> (candidate x, layer idx, 52-bit magnitude rabs, state).
+
+    The low 8 bits pick the layer, the next bit the sign, the top 52 bits the magnitude;
+    the candidate is accepted when rabs < _KI[idx] (about 99% of draws)."""
+    r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
+    idx = int(r & np.uint64(0xFF))
+    r >>= np.uint64(8)
+    rabs = (r >> np.uint64(1)) & np.uint64(0x000FFFFFFFFFFFFF)
+    x = float(np.int64(rabs)) * _WI[idx]
+    if r & np.uint64(1):
+        x = -x
+    return x, idx, rabs, s0, s1, s2, s3
+
+
 @njit(cache=True)
 def _normal_slow(idx, x, rabs, s0, s1, s2, s3):
     """Rare branch of the ziggurat (about 1% of draws): tail or wedge test."""
@@ -109,13 +125,7 @@ def _normal_slow(idx, x, rabs, s0, s1, s2, s3):
             if (_FI[idx - 1] - _FI[idx]) * u + _FI[idx] < math.exp(-0.5 * x * x):
                 return x, s0, s1, s2, s3
         # rejected: a fresh draw through the fast path
-        r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
-        idx = int(r & np.uint64(0xFF))
-        r >>= np.uint64(8)
-        rabs = (r >> np.uint64(1)) & np.uint64(0x000FFFFFFFFFFFFF)
-        x = float(np.int64(rabs)) * _WI[idx]
-        if r & np.uint64(1):
-            x = -x
+        x, idx, rabs, s0, s1, s2, s3 = _ziggurat_candidate(s0, s1, s2, s3)
         if rabs < _KI[idx]:
             return x, s0, s1, s2, s3
 
@@ -123,13 +133,7 @@ def _normal_slow(idx, x, rabs, s0, s1, s2, s3):
 @njit(cache=True, inline="always")
 def normal(s0, s1, s2, s3):
     """Standard normal N(0, 1) by the 256-layer ziggurat."""
-    r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
-    idx = int(r & np.uint64(0xFF))
-    r >>= np.uint64(8)
-    rabs = (r >> np.uint64(1)) & np.uint64(0x000FFFFFFFFFFFFF)
-    x = float(np.int64(rabs)) * _WI[idx]
-    if r & np.uint64(1):
-        x = -x
+    x, idx, rabs, s0, s1, s2, s3 = _ziggurat_candidate(s0, s1, s2, s3)
     if rabs < _KI[idx]:
         return x, s0, s1, s2, s3
     return _normal_slow(idx, x, rabs, s0, s1, s2, s3)

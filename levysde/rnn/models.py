@@ -97,6 +97,11 @@ class RNNModel(nn.Module):
 
     name = "?"
 
+    def _check_input(self, x):
+        """Raise ValueError unless x has shape (B, T, n_in)."""
+        if x.dim() != 3 or x.shape[-1] != self.n_in:
+            raise ValueError(f"x must have shape (B, T, {self.n_in}), got {tuple(x.shape)}")
+
     def __init__(self, n_in: int, hidden: int, n_out: int):
         super().__init__()
         _check_sizes(n_in, hidden, n_out)
@@ -192,8 +197,7 @@ class _Leaky(RNNModel):
         return self.W, self.U, self.b
 
     def _run(self, x: torch.Tensor, record: bool, h0: torch.Tensor | None = None):
-        if x.dim() != 3 or x.shape[-1] != self.n_in:
-            raise ValueError(f"x must have shape (B, T, {self.n_in}), got {tuple(x.shape)}")
+        self._check_input(x)
         H = self.hidden
         W_rec, U_in, b_in = self._stack()
         inp = torch.addmm(b_in, x.reshape(-1, self.n_in), U_in.t()).reshape(x.shape[0], x.shape[1], -1)
@@ -359,8 +363,7 @@ class _TorchCell(RNNModel):
         return r.weight_ih_l0, r.weight_hh_l0, r.bias_ih_l0, r.bias_hh_l0
 
     def forward(self, x):
-        if x.dim() != 3 or x.shape[-1] != self.n_in:
-            raise ValueError(f"x must have shape (B, T, {self.n_in}), got {tuple(x.shape)}")
+        self._check_input(x)
         out, _ = self.rnn(x)
         return self.readout(out)
 
@@ -393,8 +396,7 @@ class GRU(_TorchCell):
 
     @torch.no_grad()
     def trace(self, x):
-        if x.dim() != 3 or x.shape[-1] != self.n_in:
-            raise ValueError(f"x must have shape (B, T, {self.n_in}), got {tuple(x.shape)}")
+        self._check_input(x)
         H = self.hidden
         W_ih, W_hh, b_ih, b_hh = self.weights()
         inp = (x @ W_ih.t() + b_ih).unbind(1)
@@ -435,8 +437,7 @@ class LSTM(_TorchCell):
 
     @torch.no_grad()
     def trace(self, x):
-        if x.dim() != 3 or x.shape[-1] != self.n_in:
-            raise ValueError(f"x must have shape (B, T, {self.n_in}), got {tuple(x.shape)}")
+        self._check_input(x)
         H = self.hidden
         W_ih, W_hh, b_ih, b_hh = self.weights()
         inp = (x @ W_ih.t() + (b_ih + b_hh)).unbind(1)
