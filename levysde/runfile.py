@@ -76,7 +76,9 @@ def read_run(path, *, kinds=("simulation", "rnn")) -> dict:
     ------
     ValueError, one line naming the file, when it is missing, a directory, not a valid
     .npz archive (truncated, corrupt, a plain .npy array, pickled objects), has no JSON
-    ``meta``/``config`` object, is of a kind not in ``kinds``, or lacks its kind's keys.
+    ``meta``/``config`` object, is of a kind not in ``kinds``, or lacks its kind's keys;
+    for simulation runs also when ``hist_edges`` is not a strictly increasing grid or
+    ``hist_counts`` does not match it (naming the entry).
     """
     try:
         z = np.load(path, allow_pickle=False)
@@ -113,11 +115,33 @@ def read_run(path, *, kinds=("simulation", "rnn")) -> dict:
     missing = [k for k in need if k not in data]
     if missing:
         raise ValueError(f"{path} ({kind} run) lacks {', '.join(missing)}")
+    if kind == "simulation":
+        _check_histogram(path, data["hist_edges"], data["hist_counts"])
     data["meta"] = meta
     data["kind"] = kind
     if kind == "rnn":
         data["config"] = meta
     return data
+
+
+def _check_histogram(path, edges, counts) -> None:
+    """ValueError naming the file and the entry unless ``hist_edges`` is a 1-d, finite, strictly
+    increasing grid of >= 2 edges and ``hist_counts`` holds finite counts >= 0 with shape
+    (n_bins,) or (n_groups, n_bins), n_bins = len(hist_edges) - 1."""
+    if edges.ndim != 1 or edges.size < 2 or not np.issubdtype(edges.dtype, np.number):
+        raise ValueError(f"{path}: hist_edges must be a 1-d numeric array of >= 2 bin edges; got "
+                         f"shape {edges.shape}, dtype {edges.dtype}")
+    e = edges.astype(float)
+    if not (np.all(np.isfinite(e)) and np.all(np.diff(e) > 0)):
+        raise ValueError(f"{path}: hist_edges must be finite and strictly increasing (a corrupt or "
+                         f"hand-edited run file)")
+    if (counts.ndim not in (1, 2) or counts.shape[-1] != edges.size - 1
+            or not np.issubdtype(counts.dtype, np.number)):
+        raise ValueError(f"{path}: hist_counts has shape {counts.shape}, expected (n_groups, "
+                         f"{edges.size - 1}) for {edges.size} hist_edges")
+    c = counts.astype(float)
+    if not (np.all(np.isfinite(c)) and np.all(c >= 0)):
+        raise ValueError(f"{path}: hist_counts must be finite and >= 0")
 
 
 def load_run(path: str) -> dict:
