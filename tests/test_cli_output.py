@@ -295,3 +295,15 @@ def test_plots_emit_no_runtime_warning_on_all_nan_input(tmp_path):
         plot_phase_diagram(d, path=tmp_path / "a.png")
         nan = np.full(2, np.nan)
         plot_beta_check({"beta_theory": nan, "beta_hat": nan, "se": nan}, path=tmp_path / "b.png")
+
+
+def test_directory_as_figure_output_is_refused(tmp_path, capsys):
+    """A directory given as a figure name is refused (not turned into DIR.png)."""
+    run = sim_run_file(tmp_path / "run.npz")
+    d = tmp_path / "figs"
+    d.mkdir()
+    for args in (["simulate", "--eta-j", "3", "--plot", d], ["diagram", "--out", d],
+                 ["envelope", "--from", run, "--plot", d], ["check", run, "--plot", d]):
+        rc, _, err = call(capsys, *args)
+        one_line_error(rc, err, "is a directory")
+    assert not (tmp_path / "figs.png").exists()

@@ -80,6 +80,8 @@ def image_output(path: str, flag: str, force: bool, formats=None) -> str:
     and the file obeys :func:`check_output`. Returns the path that will be written."""
     import os
 
+    if os.path.isdir(path) or path.endswith(os.sep):   # before ".png" would make it a new name
+        check_output(path, flag, force, example="figure.png")
     ext = os.path.splitext(path)[1]
     if not ext:
         path, ext = path + ".png", ".png"

@@ -170,8 +170,10 @@ def run(args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     ckpt = checkpoint_path(args.out)
-    if os.path.isdir(ckpt):
-        raise UsageError(f"--out: its checkpoint {ckpt!r} is a directory")
+    try:
+        check_writable(ckpt, "--out: its checkpoint")    # a directory, FIFO or device is refused
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     base = None
     if args.resume:
         if not os.path.exists(ckpt):
