@@ -21,7 +21,7 @@ def add_parser(sub):
                    help="saturating kappa tanh(gamma (z0 - z)/kappa) or Ornstein-Uhlenbeck "
                         "-gamma (z - z0) (default %(default)s)")
     g.add_argument("--gamma", type=real(), default=1.0,
-                   help="drift slope at the equilibrium; > 0 for the saturating drift (default "
+                   help="drift slope at the equilibrium, > 0 (default "
                         "%(default)s). --dt must satisfy gamma*dt <= 0.5")
     g.add_argument("--z0", type=real(), default=0.0, help="equilibrium (default %(default)s)")
     s = p.add_argument_group("simulation (THEORY.md §7)")
@@ -108,10 +108,10 @@ def run(args) -> int:
         raise UsageError(f"--burn-in must be smaller than --t-end = {args.t_end:g}; got {args.burn_in:g}")
     if args.groups > args.particles:
         raise UsageError(f"--groups must be at most --particles = {args.particles}; got {args.groups}")
+    if not args.gamma > 0:
+        raise UsageError(f"--gamma must be in (0, inf) (gamma <= 0 is no restoring drift, so there is "
+                         f"no stationary law whose tail could be estimated); got {args.gamma:g}")
     if args.drift == "saturating":
-        if not args.gamma > 0:
-            raise UsageError(f"--gamma must be in (0, inf) for --drift saturating (gamma <= 0 is no "
-                             f"restoring drift); got {args.gamma:g}")
         drift = SaturatingDrift(args.kappa, args.gamma, args.z0)
     else:
         reject_flags(args, ("kappa",), "to --drift ou (no restoration plateau: the OU drift has "
