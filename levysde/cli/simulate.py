@@ -121,7 +121,7 @@ def _notes(args, res, est, scan):
 
 
 def run(args) -> int:
-    from ..simulate import DivergenceError, OUDrift, SaturatingDrift, SimulationInputError, simulate
+    from ..simulation import DivergenceError, OUDrift, SaturatingDrift, SimulationInputError, simulate
     from ..tails import tempered_fit_result
 
     if args.burn_in >= args.t_end:
