@@ -16,16 +16,19 @@ import numba
 import numpy as np
 
 from .. import _rng
-from ..params import DEFAULTS, check_param
+from ..params import DEFAULTS
 from . import _checks
-from ._checks import (DivergenceError, check_dt, check_eps, check_int, finite, jump_params, step_size,
-                      time_grid)
+from ._checks import (DivergenceError, check_dt, check_eps, check_int, finite, jump_params, scalar_param,
+                      step_size, time_grid)
 from ._kernels import _increments_kernel, _run_chunk
 from .drift import OUDrift, SaturatingDrift, TabulatedDrift
 from .result import SimulationResult
 from .scheme import _scheme, beta_model, default_eps
 
 __all__ = ["simulate", "sample_increments"]
+
+#: the default drift's parameters (kappa: THEORY.md §4 default plateau)
+_DRIFT_DEFAULTS = {"kappa": DEFAULTS["kappa"], "gamma": 1.0, "z0": 0.0}
 
 
 def sample_increments(n, dt, *, alpha, lam, eta_j, eps=None, seed=0, eta_g=0.0):
@@ -60,7 +63,7 @@ def sample_increments(n, dt, *, alpha, lam, eta_j, eps=None, seed=0, eta_g=0.0):
     n = int(n)
     dt = check_dt(dt)
     a, lm, ej = jump_params(alpha, lam, eta_j)
-    eg = float(check_param("eta_g", eta_g))
+    eg = scalar_param("eta_g", eta_g)
     eps = default_eps(dt, eta_j=ej, alpha=a) if eps is None else check_eps(eps)
     rate, sig2, exp_prop = _scheme(dt, eps, a, lm, ej, eg)
     block = 4096
@@ -139,11 +142,18 @@ def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particle
     """The checks of :func:`simulate` that need no theory, in the order of its signature
     (ValueError naming the argument; StepSizeError for ``|F'| dt > MAX_SLOPE_DT``)."""
     a, lm, ej = jump_params(alpha, lam, eta_j)
-    eg = float(check_param("eta_g", eta_g))
+    eg = _checks.scalar_param("eta_g", eta_g)
+    shape = {"kappa": kappa, "gamma": gamma, "z0": z0}
     if drift is None:
-        drift = SaturatingDrift(kappa, gamma, z0)
-    if not isinstance(drift, (SaturatingDrift, OUDrift, TabulatedDrift)):
+        drift = SaturatingDrift(*(_DRIFT_DEFAULTS[k] if v is None else v for k, v in shape.items()))
+    elif not isinstance(drift, (SaturatingDrift, OUDrift, TabulatedDrift)):
         raise ValueError(f"drift must be a SaturatingDrift, OUDrift or TabulatedDrift; got {drift!r}")
+    else:
+        clash = [k for k, v in shape.items() if v is not None]
+        if clash:
+            raise ValueError(f"{' and '.join(clash)} conflict{'s' if len(clash) == 1 else ''} with drift = "
+                             f"{drift!r}: the drift carries its own plateau, slope and equilibrium; "
+                             f"give either drift or kappa/gamma/z0, not both")
     dt = check_dt(dt)
     particles = check_int("particles", particles, 1)
     n_groups = check_int("n_groups", n_groups, 1)
@@ -156,7 +166,10 @@ def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particle
     if bin_width <= 0:
         raise ValueError(f"bin_width must be in (0, inf); got {bin_width!r}")
     traj_particles = check_int("traj_particles", traj_particles, 0)
-    traj_every = check_int("traj_every", traj_every, 1)
+    if traj_every is not None and traj_particles == 0:
+        raise ValueError("traj_every applies only with traj_particles >= 1 (no trajectories are kept "
+                         "with traj_particles = 0)")
+    traj_every = check_int("traj_every", 100 if traj_every is None else traj_every, 1)
     threshold_u = finite("threshold_u", threshold_u)
     return _Config(ej, eg, a, lm, drift, dt, eps, particles, n_groups, n_steps, rec_start, bin_width,
                    min(traj_particles, particles), traj_every, threshold_u)
@@ -325,10 +338,10 @@ def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig
 
 
 def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEFAULTS["lam"],
-             drift=None, kappa=DEFAULTS["kappa"], gamma=1.0, z0=0.0,
+             drift=None, kappa=None, gamma=None, z0=None,
              particles=16384, t_end=800.0, burn_in=50.0, dt=0.01, seed=0, eps=None,
              n_groups=64, bin_width=0.05, hist_halfwidth=None, window=None,
-             z_init=None, traj_particles=0, traj_every=100, threshold_u=3.0, progress=False):
+             z_init=None, traj_particles=0, traj_every=None, threshold_u=3.0, progress=False):
     """Simulate N particles of ``dzeta = F dt + sqrt(2 eta_G) dW + dJ`` by Euler-Maruyama.
 
     Scheme and bias: :mod:`levysde.simulation.scheme` (THEORY.md §3, §7).
@@ -339,6 +352,9 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
         alpha in (0, 2), lam >= 0).
     drift : SaturatingDrift | OUDrift | TabulatedDrift; default
         ``SaturatingDrift(kappa, gamma, z0)``.
+    kappa, gamma, z0 : the default drift's plateau (> 0, default 1), slope at the
+        equilibrium (> 0, default 1) and equilibrium (default 0); only without ``drift``
+        (giving both is a ValueError naming them, not a silent choice).
     particles : int >= 1; t_end > 0 : simulated time (burn-in included);
     burn_in in [0, t_end) : time before recording; dt > 0 : time step.
     seed : int >= 0 (``numpy.random.SeedSequence`` entropy). Same seed -> same
@@ -350,8 +366,8 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
         that zeq is an edge).
     window : (lo, hi) divergence window; default zeq -/+ 1e3 (1e12 when lam = 0).
     z_init : initial state(s), default the drift's equilibrium.
-    traj_particles, traj_every : keep every ``traj_every``-th step of the first
-        ``traj_particles`` paths.
+    traj_particles, traj_every : keep every ``traj_every``-th step (default 100) of the first
+        ``traj_particles`` paths; ``traj_every`` without trajectories is a ValueError.
     threshold_u : default tail threshold on X = -zeta, relative to -zeq (stored in meta).
     progress : show a tqdm bar on stderr.
 
