@@ -175,7 +175,7 @@ def simulate_point(point: dict, seed: int) -> dict:
 
 
 def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick: bool = False,
-                      master_seed: int = 0, scheduler: str = "local", n_workers: int = 2,
+                      master_seed: int = 0, scheduler: str = "local", n_workers: int | None = None,
                       store=None, progress: bool = True, settings: dict | None = None,
                       connect_timeout: float = 10.0) -> dict:
     """Simulate the SDE on a coarse sub-grid of ``diagram`` and measure beta_hat (THEORY.md §7-§8).
@@ -187,7 +187,8 @@ def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick:
     resumable through ``store``).
 
     Returns a dict of arrays ``x, y, beta_hat, se, beta_theory, beta_model`` and
-    the ``wall_s`` of the sweep. ``connect_timeout`` (seconds) bounds the wait for a
+    the ``wall_s`` of the sweep. ``n_workers`` (default 2) applies to ``scheduler="local"``
+    only. ``connect_timeout`` (seconds) bounds the wait for a
     ``tcp://`` scheduler; an unreachable one raises ConnectionError (see
     :func:`levysde.sweep.run_sweep`).
     """

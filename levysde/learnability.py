@@ -92,6 +92,8 @@ def learnability_window(N: float, *, lags=None, f=None, f_func=None, alpha_g: fl
     k = kappa_alpha(alpha_g)
     if (f_func is None) == (f is None):
         raise ValueError("give exactly one of f (with lags) or f_func")
+    if f_func is not None and lags is not None:
+        raise ValueError("lags apply only to a tabulated f; with f_func give no lags")
     log_thr = (math.log(C) - math.log(N)) / k           # log f*
     if log_thr > 0:
         return 0.0

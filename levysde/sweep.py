@@ -255,7 +255,7 @@ class _Runner:
 
 
 def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_seed: int = 0,
-              store=None, scheduler: str = "local", n_workers: int = 2,
+              store=None, scheduler: str = "local", n_workers: int | None = None,
               numba_threads: int | None = 1, progress: bool = True,
               connect_timeout: float = 10.0) -> list[dict]:
     """Run ``task(point, seed)`` for every point; return the result dicts in point order.
@@ -271,7 +271,8 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
         seed is refused. Sweeps running at the same time on one store share the
         points (lock files; module docstring).
     scheduler : ``"local"``, ``"sequential"`` or a ``"tcp://HOST:PORT"`` address.
-    n_workers : worker processes of the local cluster (>= 1).
+    n_workers : worker processes of the local cluster (>= 1; default 2); only with
+        ``scheduler="local"`` (a ValueError otherwise, rather than silently ignored).
     numba_threads : Numba threads per task (default 1: workers are the parallelism).
     progress : tqdm bar on stderr.
     connect_timeout : seconds to wait for a ``tcp://`` scheduler (default 10).
@@ -286,10 +287,14 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
     """
     if not points:
         raise ValueError("points must contain at least one grid point")
-    if int(n_workers) != n_workers or n_workers < 1:
-        raise ValueError(f"n_workers must be an integer >= 1; got {n_workers!r}")
     if not (scheduler in ("local", "sequential") or str(scheduler).startswith("tcp://")):
         raise ValueError(f"scheduler must be 'local', 'sequential' or 'tcp://HOST:PORT'; got {scheduler!r}")
+    if n_workers is None:
+        n_workers = 2
+    elif scheduler != "local":
+        raise ValueError(f"n_workers applies only to scheduler='local' (got scheduler={scheduler!r})")
+    if isinstance(n_workers, bool) or int(n_workers) != n_workers or n_workers < 1:
+        raise ValueError(f"n_workers must be an integer >= 1; got {n_workers!r}")
     if not connect_timeout > 0:
         raise ValueError(f"connect_timeout must be > 0 seconds; got {connect_timeout!r}")
     seeds = [point_seed(master_seed, i) for i in range(len(points))]

@@ -307,3 +307,16 @@ def test_directory_as_figure_output_is_refused(tmp_path, capsys):
         rc, _, err = call(capsys, *args)
         one_line_error(rc, err, "is a directory")
     assert not (tmp_path / "figs.png").exists()
+
+
+def test_learnability_lags_with_f_func_conflict():
+    """Library audit (item 13's kind): lags next to a closed-form f_func were silently ignored."""
+    from levysde.learnability import learnability_window
+
+    def f(l):
+        return np.asarray(l, dtype=float) ** -0.5
+
+    with pytest.raises(ValueError, match="lags apply only to a tabulated f"):
+        learnability_window(1e4, f_func=f, lags=[1.0, 10.0])
+    # closed form: f(H) = f* = (C/N)^(1/kappa_alpha), kappa_alpha = 2 for alpha_g = 2 -> H = N
+    assert learnability_window(1e4, f_func=f) == pytest.approx(1e4, rel=1e-9)

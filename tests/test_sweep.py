@@ -59,6 +59,9 @@ def test_bad_arguments():
         run_sweep(draw, POINTS, scheduler="mpi", progress=False)
     with pytest.raises(ValueError, match="n_workers"):
         run_sweep(draw, POINTS, n_workers=0, progress=False)
+    # n_workers only configures the local cluster: with another scheduler it is an error
+    with pytest.raises(ValueError, match="n_workers applies only to scheduler='local'"):
+        run_sweep(draw, POINTS, scheduler="sequential", n_workers=3, progress=False)
 
 
 def test_store_that_is_a_file_is_refused(tmp_path):

@@ -162,7 +162,8 @@ def run(args) -> int:
         try:
             overlay = simulated_overlay(d, nx=args.sim_grid[0], ny=args.sim_grid[1], quick=args.quick,
                                         master_seed=args.seed, scheduler=args.scheduler,
-                                        n_workers=args.workers, store=args.store, progress=not args.json,
+                                        n_workers=args.workers if args.scheduler == "local" else None,
+                                        store=args.store, progress=not args.json,
                                         connect_timeout=10.0)
         except ConnectionError as exc:
             if not args.scheduler.startswith("tcp://"):
