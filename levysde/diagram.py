@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .params import DEFAULTS, check_param
+from .params import DEFAULTS, check_int, check_param
 from .theory import PHASES, classify
 
 __all__ = ["AXES", "PhaseDiagram", "phase_diagram", "DEFAULT_RANGES", "simulated_overlay",
@@ -107,9 +107,7 @@ def phase_diagram(x: str = "eta_j", y: str = "kappa", *, x_range=None, y_range=N
     clash = {x, y} & set(fixed)
     if clash:
         raise ValueError(f"{', '.join(sorted(clash))} is an axis and cannot also be fixed")
-    for name, n in (("nx", nx), ("ny", ny)):
-        if int(n) != n or n < 2:
-            raise ValueError(f"{name} must be an integer >= 2; got {n!r}")
+    nx, ny = check_int("nx", nx, 2), check_int("ny", ny, 2)
     grids = []
     for axis, rng, log in ((x, x_range, log_x), (y, y_range, log_y)):
         lo, hi = DEFAULT_RANGES[axis] if rng is None else rng
@@ -196,8 +194,12 @@ def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick:
 
     from .sweep import run_sweep
 
-    if int(nx) != nx or int(ny) != ny or nx < 1 or ny < 1:
-        raise ValueError(f"nx and ny must be integers >= 1; got {nx!r}, {ny!r}")
+    if not isinstance(diagram, PhaseDiagram):
+        raise ValueError(f"diagram must be a PhaseDiagram (from phase_diagram); got {type(diagram).__name__}")
+    nx, ny = check_int("nx", nx, 1), check_int("ny", ny, 1)
+    unknown = set(settings or {}) - set(SIM_SETTINGS["full"])
+    if unknown:
+        raise ValueError(f"unknown settings {sorted(unknown)}; allowed: {', '.join(SIM_SETTINGS['full'])}")
     cfg = dict(SIM_SETTINGS["quick" if quick else "full"], **(settings or {}))
     xs = diagram.x[0] + (np.arange(nx) + 0.5) / nx * (diagram.x[-1] - diagram.x[0])
     ys = diagram.y[0] + (np.arange(ny) + 0.5) / ny * (diagram.y[-1] - diagram.y[0])

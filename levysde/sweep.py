@@ -41,6 +41,7 @@ from typing import Callable
 import numpy as np
 
 from ._io import atomic_write, claim, lock_is_stale, refresh, release
+from .params import check_int
 
 __all__ = ["point_seed", "run_sweep", "load_point"]
 
@@ -50,9 +51,7 @@ POLL_S = 0.25
 
 def point_seed(master_seed: int, index: int) -> int:
     """64-bit seed of grid point ``index`` derived from ``master_seed`` (SeedSequence)."""
-    if int(master_seed) != master_seed or master_seed < 0:
-        raise ValueError(f"master_seed must be an integer >= 0; got {master_seed!r}")
-    ss = np.random.SeedSequence([int(master_seed), int(index)])
+    ss = np.random.SeedSequence([check_int("master_seed", master_seed, 0), check_int("index", index, 0)])
     return int(ss.generate_state(1, np.uint64)[0])
 
 
@@ -71,11 +70,16 @@ def _save_point(store: pathlib.Path, index: int, point: dict, seed: int, result:
 
 
 def load_point(path) -> tuple[dict, int, dict]:
-    """Read one stored point: (point, seed, result dict)."""
-    with np.load(path, allow_pickle=False) as z:
-        meta = json.loads(str(z["meta"]))
-        result = {k[2:]: (z[k][()] if z[k].ndim == 0 else z[k]) for k in z.files if k.startswith("r_")}
-    return meta["point"], meta["seed"], result
+    """Read one stored point: (point, seed, result dict). ValueError (one line naming ``path``)
+    when it is not a point file written by :func:`run_sweep`."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            result = {k[2:]: (z[k][()] if z[k].ndim == 0 else z[k]) for k in z.files if k.startswith("r_")}
+        return meta["point"], meta["seed"], result
+    except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
+        raise ValueError(f"cannot read sweep point {path!r}: not a point file of levysde.sweep "
+                         f"({type(exc).__name__})") from None
 
 
 def _call(task, point, seed, numba_threads):
@@ -293,10 +297,14 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
         n_workers = 2
     elif scheduler != "local":
         raise ValueError(f"n_workers applies only to scheduler='local' (got scheduler={scheduler!r})")
-    if isinstance(n_workers, bool) or int(n_workers) != n_workers or n_workers < 1:
-        raise ValueError(f"n_workers must be an integer >= 1; got {n_workers!r}")
-    if not connect_timeout > 0:
+    n_workers = check_int("n_workers", n_workers, 1)
+    if numba_threads is not None:
+        numba_threads = check_int("numba_threads", numba_threads, 1)
+    if isinstance(connect_timeout, bool) or not isinstance(connect_timeout, (int, float)) \
+            or not connect_timeout > 0:
         raise ValueError(f"connect_timeout must be > 0 seconds; got {connect_timeout!r}")
+    if store is not None and not isinstance(store, (str, os.PathLike)):
+        raise ValueError(f"store must be a directory path (str or os.PathLike) or None; got {store!r}")
     seeds = [point_seed(master_seed, i) for i in range(len(points))]
     results: list = [None] * len(points)
     if store is not None:

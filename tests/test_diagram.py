@@ -166,3 +166,19 @@ def test_quick_help_matches_settings_and_api_exports():
     assert "200 time units" not in text and "a minute or two" not in text
     assert {"simulated_overlay", "simulate_point"} <= set(mod.__all__)
     assert all(hasattr(mod, name) for name in mod.__all__)
+
+
+def test_bad_argument_types_are_value_errors_naming_them():
+    """Issue 14 item 15: wrong types name the argument (ValueError), and an unknown
+    simulation setting is an error instead of being silently ignored."""
+    from levysde.diagram import simulated_overlay
+
+    with pytest.raises(ValueError, match="nx must be an integer >= 2; got None"):
+        phase_diagram(nx=None)
+    with pytest.raises(ValueError, match="diagram must be a PhaseDiagram"):
+        simulated_overlay(None)
+    d = phase_diagram(nx=3, ny=3)
+    with pytest.raises(ValueError, match=r"unknown settings \['particle'\]"):
+        simulated_overlay(d, settings={"particle": 100})
+    with pytest.raises(ValueError, match="n_workers applies only to scheduler='local'"):
+        simulated_overlay(d, nx=1, ny=1, scheduler="sequential", n_workers=2)

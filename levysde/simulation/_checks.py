@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import os
 
-from ..params import check_param, describe_range
+from ..params import check_int, check_param, describe_range  # noqa: F401  (check_int re-exported)
 
 __all__ = ["DivergenceError", "SimulationInputError", "StepSizeError", "MAX_SLOPE_DT", "MAX_STEPS"]
 
@@ -71,12 +71,6 @@ def check_eps(eps) -> float:
 
 def check_dt(dt) -> float:
     return positive("dt", dt)
-
-
-def check_int(name, value, lo) -> int:
-    if isinstance(value, bool) or int(value) != value or value < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}; got {value!r}")
-    return int(value)
 
 
 def scalar_param(name, value) -> float:

@@ -58,9 +58,7 @@ def sample_increments(n, dt, *, alpha, lam, eta_j, eps=None, seed=0, eta_g=0.0):
 
     Raises ValueError naming a bad argument.
     """
-    if int(n) != n or n < 1:
-        raise ValueError(f"n must be an integer >= 1; got {n!r}")
-    n = int(n)
+    n = check_int("n", n, 1)
     dt = check_dt(dt)
     a, lm, ej = jump_params(alpha, lam, eta_j)
     eg = scalar_param("eta_g", eta_g)
