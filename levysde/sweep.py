@@ -21,10 +21,10 @@ Schedulers:
   * ``"tcp://HOST:PORT"``: an existing Dask cluster;
   * ``"sequential"``: a plain loop in this process (no Dask), the reference.
 
-Ctrl-C (KeyboardInterrupt) stops a sweep quietly: the local workers start with SIGINT
-blocked (the terminal sends it to the whole process group), and the cluster is closed with Dask's
-logging silenced, so the only output is the caller's own message; finished points stay on
-disk and the locks of unfinished ones are released.
+Ctrl-C (KeyboardInterrupt) stops a sweep quietly: the local workers ignore SIGINT (the
+terminal sends it to the whole process group) and write nothing to the terminal, and the
+cluster is closed with Dask's logging silenced, so the only output is the caller's own
+message; finished points stay on disk and the locks of unfinished ones are released.
 """
 from __future__ import annotations
 
@@ -35,7 +35,9 @@ import os
 import pathlib
 import signal
 import sys
+import threading
 import time
+import warnings
 from typing import Callable
 
 import numpy as np
@@ -131,9 +133,8 @@ def _open_store(store, points: list, master_seed: int) -> pathlib.Path:
 
 def _start_client(scheduler: str, n_workers: int, connect_timeout: float):
     """(client, cluster, slots): a Dask client for ``scheduler`` and the number of tasks kept in
-    flight. Local workers are started with SIGINT blocked (the signal mask is inherited by the
-    cluster's threads and worker processes), so Ctrl-C reaches only this process; a Ctrl-C
-    during start-up stays pending and takes effect as soon as the cluster is up."""
+    flight. Local workers are spawned by :func:`_spawn_workers`, so that Ctrl-C reaches only
+    this process and nothing the workers print reaches the terminal."""
     from distributed import Client, LocalCluster
 
     if scheduler != "local":
@@ -143,36 +144,77 @@ def _start_client(scheduler: str, n_workers: int, connect_timeout: float):
             msg = " ".join(str(exc).split()) or type(exc).__name__
             raise ConnectionError(f"cannot connect to the Dask scheduler at {scheduler} ({msg})") from None
         return client, None, max(1, sum(client.nthreads().values()))
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    cluster = LocalCluster(n_workers=0, threads_per_worker=1, processes=True, dashboard_address=":0",
+                           silence_logs=logging.CRITICAL)
+    client = None
     try:
-        cluster = LocalCluster(n_workers=int(n_workers), threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-    try:
+        _spawn_workers(cluster, n_workers)
         client = Client(cluster)
+        client.wait_for_workers(n_workers, timeout=300)
     except BaseException:
-        _close(None, cluster, quiet=True)
+        _close(client, cluster, quiet=True)
         raise
     return client, cluster, int(n_workers)
 
 
+def _spawn_workers(cluster, n: int, timeout: float = 60.0) -> None:
+    """Start ``n`` worker processes of ``cluster`` with SIGINT ignored and stderr on /dev/null.
+
+    Both are inherited through fork + exec and kept by Python, so the terminal's Ctrl-C (sent to
+    the whole process group) reaches only this process, and worker tracebacks or log lines
+    during a shutdown never reach the terminal (task errors still reach the caller through
+    their futures). Only the spawn itself runs under this guard, a fraction of a second; a
+    Ctrl-C then is ignored. From a thread other than the main thread the signal disposition
+    cannot be changed and only stderr is redirected."""
+    import multiprocessing
+
+    main = threading.current_thread() is threading.main_thread()
+    before = len(multiprocessing.active_children())
+    sys.stderr.flush()
+    saved_fd = os.dup(2)
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+        cluster.scale(n)
+        t0 = time.monotonic()
+        while len(multiprocessing.active_children()) < before + n and time.monotonic() - t0 < timeout:
+            time.sleep(0.02)
+    finally:
+        os.dup2(saved_fd, 2)
+        os.close(saved_fd)
+        if old is not None:
+            signal.signal(signal.SIGINT, old)
+
+
 def _close(client, cluster, *, quiet: bool) -> None:
     """Close the client and the local cluster; ``quiet`` (after an interruption or error):
-    silence Dask's, tornado's and asyncio's logging and unraisable-exception reports first, so
-    that no worker or connection tracebacks follow the caller's one-line message."""
+    silence Dask's, tornado's and asyncio's logging and unraisable-exception reports while
+    closing (restored afterwards), so that no worker or connection tracebacks follow the
+    caller's one-line message."""
+    names = ("distributed", "tornado", "asyncio")
+    saved = [logging.getLogger(n).level for n in names], sys.unraisablehook
     if quiet:
-        for name in ("distributed", "tornado", "asyncio"):
-            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+        for n in names:
+            logging.getLogger(n).setLevel(logging.CRITICAL + 1)
         sys.unraisablehook = lambda unraisable: None
-    for obj in (client, cluster):
-        if obj is None:
-            continue
-        try:
-            obj.close(timeout=5) if quiet else obj.close()
-        except BaseException:        # noqa: BLE001 - closing after an interruption must not raise
-            if not quiet:
-                raise
+        # an interrupted Client leaves coroutines that are collected later, even at exit
+        warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
+    try:
+        for obj in (client, cluster):
+            if obj is None:
+                continue
+            try:
+                obj.close(timeout=5) if quiet else obj.close()
+            except BaseException:        # noqa: BLE001 - closing after an interruption must not raise
+                if not quiet:
+                    raise
+    finally:
+        if quiet:
+            for n, level in zip(names, saved[0]):
+                logging.getLogger(n).setLevel(level)
+            sys.unraisablehook = saved[1]
 
 
 class _Runner:
