@@ -320,3 +320,18 @@ def test_learnability_lags_with_f_func_conflict():
         learnability_window(1e4, f_func=f, lags=[1.0, 10.0])
     # closed form: f(H) = f* = (C/N)^(1/kappa_alpha), kappa_alpha = 2 for alpha_g = 2 -> H = N
     assert learnability_window(1e4, f_func=f) == pytest.approx(1e4, rel=1e-9)
+
+
+@pytest.mark.parametrize("args,flag", [
+    (["--t-max", "50"], "--t-max"),
+    (["--model", "gru", "--gate-a", "0.3"], "--gate-a"),
+    (["--model", "constgate", "--init", "chrono", "--gate-a", "0.3"], "--gate-a"),
+    (["--delay", "3"], "--delay"),
+    (["--task", "delay", "--kernel", "5"], "--kernel"),
+    (["--inject-target", "gate"], "--inject-target"),
+])
+def test_train_flags_that_do_not_apply_are_refused(tmp_path, capsys, args, flag):
+    pytest.importorskip("torch")
+    rc, out, err = call(capsys, "train", "--out", tmp_path / "r.npz", *args)
+    one_line_error(rc, err, flag, "does not apply")
+    assert not list(tmp_path.iterdir())
