@@ -9,15 +9,19 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 project = "levysde"
-author = "levysde developers"
-copyright = "2026, levysde developers"
+author = "the levysde authors"
+copyright = "2026, the levysde authors"
 extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax"]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
-myst_enable_extensions = ["dollarmath"]
+# $...$ / $$...$$ and amsmath environments, rendered by MathJax
+myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_dmath_double_inline = True
 myst_heading_anchors = 3
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "build.py"]
 html_static_path = ["_static"]
-html_theme = "alabaster"
+html_theme = "furo"
+html_title = "levysde"
+html_css_files = ["custom.css"]
 autodoc_member_order = "bysource"
 autodoc_default_options = {"members": True, "undoc-members": False}
 autodoc_mock_imports = ["torch"]

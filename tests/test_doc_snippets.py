@@ -34,6 +34,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -235,6 +236,7 @@ def _run_page(page: pathlib.Path, tmp: pathlib.Path) -> tuple[list[str], list[st
     failures, skipped, worker = [], [], None
     try:
         for b in runnable(page):
+            t0 = time.perf_counter()
             if b.marker and b.marker[0] == "skip":
                 if not b.marker[1]:
                     failures.append(f"{b.where}: skip marker without a reason")
@@ -282,6 +284,7 @@ def _run_page(page: pathlib.Path, tmp: pathlib.Path) -> tuple[list[str], list[st
                                    env=env, capture_output=True, text=True, timeout=TIMEOUT)
                 if p.returncode != 0:
                     failures.append(f"{b.where}: bash block exit {p.returncode}: {p.stderr[-1500:]}")
+            print(f"{b.where} ({b.lang}): {time.perf_counter() - t0:.1f} s")
     finally:
         if worker is not None:
             worker.stdin.close()
