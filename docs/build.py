@@ -65,7 +65,7 @@ def gallery_page(script: str, fig: str | None, output: str | None, need: str | N
     """Markdown of one gallery page."""
     title, usage, body = _docstring(ROOT / "examples" / script)
     flag = "" if full else " --quick"
-    out = [f"# {title}", "", f"Script: `examples/{script}`.", "", "## Command", "", "```bash"]
+    out = [f"# {script}", "", f"{title}.", "", "## Command", "", "```bash"]
     out += usage or [f"python examples/{script}"]
     out += ["```", "", "## What it shows", "", "```text", body, "```", ""]
     if fig is not None:
@@ -89,7 +89,7 @@ def gallery_index(entries: list[tuple[str, str, str | None]]) -> str:
     out += [name for name, _, _ in entries]
     out += ["```", ""]
     for name, title, fig in entries:
-        out += [f"## [{title}]({name}.md)", "", f"`python examples/{name}.py`", ""]
+        out += [f"## [{name}.py]({name}.md)", "", f"{title}: `python examples/{name}.py`", ""]
         if fig is not None:
             out += [f"[![{title}](../../_static/figures/{fig})]({name}.md)", ""]
         else:
