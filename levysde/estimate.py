@@ -235,13 +235,10 @@ class NoiseEstimate:
 
 
 def _hill_scan(z, u):
-    out = []
-    for q in (1.0, 1.5, 2.0, 3.0):
-        ex = z[z > u * q]
-        if ex.size >= 10:
-            a = ex.size / float(np.log(ex / (u * q)).sum())
-            out.append((u * q, a, a / math.sqrt(ex.size), int(ex.size)))
-    return out
+    """Hill scan of the jump-size index (THEORY.md §8): :func:`levysde.tails.hill_index`."""
+    from .tails import hill_index
+
+    return hill_index(z, u)
 
 
 def _ecf_fit(cos_g, cos2_g, n_g, xi, dt, start=None):

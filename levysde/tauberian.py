@@ -20,7 +20,8 @@ for lags l >= 0 in steps (THEORY §5). Three ways in, one entry point
 
 Asymptotics (THEORY §5): the Tauberian prediction ``f ~ A Gamma(beta) l^(-beta)``
 for ``p(tau) ~ A tau^(-1-beta)`` (:func:`tauberian_prediction`), the tail
-amplitude and rate from samples (:func:`tail_fit`, THEORY §8), local and fitted
+amplitude and rate from samples (:func:`tail_fit`, which lives in :mod:`levysde.tails`,
+THEORY §8, and is re-exported here), local and fitted
 log-log slopes (:func:`local_slope`, :func:`fit_slope`) and the decay-class
 classifier (:func:`classify_decay`).
 """
@@ -32,6 +33,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import integrate, special
+
+from .tails import TailFit, _check_samples, tail_fit  # noqa: F401  (tail_fit, TailFit: public aliases)
 
 __all__ = [
     "envelope", "envelope_samples", "envelope_hist", "envelope_density", "SampleEnvelope",
@@ -66,24 +69,6 @@ def _check_lags(lags) -> np.ndarray:
     if np.any(bad):
         raise ValueError(f"lags must be finite and >= 0; got {float(arr[bad].flat[0])!r}")
     return arr
-
-
-def _check_samples(zeta, weights):
-    z = np.asarray(zeta, dtype=float).ravel()
-    if z.size == 0:
-        raise ValueError("zeta must contain at least one sample")
-    if not np.all(np.isfinite(z)):
-        raise ValueError("zeta must be finite (no NaN/inf samples)")
-    if weights is None:
-        return z, None
-    w = np.asarray(weights, dtype=float).ravel()
-    if w.shape != z.shape:
-        raise ValueError(f"weights must have the shape of zeta ({z.size},); got {np.shape(weights)}")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError("weights must be finite and >= 0")
-    if not w.sum() > 0:
-        raise ValueError("weights must have a positive sum")
-    return z, w
 
 
 def _check_hist(edges, counts):
@@ -681,108 +666,6 @@ def tauberian_prediction(lags, *, A: float, beta: float | None = None, phase=Non
     if not (np.isfinite(b) and b > 0):
         raise ValueError(f"beta must be finite and > 0; got {beta!r}")
     return A * special.gamma(b) * lag ** (-b)
-
-
-@dataclass(frozen=True)
-class TailFit:
-    """Left-tail fit rho(zeta) ~ A e^{beta zeta} (zeta -> -inf), THEORY §1, §8.
-
-    Attributes: A, beta and their standard errors se_A, se_beta; u (threshold on
-    X = -zeta); k (number of exceedances X > u); n (samples); method
-    ('iid' or 'jackknife over G groups').
-    """
-
-    A: float
-    beta: float
-    se_A: float
-    se_beta: float
-    u: float
-    k: int
-    n: int
-    method: str
-
-
-def _hill(x, w, u, n_w):
-    ex = x > u
-    if np.count_nonzero(ex) < 10:
-        raise ValueError(f"u: only {np.count_nonzero(ex)} samples beyond the threshold u = {u:.6g}; "
-                         f"need >= 10")
-    we = w[ex]
-    k_w = we.sum()
-    beta = k_w / (we * (x[ex] - u)).sum()
-    p = k_w / n_w
-    return beta, math.log(beta) + math.log(p) + beta * u, int(ex.sum()), k_w * k_w / (we * we).sum(), p
-
-
-def tail_fit(zeta, *, weights=None, u: float | None = None, tail_fraction: float = 0.05,
-             groups=None) -> TailFit:
-    """Tail amplitude A and rate beta of the left tail of zeta from samples (THEORY §8).
-
-    With X = -zeta and threshold u, the MLE (Hill estimator of tau = e^X)
-    ``beta = sum_{X>u} w / sum_{X>u} w (X - u)``, and from
-    P(X > u) = (A / beta) e^{-beta u}: ``A = beta p e^{beta u}`` with p the
-    (weighted) fraction above u.
-
-    Standard errors: for independent samples se(beta) = beta / sqrt(k_eff) and
-    se(log A) = sqrt(((1 + beta u)^2 + 1 - p) / k_eff) (delta method, k_eff the
-    effective number of exceedances); with ``groups`` (one label per sample,
-    >= 2 independent groups, e.g. particle groups of a simulation) a leave-one-
-    group-out jackknife is used instead, because samples along a path are
-    correlated and the iid error is then 10-20x too small (THEORY §8).
-
-    Parameters
-    ----------
-    zeta : (n,) samples; weights : optional (n,) >= 0
-    u : threshold on X = -zeta; default: the (1 - tail_fraction) quantile of X
-    tail_fraction : in (0, 1), used when u is None
-    groups : optional (n,) labels
-
-    Returns
-    -------
-    TailFit
-
-    Raises
-    ------
-    ValueError for bad samples/weights, tail_fraction outside (0, 1), fewer than
-    10 exceedances, or fewer than 2 groups.
-    """
-    z, w = _check_samples(zeta, weights)
-    w = np.ones_like(z) if w is None else w
-    x = -z
-    if u is None:
-        if not 0 < tail_fraction < 1:
-            raise ValueError(f"tail_fraction must be in (0, 1); got {tail_fraction!r}")
-        order = np.argsort(x)
-        cw = np.cumsum(w[order]) / w.sum()
-        u = float(x[order][min(np.searchsorted(cw, 1 - tail_fraction), x.size - 1)])
-    elif not np.isfinite(u):
-        raise ValueError(f"u must be finite; got {u!r}")
-    n_w = w.sum()
-    beta, logA, k, k_eff, p = _hill(x, w, u, n_w)
-    if groups is None:
-        se_b = beta / math.sqrt(k_eff)
-        se_logA = math.sqrt(((1 + beta * u) ** 2 + 1 - p) / k_eff)
-        method = "iid"
-    else:
-        g = np.asarray(groups).ravel()
-        if g.shape != z.shape:
-            raise ValueError(f"groups must have one label per sample ({z.size}); got {np.shape(groups)}")
-        labels = np.unique(g)
-        if labels.size < 2:
-            raise ValueError("groups must contain at least 2 distinct labels for the jackknife")
-        est = []
-        for lab in labels:
-            keep = g != lab
-            bi, lai, ki, _, _ = _hill(x[keep], w[keep], u, w[keep].sum())
-            est.append((bi, lai))
-        est = np.array(est)
-        G = labels.size
-        jk = np.sqrt((G - 1) / G * ((est - est.mean(axis=0)) ** 2).sum(axis=0))
-        se_b, se_logA = float(jk[0]), float(jk[1])
-        method = f"jackknife over {G} groups"
-    A = math.exp(logA)
-    return TailFit(A=A, beta=float(beta), se_A=A * se_logA, se_beta=float(se_b), u=float(u),
-                   k=k, n=int(z.size), method=method)
 
 
 # ----------------------------------------------------------------------------- slopes
