@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, stats
 
+from .tails import hill_index
+
 
 __all__ = ["Estimate", "DriftEstimate", "NoiseEstimate", "SDEFit", "increments", "estimate_drift",
            "robust_scale", "estimate_noise", "spread", "fit_sde", "predict", "Prediction"]
@@ -234,13 +236,6 @@ class NoiseEstimate:
     method: str = ""
 
 
-def _hill_scan(z, u):
-    """Hill scan of the jump-size index (THEORY.md §8): :func:`levysde.tails.hill_index`."""
-    from .tails import hill_index
-
-    return hill_index(z, u)
-
-
 def _ecf_fit(cos_g, cos2_g, n_g, xi, dt, start=None):
     """Weighted least squares of -log(ECF)/dt = eta_G xi^2 - char_exponent(xi) (THEORY.md §2, §8).
 
@@ -338,7 +333,7 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
     k = int(jump.sum())
     expected = float(r.size * 2 * stats.norm.sf(threshold))
     u = float(np.median(ucut))
-    hill = _hill_scan(a[jump], u) if k else []
+    hill = hill_index(a[jump], u) if k else []
     excess = k >= expected + 5 * math.sqrt(max(expected, 1.0))
     if k < min_jumps or not excess:
         eg = Estimate(s * s / 2, s * s * math.sqrt(_MAD_VAR / r.size))

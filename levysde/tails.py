@@ -39,7 +39,7 @@ from scipy import optimize, stats
 __all__ = ["TailEstimate", "hill_rate", "hill_index", "tail_from_samples", "tail_from_histogram",
            "tail_from_result", "threshold_scan", "threshold_scan_result", "TemperedFit",
            "tempered_fit", "tempered_fit_result", "jackknife", "TailFit", "tail_fit",
-           "power_law_note", "CHECK_LEVEL"]
+           "power_law_note", "tail_check", "CHECK_LEVEL"]
 
 #: two-sided level of the stability-over-thresholds check (the 3-sigma normal level)
 CHECK_LEVEL = 0.0027
@@ -559,3 +559,38 @@ def power_law_note(est) -> str | None:
     return (f"not a power law: the tail rate of X = -zeta changes with the threshold, "
             f"{b:.4g} at u = {est.u:.4g} but {est.beta_check:.4g} at u = {est.u_check:.4g} "
             f"(z = {est.z_check:.1f}); beta and the Tauberian slope do not apply")
+
+
+def tail_check(*, zeta=None, weights=None, hist=None, tail_fraction: float = 0.05, n_groups: int = 8):
+    """Tail estimate with the power-law check at the default threshold (THEORY.md §8).
+
+    The threshold u is the (1 - tail_fraction) quantile of X = -zeta. Give either
+    ``zeta`` (independent samples, optional ``weights``; grouped by index modulo
+    ``n_groups`` for the jackknife, :func:`tail_fit`) or ``hist = (edges, counts,
+    sums, outside)`` (per-group zeta histograms as stored by a simulation run;
+    ``sums``/``outside`` may be None; :func:`tail_from_histogram`).
+
+    Returns a :class:`TailFit` or :class:`TailEstimate` (its ``power_law`` and
+    :func:`power_law_note` say whether the tail is a power law of tau), or None when
+    the tail has too few samples for an estimate.
+    Raises ValueError when not exactly one of zeta, hist is given.
+    """
+    if (zeta is None) == (hist is None):
+        raise ValueError("give exactly one of zeta, hist")
+    if zeta is not None:
+        z, w = _check_samples(zeta, weights)
+        try:
+            return tail_fit(z, weights=w, tail_fraction=tail_fraction,
+                            groups=np.arange(z.size) % max(2, min(n_groups, z.size)))
+        except ValueError:
+            return None
+    edges, counts, sums, outside = hist
+    edges = np.asarray(edges, dtype=float)
+    counts = np.atleast_2d(np.asarray(counts, dtype=float))
+    below = 0.0 if outside is None else float(np.asarray(outside, dtype=float)[:, 0].sum())
+    total = counts.sum() + below + (0.0 if outside is None else float(np.asarray(outside)[:, 2].sum()))
+    cum = below + np.concatenate([[0.0], np.cumsum(counts.sum(axis=0))])   # mass below each edge
+    k = int(np.searchsorted(cum, tail_fraction * total))
+    if not 0 < k < edges.size or not cum[k] > 0:
+        return None
+    return tail_from_histogram(edges, counts, sums, float(-edges[k]), outside=outside)

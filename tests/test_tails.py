@@ -186,3 +186,28 @@ def test_hill_index_of_pareto_sizes_is_the_one_hill_estimator():
     x = rng.exponential(1.0, 1000)
     rep = np.arange(1000) % 3 + 1
     assert T.hill_rate(x, 0.5, rep.astype(float)) == pytest.approx(T.hill_rate(np.repeat(x, rep), 0.5), rel=1e-12)
+
+
+def _envelope_cli(*args):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "levysde", "envelope", *args], capture_output=True, text=True)
+
+
+def test_envelope_cli_says_not_a_power_law(tmp_path):
+    # a simulation-like run whose zeta = -log tau with tau ~ Exp(1) (no power law), and one with
+    # an exponential left tail of zeta (a power law of tau): only the first gets the note
+    import json
+    rng = np.random.default_rng(3)
+    edges = np.linspace(-30.0, 6.0, 1441)          # the whole sample range: no mass outside
+    for name, zeta, flagged in (("exp", -np.log(rng.exponential(1.0, size=(8, 20_000))), True),
+                                ("pareto", -rng.exponential(1 / 0.8, size=(8, 20_000)) + 1.0, False)):
+        counts = np.stack([np.histogram(z, edges)[0] for z in zeta]).astype(float)
+        sums = np.stack([np.histogram(z, edges, weights=z)[0] for z in zeta])
+        run = tmp_path / f"{name}.npz"
+        np.savez(run, hist_edges=edges, hist_counts=counts, hist_sums=sums, final_zeta=zeta.ravel(),
+                 meta=np.array(json.dumps({"kind": "simulation", "beta_theory": None})))
+        for src in ("hist", "samples"):
+            p = _envelope_cli("--from", str(run), "--source", src, "--lags", "1", "10", "100")
+            assert p.returncode == 0, p.stderr
+            assert ("not a power law" in p.stdout) is flagged, (name, src, p.stdout)
