@@ -665,7 +665,11 @@ def tauberian_prediction(lags, *, A: float, beta: float | None = None, phase=Non
     b = _phase_beta(phase) if phase is not None else float(beta)
     if not (np.isfinite(b) and b > 0):
         raise ValueError(f"beta must be finite and > 0; got {beta!r}")
-    return A * special.gamma(b) * lag ** (-b)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        direct = A * special.gamma(b) * lag ** (-b)
+        # Gamma(beta) or lag^-beta out of the double range while the product is not: log space
+        logv = math.log(A) + special.gammaln(b) - b * np.log(lag)
+        return np.where(np.isfinite(direct) & (direct > 0), direct, np.exp(logv))
 
 
 # ----------------------------------------------------------------------------- slopes
@@ -700,8 +704,10 @@ def local_slope(lags, f) -> np.ndarray:
 def valid_lag_max(zeta_min: float, factor: float = 1.0) -> float:
     """Largest lag at which an envelope built from data whose smallest zeta is
     ``zeta_min`` still reflects the data rather than its left cut-off:
-    ``factor * exp(-zeta_min)`` (the longest time scale present)."""
-    return factor * math.exp(-zeta_min)
+    ``factor * exp(-zeta_min)`` (the longest time scale present); +inf beyond the
+    double range (zeta_min < -709.78), never OverflowError."""
+    with np.errstate(over="ignore"):
+        return float(factor * np.exp(-float(zeta_min)))
 
 
 @dataclass(frozen=True)

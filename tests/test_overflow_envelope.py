@@ -94,3 +94,24 @@ def test_samples_far_out_in_zeta():
         r = envelope_samples(lags, z, **kw)
         assert np.all(np.isfinite(r.f)) and np.all(np.isfinite(r.stderr)) and np.all(np.isfinite(r.bias_bound))
         assert np.allclose(r.f, ref, rtol=1e-7 if kw.get("exact_limit") == 0 else 1e-13, atol=0), (kw, r.f, ref)
+
+
+def test_public_helpers_at_extreme_arguments():
+    from scipy import special
+
+    from levysde.learnability import sample_complexity
+    from levysde.tauberian import tauberian_prediction, valid_lag_max
+
+    assert valid_lag_max(-800.0) == math.inf                     # was OverflowError
+    assert valid_lag_max(-3.0) == pytest.approx(math.exp(3.0), rel=1e-15)
+    # Gamma(200) = 3.9e372 overflows, l^-200 underflows: the product is taken from logs
+    with mp.workdps(30):
+        ref = mp.gamma(200) * mp.mpf(1e3) ** -200
+    got = tauberian_prediction([1e3], A=1.0, beta=200.0)[0]
+    assert got == pytest.approx(float(ref), rel=1e-12)
+    assert tauberian_prediction([1.0], A=1.0, beta=200.0)[0] == math.inf
+    assert tauberian_prediction([2.0], A=0.3, beta=0.5)[0] == pytest.approx(0.3 * special.gamma(0.5) / math.sqrt(2), rel=1e-15)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert sample_complexity(1e-300, alpha_g=1.01) == math.inf
