@@ -115,3 +115,21 @@ def test_public_helpers_at_extreme_arguments():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert sample_complexity(1e-300, alpha_g=1.01) == math.inf
+
+
+def test_cli_model_prediction_with_a_rate_beyond_gamma_overflow():
+    # kappa/eta_G = 1000: Gamma(1000) overflows a double; A Gamma(beta) l^-beta is formed in logs
+    import json
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "levysde", "envelope", "--eta-j", "0", "--eta-g", "0.001",
+                        "--lags", "400", "500", "--json"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    with mp.workdps(30):
+        ref = [float(mp.gamma(1000) * mp.mpf(l) ** -1000) for l in (400, 500)]
+    assert np.allclose(out["f"], ref, rtol=1e-10, atol=0)
+    with mp.workdps(30):
+        unit = float(mp.gamma(1000) ** (mp.mpf(1) / 1000))          # where the form drops to 1
+    assert out["asymptote_valid_from"] == pytest.approx(unit, rel=1e-9)

@@ -173,7 +173,7 @@ def _data_envelope(args, run):
             cum = np.cumsum(np.asarray(run["excursion_counts"], dtype=float).sum(axis=0))
             if cum[-1] >= _MIN_EXCURSIONS:
                 i = int(np.searchsorted(cum, _MIN_EXCURSIONS))
-                exc_floor_lag = math.exp(-float(edges[i + 1]))
+                exc_floor_lag = valid_lag_max(float(edges[i + 1]))
                 lag_max = min(lag_max, 100.0 * exc_floor_lag)
         lags = _lag_grid(args, lag_max)
         f = envelope_hist(lags, edges, counts)
@@ -361,7 +361,7 @@ def _model_prediction(args):
                    note="no noise: point mass at the equilibrium, f = exp(-l/tau0)")
     else:
         rate = float(rec["tail_rate"])
-        g_rate = float(special.gamma(rate))
+        log_ag = math.log(A) + float(special.gammaln(rate))   # log(A Gamma(rate)): no overflow at rate > 171
         res["decay_class"] = "polynomial"
         res["slope"] = -rate
         if rec["beta"] is None and args.eta_j > 0:
@@ -371,7 +371,7 @@ def _model_prediction(args):
             k = 1.0 + args.alpha
 
             def asym(l):
-                return A * g_rate * l ** (-rate) * np.log(l) ** (-k)
+                return np.exp(log_ag - rate * np.log(l)) * np.log(l) ** (-k)
             domain_lo = 1.0
             res["form"] = "A Gamma(lam) l^-lam (ln l)^-(1+alpha)"
             res["note"] = ("collapsed, tempering-limited: no Cramer root; p(tau) ~ A tau^-(1+lam) "
@@ -380,7 +380,7 @@ def _model_prediction(args):
                            "tends to the reported slope -lam only slowly)")
         else:
             def asym(l):
-                return A * g_rate * l ** (-rate)
+                return np.exp(log_ag - rate * np.log(l))
             res["form"] = "A Gamma(beta) l^-beta"
             if rec["beta"] is None:
                 res["note"] = ("collapsed: no Cramer root; tail rate kappa/eta_G (Gaussian noise only), "
