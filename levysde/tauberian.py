@@ -448,6 +448,42 @@ def _log_kernel(lag: float, z: float) -> float:
     return -math.exp(t) if t < 709.0 else -math.inf
 
 
+def _scalar(rho):
+    """rho as a scalar function, for vectorised or scalar-only callables."""
+    def scalar_rho(z):
+        try:
+            v = np.asarray(rho(np.asarray([z])), dtype=float).ravel()
+            if v.size == 1:
+                return float(v[0])
+        except Exception:
+            pass
+        return float(rho(float(z)))          # a scalar-only callable
+    return scalar_rho
+
+
+def _support_edges(scalar_rho, Z, support, name):
+    """Edges of the support of rho located on the grid Z, bisected to full precision
+    (quad's error estimate misses a jump that lies inside a panel near its end)."""
+    changes = np.flatnonzero(support[1:] != support[:-1])
+    if changes.size > 200:
+        raise ValueError(f"{name}: the support has {changes.size} edges on the locating grid; "
+                         f"at most 200 are supported")
+    breaks = []
+    for i in changes:
+        a, b = float(Z[i]), float(Z[i + 1])
+        in_a = support[i]
+        for _ in range(80):
+            m = 0.5 * (a + b)
+            if m in (a, b):
+                break
+            if (scalar_rho(m) > 0) == in_a:
+                a = m
+            else:
+                b = m
+        breaks.append(0.5 * (a + b))
+    return np.asarray(breaks)
+
+
 def envelope_density(lags, *, tau_pdf=None, zeta_pdf=None, rtol: float = 1e-12,
                      mass_tol: float = 1e-6) -> np.ndarray:
     """Envelope of a density given as a callable, by quadrature in zeta (THEORY §5 (c)).
@@ -498,35 +534,8 @@ def envelope_density(lags, *, tau_pdf=None, zeta_pdf=None, rtol: float = 1e-12,
         logR = np.log(R)
     support = R > 0
 
-    def scalar_rho(z):
-        try:
-            v = np.asarray(rho(np.asarray([z])), dtype=float).ravel()
-            if v.size == 1:
-                return float(v[0])
-        except Exception:
-            pass
-        return float(rho(float(z)))          # a scalar-only callable
-
-    # edges of the support, bisected to full precision: quad's error estimate misses a
-    # jump that lies inside a panel near its end
-    changes = np.flatnonzero(support[1:] != support[:-1])
-    if changes.size > 200:
-        raise ValueError(f"{name}: the support has {changes.size} edges on the locating grid; "
-                         f"at most 200 are supported")
-    breaks = []
-    for i in changes:
-        a, b = float(Z[i]), float(Z[i + 1])
-        in_a = support[i]
-        for _ in range(80):
-            m = 0.5 * (a + b)
-            if m in (a, b):
-                break
-            if (scalar_rho(m) > 0) == in_a:
-                a = m
-            else:
-                b = m
-        breaks.append(0.5 * (a + b))
-    breaks = np.asarray(breaks)
+    scalar_rho = _scalar(rho)
+    breaks = _support_edges(scalar_rho, Z, support, name)
 
     def one(l):
         with np.errstate(over="ignore"):
