@@ -162,12 +162,12 @@ class TailEstimate:
                  "u_check", "beta_check", "z_check", "power_law")}
 
 
-def _stability(at, u, beta):
-    """The check of TailEstimate: ``at(u)`` gives (c_g, s_g, u_used, n) per group at a threshold."""
+def _stability(at, u, beta, c1, s1):
+    """The check of TailEstimate: ``at(u)`` gives (c_g, s_g, u_used, n) per group at a threshold;
+    c1, s1 are the group sums at u itself."""
     nan = (math.nan, math.nan, math.nan, None)
     if not (math.isfinite(beta) and beta > 0):
         return nan
-    c1, s1, _, _ = at(u)
     c2, s2, u2, n2 = at(u + _CHECK_DEPTH / beta)
     G = c1.size
     if G < 3 or not u2 > u or not n2 >= _CHECK_MIN or not s2.sum() > 0:
@@ -194,7 +194,7 @@ def _estimate(at, u, n_exc=None) -> TailEstimate:
     loo = _hill(C - c_g, S - s_g)
     se = jackknife(loo) if np.all(np.isfinite(loo)) else float("nan")
     neff = (beta / se) ** 2 if se > 0 else float("nan")
-    u_chk, b_chk, z_chk, ok = _stability(at, u_used, beta)
+    u_chk, b_chk, z_chk, ok = _stability(at, u_used, beta, c_g, s_g)
     return TailEstimate(float(u_used), beta, float(se), float(C), n_exc, float(neff),
                         u_chk, b_chk, z_chk, ok)
 
@@ -543,7 +543,7 @@ def tail_fit(zeta, *, weights=None, u: float | None = None, tail_fraction: float
         la_loo = np.array([_log_amplitude(b, C - c, n_w - nn, u) for b, c, nn in zip(b_loo, c_g, n_g)])
         se_b, se_logA = jackknife(b_loo), jackknife(la_loo)
         method = f"jackknife over {G} groups"
-    u_chk, b_chk, z_chk, ok = _stability(at, float(u), beta)
+    u_chk, b_chk, z_chk, ok = _stability(at, float(u), beta, c_g, s_g)
     A = math.exp(logA)
     return TailFit(A=A, beta=beta, se_A=A * se_logA, se_beta=float(se_b), u=float(u), k=k,
                    n=int(z.size), method=method, u_check=u_chk, beta_check=b_chk, z_check=z_chk,
