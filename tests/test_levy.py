@@ -297,3 +297,20 @@ def test_psi_keeps_digits_as_alpha_goes_to_zero(alpha):
         assert rel(levy.psi(x * lam, alpha=alpha, lam=lam), psi_closed_ref(x * lam, alpha, lam)) < 1e-12, x
     for u in (0.3, 3.0, 1e3, 1e6, 1e100):
         assert rel(levy.char_exponent(u * lam, alpha=alpha, lam=lam), _char_ref_hp(u * lam, alpha, lam, 1)) < 1e-12
+
+
+@pytest.mark.parametrize("alpha", ALPHAS_NEAR_2 + [1e-6, 0.5, 1.0])
+def test_jump_scheme_rates_keep_digits_near_alpha_two(alpha):
+    # Lambda_eps and sigma_eps^2 of THEORY §7 take c_alpha from levy.c_alpha (reflected sine)
+    try:
+        from levysde.simulation.scheme import big_jump_rate, small_jump_variance
+    except ImportError:
+        from levysde.simulate import big_jump_rate, small_jump_variance
+    lam, eta, eps = 2.0, 1.3, 0.05
+    with mp.workdps(50):
+        a = mp.mpf(alpha)
+        c = c_alpha_ref(a)
+        big = 2 * eta * c * mp.quad(lambda z: mp.exp(-lam * z) * z ** (-1 - a), [eps, 1, mp.inf])
+        small = 2 * eta * c * mp.mpf(lam) ** (a - 2) * mp.gammainc(2 - a, 0, lam * eps)
+    assert rel(big_jump_rate(eps, alpha=alpha, lam=lam, eta_j=eta), big) < 1e-12
+    assert rel(small_jump_variance(eps, alpha=alpha, lam=lam, eta_j=eta), small) < 1e-12
