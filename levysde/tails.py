@@ -355,7 +355,7 @@ def _bin_masses(b, lo, hi, u, x0, alpha):
     half = 0.5 * (hi - lo)
     mid = 0.5 * (hi + lo)
     x = mid[:, None] + half[:, None] * _GL_X[None, :]
-    f = np.exp(-b * (x - u)) * (x - x0) ** (-1.0 - alpha)
+    f = np.exp(-b * (x - u) - (1.0 + alpha) * np.log(x - x0))      # one exponential: no inf * 0
     return half * (f @ _GL_W)
 
 
