@@ -211,3 +211,14 @@ def test_envelope_cli_says_not_a_power_law(tmp_path):
             p = _envelope_cli("--from", str(run), "--source", src, "--lags", "1", "10", "100")
             assert p.returncode == 0, p.stderr
             assert ("not a power law" in p.stdout) is flagged, (name, src, p.stdout)
+
+
+def test_check_tail_line_says_not_a_power_law():
+    # levysde check: the tail line's flag carries the note (late zeta, records x neurons)
+    from levysde.check import _beta_tail
+
+    rng = np.random.default_rng(8)
+    bad = _beta_tail(-np.log(rng.exponential(1.0, size=(200, 400))))
+    assert "not a power law" in bad.flag, bad
+    good = _beta_tail(-rng.exponential(1 / 0.8, size=(200, 400)))
+    assert "not a power law" not in good.flag and abs(good.value - 0.8) < 4 * good.se, good
