@@ -60,7 +60,8 @@ def sample_complexity(f, *, alpha_g: float = 2.0, C: float = 1.0):
     fv = np.asarray(f, dtype=float)
     if not np.all(np.isfinite(fv)) or np.any(fv <= 0) or np.any(fv > 1):
         raise ValueError("f must be in (0, 1] (N(l) is infinite where f = 0)")
-    out = C * fv ** (-k)
+    with np.errstate(over="ignore"):
+        out = C * fv ** (-k)          # +inf beyond the double range (f ~ 0), no warning
     return float(out) if out.ndim == 0 else out
 
 

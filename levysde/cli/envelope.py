@@ -148,6 +148,7 @@ def _lag_grid(args, lag_max_default):
 
 
 def _data_envelope(args, run):
+    from ..tails import power_law_note, tail_check
     from ..tauberian import envelope_hist, envelope_samples, valid_lag_max
 
     meta = run["meta"]
@@ -175,7 +176,7 @@ def _data_envelope(args, run):
             cum = np.cumsum(np.asarray(run["excursion_counts"], dtype=float).sum(axis=0))
             if cum[-1] >= _MIN_EXCURSIONS:
                 i = int(np.searchsorted(cum, _MIN_EXCURSIONS))
-                exc_floor_lag = math.exp(-float(edges[i + 1]))
+                exc_floor_lag = valid_lag_max(float(edges[i + 1]))
                 lag_max = min(lag_max, 100.0 * exc_floor_lag)
         lags = _lag_grid(args, lag_max)
         f = envelope_hist(lags, edges, counts)
@@ -188,7 +189,7 @@ def _data_envelope(args, run):
                 f = f * (m_in / tot_mass)
                 for cnt, zsum in ((o[0], o[1]), (o[2], o[3])):
                     if cnt > 0:
-                        f = f + cnt / tot_mass * np.exp(-lags * math.exp(zsum / cnt))
+                        f = f + cnt / tot_mass * envelope_samples(lags, [zsum / cnt], errors=False).f
                 out["outside_mass_fraction"] = float((o[0] + o[2]) / tot_mass)
         if exc_floor_lag is not None and args.f_floor is None:
             out["floor_override"] = float(np.exp(np.interp(math.log(exc_floor_lag), np.log(lags),
@@ -196,6 +197,7 @@ def _data_envelope(args, run):
             out["floor_reason"] = (f">= {_MIN_EXCURSIONS:g} independent excursions below -log l "
                                    f"(l <= {exc_floor_lag:.4g})")
         out.update(source="histogram", groups=(edges, counts))
+        out["note"] = power_law_note(tail_check(hist=(edges, counts, run.get("hist_sums"), run.get("hist_outside"))))
     else:
         if "final_zeta" not in run:
             raise UsageError("--from: this simulation run has no final_zeta samples")
@@ -205,6 +207,7 @@ def _data_envelope(args, run):
         lags = _lag_grid(args, valid_lag_max(float(z.min())))
         r = envelope_samples(lags, z, w)
         f = r.f
+        out["note"] = power_law_note(tail_check(zeta=z, weights=w))
         n_indep = r.n_eff
         out["stderr"] = r.stderr
     if args.f_floor is not None:
@@ -228,6 +231,7 @@ def _rnn_envelope(args, run):
     """ELR envelope of a trained RNN (THEORY §9): f(l) = sum_q Lambda_q e^(-l mu_q) / sum_q Lambda_q
     at the last record. An exact finite sum over the H neurons: no Monte-Carlo error, so the
     fits stop only at a numerical floor. Default: the run's recorded envelope on its own lags."""
+    from ..tails import power_law_note, tail_check
     from ..tauberian import envelope_samples
 
     if args.source is not None:
@@ -275,7 +279,7 @@ def _rnn_envelope(args, run):
         floor, reason = _RNN_F_FLOOR, (f"numerical floor {_RNN_F_FLOOR:g} (exact finite sum over "
                                        f"{z.size} neurons, no sampling noise)")
     out.update(lags=lags, f=f, floor=floor, floor_reason=reason, beta_theory=None, tail_rate=None,
-               phase=None)
+               phase=None, note=power_law_note(tail_check(zeta=z, weights=w)))
     return out
 
 
@@ -360,7 +364,7 @@ def _model_prediction(args):
                    note="no noise: point mass at the equilibrium, f = exp(-l/tau0)")
     else:
         rate = float(rec["tail_rate"])
-        g_rate = float(special.gamma(rate))
+        log_ag = math.log(A) + float(special.gammaln(rate))   # log(A Gamma(rate)): no overflow at rate > 171
         res["decay_class"] = "polynomial"
         res["slope"] = -rate
         if rec["beta"] is None and args.eta_j > 0:
@@ -370,7 +374,7 @@ def _model_prediction(args):
             k = 1.0 + args.alpha
 
             def asym(l):
-                return A * g_rate * l ** (-rate) * np.log(l) ** (-k)
+                return np.exp(log_ag - rate * np.log(l)) * np.log(l) ** (-k)
             domain_lo = 1.0
             res["form"] = "A Gamma(lam) l^-lam (ln l)^-(1+alpha)"
             res["note"] = ("collapsed, tempering-limited: no Cramer root; p(tau) ~ A tau^-(1+lam) "
@@ -379,7 +383,7 @@ def _model_prediction(args):
                            "tends to the reported slope -lam only slowly)")
         else:
             def asym(l):
-                return A * g_rate * l ** (-rate)
+                return np.exp(log_ag - rate * np.log(l))
             res["form"] = "A Gamma(beta) l^-beta"
             if rec["beta"] is None:
                 res["note"] = ("collapsed: no Cramer root; tail rate kappa/eta_G (Gaussian noise only), "
@@ -471,6 +475,7 @@ def run(args) -> int:
                    f_floor_reason=res["floor_reason"])
         if "outside_mass_fraction" in res:
             out["outside_mass_fraction"] = res["outside_mass_fraction"]
+        out["note"] = res.get("note")
         f_func = None
         try:
             dc = classify_decay(lags, f, f_floor=res["floor"])
