@@ -42,7 +42,7 @@ from typing import Callable
 
 import numpy as np
 
-from ._io import atomic_write, claim, lock_is_stale, refresh, release
+from ._io import atomic_write, check_regular, claim, lock_is_stale, refresh, release
 from .params import check_int
 
 __all__ = ["point_seed", "run_sweep", "load_point"]
@@ -108,6 +108,7 @@ def _open_store(store, points: list, master_seed: int) -> pathlib.Path:
                          f"({exc.strerror or type(exc).__name__})") from None
     manifest = {"master_seed": int(master_seed), "points": points}
     mpath = store / "sweep.json"
+    check_regular(mpath, "sweep manifest")
     if not mpath.exists():
         text = json.dumps(manifest, indent=1).encode()
         tmp = store / f".sweep.json.{os.getpid()}.new"
