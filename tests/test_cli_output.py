@@ -335,3 +335,18 @@ def test_train_flags_that_do_not_apply_are_refused(tmp_path, capsys, args, flag)
     rc, out, err = call(capsys, "train", "--out", tmp_path / "r.npz", *args)
     one_line_error(rc, err, flag, "does not apply")
     assert not list(tmp_path.iterdir())
+
+
+def test_train_refuses_existing_run_or_checkpoint_without_force(tmp_path, capsys):
+    pytest.importorskip("torch")
+    for existing in (tmp_path / "r.npz", tmp_path / "r.ckpt"):
+        existing.write_text("keep me")
+        rc, _, err = call(capsys, "train", "--out", tmp_path / "r.npz", "--steps", "1")
+        one_line_error(rc, err, "exists", "--force")
+        assert existing.read_text() == "keep me"
+        existing.unlink()
+    fifo = tmp_path / "r.ckpt"
+    os.mkfifo(fifo)
+    rc, _, err = call(capsys, "train", "--out", tmp_path / "r.npz", "--steps", "1", "--force")
+    one_line_error(rc, err, "FIFO")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)

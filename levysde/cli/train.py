@@ -9,7 +9,7 @@ import os
 import signal
 import sys
 
-from ._common import UsageError, fail, integer, real, reject_flags
+from ._common import UsageError, check_output, fail, integer, real, reject_flags
 
 MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
 OPTIMIZERS = ("sgd", "adam", "adamw")
@@ -188,10 +188,8 @@ def run(args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     ckpt = checkpoint_path(args.out)
-    try:
-        check_writable(ckpt, "--out: its checkpoint")    # a directory, FIFO or device is refused
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    # a directory, FIFO or device is refused; an existing one needs --force (or --resume)
+    check_output(ckpt, "--out: its checkpoint", args.force or args.resume, example="run.ckpt")
     base = None
     if args.resume:
         if not os.path.exists(ckpt):
