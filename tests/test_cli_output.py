@@ -252,6 +252,26 @@ def test_inapplicable_flags_are_refused(tmp_path, capsys, args, words):
     assert out == ""
 
 
+@pytest.mark.parametrize("args", [
+    ["envelope", "--eta-j", "3", "--lag-min", "2", "--lag-max", "1e5", "--n-lags", "5"],
+    ["envelope", "--eta-j", "3", "--N", "1e4", "--alpha-g", "1.5", "--C", "2"],
+    ["envelope", "--from", "RUN", "--source", "samples", "--n-samples", "3", "--seed", "1"],
+    ["envelope", "--eta-j", "3", "--plot", "PLOT", "--force"],
+    ["simulate", "--eta-j", "3", "--drift", "ou", "--gamma", "2", "--particles", "64", "--groups", "4",
+     "--t-end", "2", "--burn-in", "1"],
+])
+def test_flags_that_apply_are_accepted(tmp_path, capsys, args):
+    """The other side of the rule: the same flags in the mode they belong to are accepted."""
+    run = tmp_path / "run.npz"
+    sim_run_file(run)
+    np.savez(run, **dict(np.load(run)), final_zeta=np.linspace(-3.0, 1.0, 64))
+    (tmp_path / "p.png").write_text("old")
+    repl = {"RUN": run, "PLOT": tmp_path / "p.png"}
+    rc, out, err = call(capsys, *[repl.get(a, a) for a in args], "--json")
+    assert rc == 0, err
+    assert "does not apply" not in err
+
+
 def test_inapplicable_flag_subprocess(tmp_path):
     run = sim_run_file(tmp_path / "run.npz")
     p = run_cli("envelope", "--from", run, "--eta-g", "5")

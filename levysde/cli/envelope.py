@@ -427,8 +427,10 @@ def _emit(text: str) -> None:
 
 def _reject_inapplicable(args) -> None:
     """One-line UsageError for a flag that would be silently ignored by this combination."""
-    reject_flags(args, ("lag_min", "lag_max", "n_lags"), "with --lags (explicit lags replace the log grid)")
-    reject_flags(args, ("alpha_g", "C"), "without --N (they only enter the learnability window H_N)")
+    if args.lags is not None:
+        reject_flags(args, ("lag_min", "lag_max", "n_lags"), "with --lags (explicit lags replace the log grid)")
+    if args.N is None:
+        reject_flags(args, ("alpha_g", "C"), "without --N (they only enter the learnability window H_N)")
     if args.run_file is not None:
         reject_flags(args, ("eta_g", "kappa", "alpha", "lam", "amplitude"),
                      "with --from (the model flags give the asymptotic prediction, not a run's envelope)")
