@@ -45,6 +45,8 @@ from numba import config as _nb_config  # noqa: E402
 from numba import cuda  # noqa: E402
 from numba import types as _nbt  # noqa: E402
 
+from . import _step  # noqa: E402
+
 __all__ = ["THREADS_PER_BLOCK", "SHARED_BINS", "run", "device_name", "philox4x32",
            "CudaUnavailableError"]
 
@@ -124,65 +126,32 @@ def _normal(ctr, nc, pl, ph, k0, k1):
     return r * math.cos(th), ctr, r * math.sin(th)
 
 
+_drift = cuda.jit(device=True)(_step.drift)
+_jump_proposal = cuda.jit(device=True)(_step.jump_proposal)
+_jump_accepted = cuda.jit(device=True)(_step.jump_accepted)
+
+
 @cuda.jit(device=True)
 def _big_jump(eps, alpha, lam, exp_prop, ctr, uc, pl, ph, k0, k1):
     """One jump with |z| > eps: density ~ exp(-lam|z|)|z|^(-1-alpha), exact rejection
-    (the CPU kernel's sampler, THEORY.md §7). Returns (jump, ctr, uc)."""
+    (:mod:`levysde.simulation._step`, as on the CPU). Returns (jump, ctr, uc)."""
     while True:
         u, ctr, uc = _uniform(ctr, uc, pl, ph, k0, k1)
         v = u + u                                       # sign from the top bit, 52-bit magnitude
         neg = v >= 1.0
         if neg:
             v -= 1.0
-        u1 = 1.0 - v                                    # (0, 1]
-        if exp_prop:
-            zz = eps - math.log(u1) / lam
-        else:
-            zz = eps * math.exp(math.log(u1) * (-1.0 / alpha))
+        zz = _jump_proposal(1.0 - v, eps, alpha, lam, exp_prop)     # 1 - v in (0, 1]
         if lam == 0.0:
             return (-zz if neg else zz), ctr, uc
         u2, ctr, uc = _uniform(ctr, uc, pl, ph, k0, k1)
-        if exp_prop:
-            acc = math.exp((-1.0 - alpha) * math.log(zz / eps))
-        else:
-            d = lam * (zz - eps)
-            if u2 < 1.0 - d:                          # squeeze: exp(-d) >= 1 - d
-                return (-zz if neg else zz), ctr, uc
-            acc = math.exp(-d)
-        if u2 < acc:
+        if _jump_accepted(zz, u2, eps, alpha, lam, exp_prop):
             return (-zz if neg else zz), ctr, uc
 
 
 # ---------------------------------------------------------------------------------------------
-# drift and recording
+# recording
 # ---------------------------------------------------------------------------------------------
-
-@cuda.jit(device=True)
-def _drift(kind, x, d0, d1, d2, grid, vals):
-    """F(x): 0 saturating (d0 = kappa, d1 = gamma/kappa, d2 = z0), 1 Ornstein-Uhlenbeck
-    (d1 = gamma, d2 = z0), 2 tabulated (linear interpolation, constant extrapolation)."""
-    if kind == 0:
-        y = d1 * (d2 - x)
-        e = math.exp(-2.0 * abs(y))
-        t = (1.0 - e) / (1.0 + e)
-        return d0 * (t if y >= 0.0 else -t)
-    if kind == 1:
-        return -d1 * (x - d2)
-    m = grid.size
-    if x <= grid[0]:
-        return vals[0]
-    if x >= grid[m - 1]:
-        return vals[m - 1]
-    lo, hi = 0, m - 1
-    while hi - lo > 1:
-        mid = (lo + hi) >> 1
-        if grid[mid] <= x:
-            lo = mid
-        else:
-            hi = mid
-    t = (x - grid[lo]) / (grid[hi] - grid[lo])
-    return vals[lo] + t * (vals[hi] - vals[lo])
-
 
 @cuda.jit(device=True)
 def _count(g, ib, q, c0, n_sh, s_cnt, s_frac, g_cnt, g_frac):
