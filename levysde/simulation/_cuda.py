@@ -46,9 +46,10 @@ from numba import cuda  # noqa: E402
 from numba import types as _nbt  # noqa: E402
 
 from . import _step  # noqa: E402
+from ._backend import CudaUnavailableError  # noqa: E402
 
-__all__ = ["THREADS_PER_BLOCK", "SHARED_BINS", "run", "device_name", "philox4x32",
-           "CudaUnavailableError"]
+__all__ = ["THREADS_PER_BLOCK", "SHARED_BINS", "LAUNCH_PARTICLE_STEPS", "run", "device_name",
+           "philox4x32", "ensure_available", "is_simulator"]
 
 #: threads per block (a multiple of 32); smaller blocks are used when a particle group is smaller
 THREADS_PER_BLOCK = 128
@@ -70,10 +71,6 @@ _ONE_U64 = np.uint64(1)
 _TWO53 = 1.0 / 9007199254740992.0
 _TWO32 = 4294967296.0
 _TWO_PI = 2.0 * math.pi
-
-
-class CudaUnavailableError(RuntimeError):
-    """``backend="cuda"`` was asked for but no usable CUDA device (or numba-cuda) is present."""
 
 
 # ---------------------------------------------------------------------------------------------
