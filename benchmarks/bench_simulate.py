@@ -3,7 +3,7 @@
 Same N particles, same steps, defaults with eta_J = 3 (THEORY.md §4, §7), all measured
 side by side in one run (ratios are meaningful on a shared machine; absolute rates are not):
 
-* numba_steps_per_s  : levysde.simulate.simulate (recording the histogram every step)
+* numba_steps_per_s  : levysde.simulate (recording the histogram every step)
 * numpy_steps_per_s  : the same scheme written in vectorised NumPy (exact Poisson counts,
                        rejection-sampled big jumps, Gaussian small jumps, same histogram)
 * limit_steps_per_s  : 2 x single-thread vectorised NumPy Gaussian-only Euler, same drift
@@ -34,7 +34,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from levysde import simulate as S  # noqa: E402
+from levysde import simulation as S  # noqa: E402
 
 ETA_J, ETA_G, KAPPA, ALPHA, LAM, GAMMA, Z0, DT = 3.0, 0.1, 1.0, 1.5, 2.0, 1.0, 0.0, 0.01
 

@@ -14,7 +14,7 @@ import numpy as np
 
 import levysde
 from levysde.plotting import _pyplot, save_figure
-from levysde.simulate import simulate
+from levysde.simulation import simulate
 from levysde.tails import tempered_fit_result
 
 CASES = (0.5, 1.5, 3.0)

@@ -133,7 +133,7 @@ def _beta_envelope(lags, env):
 
 def _closing_loop(fit: SDEFit, late, seed):
     """Simulate the fitted SDE and compare with the network's late zeta (KS, tail rate)."""
-    from .simulate import DivergenceError, TabulatedDrift, simulate
+    from .simulation import DivergenceError, TabulatedDrift, simulate
     from .tails import tail_from_result
 
     d, j = fit.drift, fit.noise

@@ -161,7 +161,7 @@ def simulate_point(point: dict, seed: int) -> dict:
     default gamma = 1 and large kappa the plateau sets in only far beyond the
     thresholds a short run can resolve.
     """
-    from .simulate import simulate
+    from .simulation import simulate
 
     res = simulate(point["eta_j"], eta_g=point["eta_g"], kappa=point["kappa"], alpha=point["alpha"],
                    lam=point["lam"], gamma=2.0 * point["kappa"], particles=int(point["particles"]),

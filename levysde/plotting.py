@@ -233,7 +233,7 @@ def plot_check(report, run_path, path):
 
 
 def plot_simulation(res, path, *, scan=None):
-    """Two panels for a :class:`levysde.simulate.SimulationResult`, saved to ``path``.
+    """Two panels for a :class:`levysde.simulation.SimulationResult`, saved to ``path``.
 
     Left: the stationary density of zeta (log scale) with the predicted left tail
     ``A exp(beta* zeta)`` anchored at the default threshold. Right: the threshold

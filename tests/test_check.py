@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from levysde.simulate import simulate
+from levysde.simulation import simulate
 
 
 def write_run(path, zeta, step, *, model="diaggate"):

@@ -7,7 +7,7 @@ import pytest
 
 import levysde
 from levysde.estimate import estimate_noise, fit_sde, increments, predict, spread
-from levysde.simulate import simulate
+from levysde.simulation import simulate
 
 # Gaussian core resolvable at the record step (dt = 0.01): eta_G dominates the small scales
 P = dict(eta_g=0.5, kappa=1.0, alpha=0.8, lam=1.0)
@@ -79,7 +79,7 @@ def test_no_jumps_reported_for_gaussian_noise():
 
 def test_ecf_fit_on_exact_increments():
     """Independent of the drift code: i.i.d. increments from the exact sampler."""
-    from levysde.simulate import sample_increments
+    from levysde.simulation import sample_increments
 
     dt = 0.01
     x = sample_increments(1_000_000, dt, alpha=1.3, lam=2.0, eta_j=2.0, eta_g=0.4, seed=7)

@@ -15,7 +15,9 @@ import pytest
 from scipy import special, stats
 
 from levysde import _rng
-from levysde import simulate as S
+from levysde import simulation as S
+from levysde.simulation import _checks
+from levysde.simulation.scheme import _big_jump_symbol
 from levysde.levy import c_alpha, char_exponent
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -254,7 +256,7 @@ def test_divergence_guard_dt_too_large():
 
 _REPRO = textwrap.dedent("""
     import sys, numpy as np, numba
-    from levysde import simulate as S
+    from levysde import simulation as S
     r = S.simulate(3.0, particles=300, n_groups=7, t_end=3.0, burn_in=1.0, seed=123,
                    traj_particles=3, traj_every=10)
     x = S.sample_increments(10_000, 0.01, alpha=1.5, lam=2.0, eta_j=3.0, seed=5)
@@ -424,7 +426,7 @@ def test_small_jump_symbol_no_overflow_for_huge_eps():
     assert np.all(np.isfinite(ex)) and np.all(np.isfinite(g))
     # beta <= lam: exact small part = Psi - (big-jump part), both closed forms
     from levysde.levy import psi
-    big = S._big_jump_symbol(0.5, 100.0, 1.5, 2.0, 3.0)
+    big = _big_jump_symbol(0.5, 100.0, 1.5, 2.0, 3.0)
     assert ex[0] == pytest.approx(float(psi(0.5, alpha=1.5, lam=2.0, eta_j=3.0)) - big, rel=1e-10)
     with pytest.raises(ValueError, match="eps"):
         S.small_jump_symbol(1.0, 1e6, alpha=1.5, lam=2.0, eta_j=3.0)
@@ -469,7 +471,7 @@ def test_simulate_input_checks_before_running(monkeypatch, tmp_path):
         S.simulate(3.0, z0=1e300)
     with pytest.raises(ValueError, match="t_end - burn_in"):
         S.simulate(3.0, t_end=1.0, dt=0.3, burn_in=0.95)
-    monkeypatch.setattr(S, "_available_memory", lambda: 10**6)
+    monkeypatch.setattr(_checks, "available_memory", lambda: 10**6)
     with pytest.raises(ValueError, match="particles"):
         S.simulate(3.0, particles=100_000)
 
@@ -487,3 +489,31 @@ def test_save_is_atomic(tmp_path, monkeypatch):
         r.save(path)
     assert path.read_bytes() == before
     assert sorted(f.name for f in tmp_path.iterdir()) == ["run.npz"]
+
+
+def test_top_level_simulate_is_the_function_and_old_module_names_warn():
+    """levysde.simulate is the function; the former module's names still resolve, with a
+    DeprecationWarning, to the objects of levysde.simulation (one release)."""
+    import inspect
+    import warnings
+
+    import levysde
+
+    assert inspect.signature(levysde.simulate) == inspect.signature(S.simulate)
+    assert levysde.simulate.__doc__ == S.simulate.__doc__
+    kw = dict(particles=16, n_groups=2, t_end=0.2, burn_in=0.1, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                    # calling it does not warn
+        r = levysde.simulate(1.5, **kw)
+    assert isinstance(r, S.SimulationResult)
+    assert np.array_equal(r.final_zeta, S.simulate(1.5, **kw).final_zeta)
+    with pytest.warns(DeprecationWarning, match=r"levysde\.simulation\.simulate"):
+        assert levysde.simulate.simulate is S.simulate
+    with pytest.warns(DeprecationWarning, match=r"levysde\.simulation\.big_jump_rate"):
+        from levysde.simulate import big_jump_rate
+    assert big_jump_rate is S.big_jump_rate
+    with pytest.warns(DeprecationWarning):
+        import levysde.simulate as old
+        assert old.SimulationResult is S.SimulationResult
+    with pytest.raises(AttributeError, match="no_such_name"):
+        levysde.simulate.no_such_name

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from levysde import simulate as S
+from levysde import simulation as S
 from levysde import tails as T
 from levysde.theory import beta_star
 

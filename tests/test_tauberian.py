@@ -486,7 +486,7 @@ def test_cli_simulation_outside_mass_and_excursions(tmp_path):
 def test_cli_real_simulation_slope_within_15pct(tmp_path):
     """Done-when check of issue 4 on a real anti-collapse simulation (runs once the
     simulator module is merged; skipped before)."""
-    sim = pytest.importorskip("levysde.simulate")
+    sim = pytest.importorskip("levysde.simulation")
     res = sim.simulate(3.0, particles=4096, t_end=250.0, burn_in=50.0, seed=1)
     path = tmp_path / "run.npz"
     res.save(path)

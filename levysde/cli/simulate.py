@@ -56,7 +56,7 @@ def add_parser(sub):
     return p
 
 
-#: Python parameter names of levysde.simulate -> flags (for SimulationInputError.render)
+#: Python parameter names of levysde.simulate() -> flags (for SimulationInputError.render)
 FLAGS = {"dt": "--dt", "eps": "--eps", "gamma": "--gamma", "t_end": "--t-end", "burn_in": "--burn-in",
          "particles": "--particles", "z0": "--z0", "eta_j": "--eta-j", "eta_g": "--eta-g",
          "kappa": "--kappa", "lam": "--lam", "alpha": "--alpha", "n_groups": "--groups",
@@ -121,7 +121,7 @@ def _notes(args, res, est, scan):
 
 
 def run(args) -> int:
-    from ..simulate import DivergenceError, OUDrift, SaturatingDrift, SimulationInputError, simulate
+    from ..simulation import DivergenceError, OUDrift, SaturatingDrift, SimulationInputError, simulate
     from ..tails import tempered_fit_result
 
     if args.burn_in >= args.t_end:

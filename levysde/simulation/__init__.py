@@ -1,0 +1,33 @@
+"""Euler-Maruyama simulation of ``dzeta = F(zeta) dt + sqrt(2 eta_G) dW + dJ`` (THEORY.md §3, §7).
+
+One module per concept; the entry point :func:`simulate` only wires them together:
+
+* :mod:`levysde.simulation.drift`: the drifts F (:class:`SaturatingDrift`, :class:`OUDrift`,
+  :class:`TabulatedDrift`);
+* :mod:`levysde.simulation.scheme`: the jump law of the scheme (cut eps, big-jump rate,
+  small-jump variance and symbol, the simulated model's tail rate :func:`beta_model`);
+* :mod:`levysde.simulation.result`: :class:`SimulationResult` (``.npz`` save/load, tail estimates);
+* ``levysde.simulation._kernels``: the compiled (Numba) samplers and time stepper;
+* ``levysde.simulation._checks``: the argument checks and the errors
+  (:class:`DivergenceError`, :class:`SimulationInputError`, :class:`StepSizeError`);
+* ``levysde.simulation._simulate``: :func:`simulate` and :func:`sample_increments`.
+
+Random numbers: one xoshiro256++ stream per particle, seeded from one
+``numpy.random.SeedSequence`` (:mod:`levysde._rng`), so a seed gives bit-identical output
+for any thread count (``NUMBA_NUM_THREADS``). Euler's drift discretisation adds an O(dt)
+error to the bulk; with exact jump counts the tail rate does not depend on dt (THEORY.md §7).
+
+``levysde.simulate`` is :func:`simulate`; ``levysde.simulation.X`` is the home of every name below.
+"""
+from ._checks import MAX_SLOPE_DT, MAX_STEPS, DivergenceError, SimulationInputError, StepSizeError
+from ._simulate import sample_increments, simulate
+from .drift import OUDrift, SaturatingDrift, TabulatedDrift
+from .result import SimulationResult
+from .scheme import (DEFAULT_EPS_FACTOR, MAX_JUMPS_PER_STEP, MAX_SERIES_BETA_EPS, beta_model,
+                     big_jump_rate, default_eps, small_jump_symbol, small_jump_variance)
+
+__all__ = ["simulate", "SimulationResult", "SaturatingDrift", "OUDrift", "TabulatedDrift",
+           "sample_increments", "default_eps", "big_jump_rate", "small_jump_variance",
+           "small_jump_symbol", "beta_model", "DivergenceError", "SimulationInputError",
+           "StepSizeError", "DEFAULT_EPS_FACTOR", "MAX_SLOPE_DT", "MAX_JUMPS_PER_STEP", "MAX_STEPS",
+           "MAX_SERIES_BETA_EPS"]

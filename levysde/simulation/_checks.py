@@ -1,0 +1,162 @@
+"""Argument checks and errors of the simulator (one place for every check of :mod:`levysde.simulation`).
+
+Each check raises ``ValueError`` naming the parameter and its allowed range; the errors
+that :func:`levysde.simulation.simulate` raises before or during a run are defined here.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+from ..params import check_param
+
+__all__ = ["DivergenceError", "SimulationInputError", "StepSizeError", "MAX_SLOPE_DT", "MAX_STEPS"]
+
+#: Euler accuracy/stability bound checked before a run: |F'| dt at the equilibrium (gamma dt for the
+#: saturating and Ornstein-Uhlenbeck drifts, max |dF/dz| dt for a tabulated one) must be <= this
+MAX_SLOPE_DT = 0.5
+#: cap on the number of time steps round(t_end / dt)
+MAX_STEPS = 10**12
+
+
+class DivergenceError(RuntimeError):
+    """Particles left the simulation window or became non-finite (see :func:`levysde.simulation.simulate`)."""
+
+
+class _Names(dict):
+    def __missing__(self, key):
+        return key
+
+
+class SimulationInputError(ValueError):
+    """A bad argument of :func:`levysde.simulation.simulate` (a ValueError). ``str(exc)`` names the
+    Python parameters; :meth:`render` substitutes other names (the CLI passes its flags)."""
+
+    def __init__(self, template: str):
+        self.template = template
+        super().__init__(self.render())
+
+    def render(self, names=None) -> str:
+        return self.template.format_map(_Names(names or {}))
+
+
+class StepSizeError(SimulationInputError, DivergenceError):
+    """dt is too large for the drift (``|F'| dt > MAX_SLOPE_DT``), detected before any step.
+    Both a ValueError (bad ``dt``) and a DivergenceError (the Euler run would diverge, or be
+    biased: e.g. ``--dt 5`` with the saturating drift gave beta_hat 0.44 for beta* 0.81)."""
+
+
+def finite(name, value) -> float:
+    """``float(value)``; ValueError naming ``name`` unless it is a finite real number."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a finite real number; got {value!r}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be a finite real number; got {value!r}")
+    return v
+
+
+def positive(name, value) -> float:
+    """``float(value)``; ValueError naming ``name`` unless it is finite and in (0, inf)."""
+    v = finite(name, value)
+    if v <= 0:
+        raise ValueError(f"{name} must be finite and in (0, inf); got {value!r}")
+    return v
+
+
+def check_eps(eps) -> float:
+    return positive("eps", eps)
+
+
+def check_dt(dt) -> float:
+    return positive("dt", dt)
+
+
+def check_int(name, value, lo) -> int:
+    if isinstance(value, bool) or int(value) != value or value < lo:
+        raise ValueError(f"{name} must be an integer >= {lo}; got {value!r}")
+    return int(value)
+
+
+def jump_params(alpha, lam, eta_j):
+    """(alpha, lam, eta_j) as floats, each checked against its range (:func:`levysde.params.check_param`)."""
+    return (float(check_param("alpha", alpha)), float(check_param("lam", lam)),
+            float(check_param("eta_j", eta_j)))
+
+
+def time_grid(t_end, burn_in, dt):
+    """(n_steps, rec_start) = (round(t_end/dt), round(burn_in/dt)) for checked ``dt``.
+
+    ValueError unless t_end > 0 and 0 <= burn_in < t_end; SimulationInputError when
+    t_end/dt > MAX_STEPS or fewer than one step is recorded."""
+    t_end = finite("t_end", t_end)
+    burn_in = finite("burn_in", burn_in)
+    if t_end <= 0:
+        raise ValueError(f"t_end must be in (0, inf); got {t_end!r}")
+    if not 0 <= burn_in < t_end:
+        raise ValueError(f"burn_in must be in [0, t_end = {t_end:g}); got {burn_in!r}")
+    if not t_end / dt <= MAX_STEPS:
+        raise SimulationInputError(
+            f"{{t_end}} / {{dt}} = {t_end / dt:.3g} steps exceeds the cap of {MAX_STEPS:.0e}; "
+            f"use a larger {{dt}} or a smaller {{t_end}}")
+    n_steps = int(round(t_end / dt))
+    rec_start = int(round(burn_in / dt))
+    if n_steps - rec_start < 1:
+        raise SimulationInputError(
+            f"{{t_end}} - {{burn_in}} must be at least one step {{dt}}: t_end = {t_end:g} and "
+            f"burn_in = {burn_in:g} round to {n_steps} and {rec_start} steps of dt = {dt:g}")
+    return n_steps, rec_start
+
+
+def step_size(slope, dt, tabulated):
+    """StepSizeError when ``slope * dt > MAX_SLOPE_DT`` (Euler accuracy/stability of the drift
+    step, docs/simulate.md "Bias"); ``tabulated`` words the message for a tabulated drift."""
+    if slope * dt > MAX_SLOPE_DT:
+        if tabulated:
+            what, name = "the tabulated drift's slope: max |dF/dz|*dt", "max |dF/dz|"
+        else:
+            what, name = "{gamma}: gamma*dt", "gamma"
+        raise StepSizeError(
+            f"{{dt}} too large for {what} = {slope * dt:.3g} > {MAX_SLOPE_DT:g} (Euler would be "
+            f"biased or unstable); use dt <= {MAX_SLOPE_DT:g}/{name} = {MAX_SLOPE_DT / slope:.3g}")
+
+
+def window(value):
+    """(lo, hi) floats with lo < hi; ValueError naming ``window`` otherwise."""
+    try:
+        lo, hi = (finite("window", w) for w in value)
+    except TypeError:
+        raise ValueError(f"window must be (lo, hi) with lo < hi; got {value!r}") from None
+    if not lo < hi:
+        raise ValueError(f"window must be (lo, hi) with lo < hi; got {value!r}")
+    return lo, hi
+
+
+def available_memory():
+    """Bytes of memory available (MemAvailable of /proc/meminfo; None when unknown)."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def memory(particles, n_groups, n_bins, n_traj, n_traj_rec):
+    """SimulationInputError naming particles when the run needs more than 80% of the available memory:
+    states (32 B), z, wait, exc_min, diverged, start-up temporaries (8 B each) per particle, plus
+    histograms and trajectories."""
+    need = 80 * particles + 8 * 4 * n_groups * n_bins + 8 * n_traj * n_traj_rec
+    avail = available_memory()
+    if avail is not None and need > 0.8 * avail:
+        raise SimulationInputError(
+            f"{{particles}} = {particles} needs about {need / 2**30:.3g} GiB of memory but only "
+            f"{avail / 2**30:.3g} GiB is available (about 80 bytes per particle); use "
+            f"{{particles}} <= {max(1, int(0.8 * avail / 80))}"
+            + (" or fewer {traj_particles}" if n_traj else ""))

@@ -1,0 +1,414 @@
+"""The simulator's entry points: :func:`simulate` (Euler-Maruyama of THEORY.md §3) and
+:func:`sample_increments` (the scheme's increments J_dt, THEORY.md §7).
+
+:func:`simulate` wires the steps together: check the arguments (:mod:`._checks`), the theory
+of the model (beta*, beta_model), the histogram layout, the jump law
+(:mod:`levysde.simulation.scheme`), the initial state, the compiled time stepper run in chunks
+(:mod:`levysde.simulation._kernels`) and the result (:class:`SimulationResult`).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from .. import _rng
+from ..params import DEFAULTS, check_param
+from . import _checks
+from ._checks import (DivergenceError, check_dt, check_eps, check_int, finite, jump_params, step_size,
+                      time_grid)
+from ._kernels import _increments_kernel, _run_chunk
+from .drift import OUDrift, SaturatingDrift, TabulatedDrift
+from .result import SimulationResult
+from .scheme import _scheme, beta_model, default_eps
+
+__all__ = ["simulate", "sample_increments"]
+
+
+def sample_increments(n, dt, *, alpha, lam, eta_j, eps=None, seed=0, eta_g=0.0):
+    """n i.i.d. increments J_dt of the simulated jump process (THEORY.md §7), for checks.
+
+    Exactly the law used by :func:`simulate`: a Poisson number of big jumps
+    (|z| > eps, exact rejection sampling) plus N(0, sigma_eps^2 dt); with
+    ``eta_g > 0`` also the Brownian part sqrt(2 eta_G) dW_dt.
+
+    Bias of the default eps (:func:`default_eps`, docs/simulate.md): the Gaussian
+    stand-in for the small jumps is visible in the shape of J_dt at the default cut
+    (lam = 0, alpha = 1.5: KS p ~ 7e-4 against ``scipy.stats.levy_stable`` for 20,000
+    increments); pass ``eps = 0.02 (eta_J dt)^(1/alpha)`` or smaller to check the
+    increment law itself. The stationary tail rate is barely affected (:func:`beta_model`).
+
+    Parameters
+    ----------
+    n : int >= 1
+    dt : float > 0 (time units)
+    alpha, lam, eta_j : jump parameters (ranges as in :func:`levysde.levy.psi`)
+    eps : cut > 0, default :func:`default_eps`
+    seed : SeedSequence entropy (int >= 0); result is independent of the thread count.
+
+    Returns
+    -------
+    (n,) float64 array.
+
+    Raises ValueError naming a bad argument.
+    """
+    if int(n) != n or n < 1:
+        raise ValueError(f"n must be an integer >= 1; got {n!r}")
+    n = int(n)
+    dt = check_dt(dt)
+    a, lm, ej = jump_params(alpha, lam, eta_j)
+    eg = float(check_param("eta_g", eta_g))
+    eps = default_eps(dt, eta_j=ej, alpha=a) if eps is None else check_eps(eps)
+    rate, sig2, exp_prop = _scheme(dt, eps, a, lm, ej, eg)
+    block = 4096
+    nb = (n + block - 1) // block
+    states = _rng.seed_states(seed, nb)
+    out = np.empty(n)
+    _increments_kernel(states, n, block, dt, math.sqrt((2 * eg + sig2) * dt), rate, eps, a, lm,
+                    exp_prop, out)
+    return out
+
+
+@dataclass(frozen=True)
+class _Config:
+    """The checked arguments of :func:`simulate` (floats and ints; n_traj <= particles)."""
+
+    eta_j: float
+    eta_g: float
+    alpha: float
+    lam: float
+    drift: object
+    dt: float
+    eps: float
+    particles: int
+    n_groups: int
+    n_steps: int
+    rec_start: int
+    bin_width: float
+    n_traj: int
+    traj_every: int
+    threshold_u: float
+
+
+@dataclass(frozen=True)
+class _Theory:
+    """beta*, beta_model, the tail rate and the phase of the simulated model (NaN without a plateau)."""
+
+    beta: float
+    beta_model: float
+    tail_rate: float
+    phase: str
+    notes: list
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Histogram bins ``hist_lo + bin_width * [0, n_bins]`` around the equilibrium zeq, and the
+    divergence window (win_lo, win_hi)."""
+
+    zeq: float
+    hist_lo: float
+    bin_width: float
+    n_bins: int
+    edges: np.ndarray
+    win_lo: float
+    win_hi: float
+
+
+@dataclass
+class _State:
+    """Everything the compiled stepper updates in place (one row/entry per particle or group)."""
+
+    states: np.ndarray       # (particles, 4) uint64 xoshiro256++ states
+    z: np.ndarray            # (particles,) zeta
+    wait: np.ndarray         # (particles,) time to the next big jump
+    exc_min: np.ndarray      # (particles,) minimum of the open excursion, inf if none
+    diverged: np.ndarray     # (particles,) int64: step at which the particle left the window, 0 if not
+    gstart: np.ndarray       # (n_groups + 1,) first particle of each group
+    acc: np.ndarray          # (n_groups, n_bins, 2) occupation counts and zeta sums
+    outside: np.ndarray      # (n_groups, 4) below/above the histogram range
+    exc_counts: np.ndarray   # (n_groups, n_bins) excursion depths
+    traj: np.ndarray         # (n_traj, n_traj_rec) thinned paths
+
+
+def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particles, t_end, burn_in,
+                     dt, eps, n_groups, bin_width, traj_particles, traj_every, threshold_u) -> _Config:
+    """The checks of :func:`simulate` that need no theory, in the order of its signature
+    (ValueError naming the argument; StepSizeError for ``|F'| dt > MAX_SLOPE_DT``)."""
+    a, lm, ej = jump_params(alpha, lam, eta_j)
+    eg = float(check_param("eta_g", eta_g))
+    if drift is None:
+        drift = SaturatingDrift(kappa, gamma, z0)
+    if not isinstance(drift, (SaturatingDrift, OUDrift, TabulatedDrift)):
+        raise ValueError(f"drift must be a SaturatingDrift, OUDrift or TabulatedDrift; got {drift!r}")
+    dt = check_dt(dt)
+    particles = check_int("particles", particles, 1)
+    n_groups = check_int("n_groups", n_groups, 1)
+    if n_groups > particles:
+        raise ValueError(f"n_groups must be in [1, particles = {particles}]; got {n_groups}")
+    n_steps, rec_start = time_grid(t_end, burn_in, dt)
+    step_size(drift.slope, dt, isinstance(drift, TabulatedDrift))
+    eps = default_eps(dt, eta_j=ej, alpha=a) if eps is None else check_eps(eps)
+    bin_width = finite("bin_width", bin_width)
+    if bin_width <= 0:
+        raise ValueError(f"bin_width must be in (0, inf); got {bin_width!r}")
+    traj_particles = check_int("traj_particles", traj_particles, 0)
+    traj_every = check_int("traj_every", traj_every, 1)
+    threshold_u = finite("threshold_u", threshold_u)
+    return _Config(ej, eg, a, lm, drift, dt, eps, particles, n_groups, n_steps, rec_start, bin_width,
+                   min(traj_particles, particles), traj_every, threshold_u)
+
+
+def _theory(cfg: _Config) -> _Theory:
+    """beta*, tail rate and phase (THEORY.md §4, plateau = kappa) and beta_model (§7) of the model."""
+    from ..theory import classify
+
+    notes = []
+    plateau = cfg.drift.plateau
+    if plateau is None:
+        nan = float("nan")
+        return _Theory(nan, nan, nan, "collapsed", notes)
+    cl = classify(cfg.eta_j, cfg.eta_g, plateau, cfg.alpha, cfg.lam)
+    beta_th = float(cl.beta_star)
+    phase = str(cl.phase)
+    beta_m = (beta_model(cfg.eta_j, cfg.eta_g, plateau, cfg.alpha, cfg.lam, eps=cfg.eps)
+              if cfg.eta_j > 0 else beta_th)
+    if phase != "collapsed" and not math.isfinite(beta_m):
+        notes.append("beta_model (root of Phi_eps) could not be resolved in float64 for these "
+                     "parameters; reported as null")
+    return _Theory(beta_th, beta_m, float(cl.tail_rate), phase, notes)
+
+
+def _layout(cfg: _Config, tail_rate, hist_halfwidth, window) -> _Layout:
+    """Histogram bins (half-width default max(25, 45/tail rate) capped at 400, zeq an edge) and the
+    divergence window (default zeq -/+ max(1e3, 2 H); 1e12 when lam = 0), checked."""
+    zeq = cfg.drift.equilibrium
+    bin_width = cfg.bin_width
+    if hist_halfwidth is None:
+        r = tail_rate if (math.isfinite(tail_rate) and tail_rate > 0) else 0.0
+        hist_halfwidth = 400.0 if r == 0 else min(400.0, max(25.0, 45.0 / r))
+    hist_halfwidth = finite("hist_halfwidth", hist_halfwidth)
+    if hist_halfwidth <= 0:
+        raise ValueError(f"hist_halfwidth must be in (0, inf); got {hist_halfwidth!r}")
+    half_bins = max(1, int(math.ceil(hist_halfwidth / bin_width)))
+    n_bins = 2 * half_bins
+    hist_lo = zeq - half_bins * bin_width
+    edges = hist_lo + bin_width * np.arange(n_bins + 1)
+    if window is None:
+        wh = 1e3 if cfg.lam > 0 else 1e12
+        window = (zeq - max(wh, 2 * hist_halfwidth), zeq + max(wh, 2 * hist_halfwidth))
+    # float64 must resolve the bins around the equilibrium
+    z_max = bin_width * 1e-6 / np.finfo(float).eps
+    if not abs(zeq) + hist_halfwidth <= z_max:
+        raise _checks.SimulationInputError(
+            f"the equilibrium {{z0}} = {zeq:.3g} is too far from 0: float64 cannot resolve bins of "
+            f"width {bin_width:g} there; use |z0| <= {z_max - hist_halfwidth:.3g} (the tail rate "
+            f"does not depend on z0)")
+    win_lo, win_hi = _checks.window(window)
+    return _Layout(zeq, hist_lo, bin_width, n_bins, edges, win_lo, win_hi)
+
+
+def _initial_state(cfg: _Config, lay: _Layout, seed, z_init, rate) -> _State:
+    """One stream per particle from ``seed``; zeta at z_init (default the equilibrium); the first
+    waiting time to a big jump from each particle's own stream; empty accumulators."""
+    particles, n_groups = cfg.particles, cfg.n_groups
+    states = _rng.seed_states(seed, particles)
+    if z_init is None:
+        z = np.full(particles, lay.zeq)
+    else:
+        try:
+            z = np.array(np.broadcast_to(np.asarray(z_init, dtype=float), (particles,)))
+        except ValueError:
+            raise ValueError(f"z_init must be a scalar or have length particles = {particles}") from None
+        if not np.all(np.isfinite(z)):
+            raise ValueError("z_init must be finite")
+    wait = np.full(particles, np.inf)
+    if rate > 0:
+        e = np.empty((particles, 1))
+        _rng.fill_uniform(states, e)
+        wait = -np.log1p(-e[:, 0]) / rate
+    n_traj_rec = cfg.n_steps // cfg.traj_every if cfg.n_traj else 0
+    return _State(states=states, z=z, wait=wait, exc_min=np.full(particles, np.inf),
+                  diverged=np.zeros(particles, dtype=np.int64),
+                  gstart=(np.arange(n_groups + 1) * particles) // n_groups,
+                  acc=np.zeros((n_groups, lay.n_bins, 2)), outside=np.zeros((n_groups, 4)),
+                  exc_counts=np.zeros((n_groups, lay.n_bins)), traj=np.zeros((cfg.n_traj, n_traj_rec)))
+
+
+def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, progress) -> float:
+    """Run the compiled stepper over all steps, in chunks of >= ~4e6 particle-steps (they only serve
+    the progress bar and the divergence check); returns the wall time in seconds.
+
+    Raises DivergenceError (with the likely cause) after the first chunk in which a particle
+    left the window or became non-finite."""
+    n_steps, particles = cfg.n_steps, cfg.particles
+    kind, dpar, grid, vals = cfg.drift._kernel_args()
+    n_chunks = max(1, min(n_steps, 200, (n_steps * particles) // 4_000_000))
+    bounds = [(i * n_steps) // n_chunks for i in range(n_chunks + 1)]
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=n_steps * particles, unit="step", unit_scale=True, desc="simulate",
+                   leave=False, dynamic_ncols=True, disable=None)   # silent off a terminal
+    t0 = time.perf_counter()
+    # dynamic scheduling of the groups (chunks of one group): keeps both cores busy when
+    # the machine is shared; results do not depend on it (one stream per particle)
+    old_chunk = numba.set_parallel_chunksize(1)
+    try:
+        for i in range(n_chunks):
+            s, e_ = bounds[i], bounds[i + 1]
+            _run_chunk(st.z, st.wait, st.states, st.exc_min, st.diverged, st.gstart, s, e_ - s,
+                       cfg.rec_start, cfg.dt, kind, dpar, grid, vals, s_gauss, rate, cfg.eps,
+                       cfg.alpha, cfg.lam, exp_prop, lay.hist_lo, 1.0 / lay.bin_width, lay.n_bins,
+                       st.acc, st.outside, st.exc_counts, lay.zeq, lay.win_lo, lay.win_hi,
+                       st.traj, cfg.traj_every)
+            if st.diverged.any():
+                bad = np.flatnonzero(st.diverged)
+                t_bad = st.diverged[bad].min() * cfg.dt
+                raise DivergenceError(
+                    f"{bad.size} of {particles} particles left the window [{lay.win_lo:g}, "
+                    f"{lay.win_hi:g}] or became non-finite by t = {t_bad:g}; likely cause: "
+                    + _divergence_cause(cfg.drift, cfg.dt, cfg.alpha, cfg.lam, cfg.eta_j, s_gauss,
+                                        (lay.win_lo, lay.win_hi)))
+            if bar is not None:
+                bar.update((e_ - s) * particles)
+    finally:
+        numba.set_parallel_chunksize(old_chunk)
+        if bar is not None:
+            bar.close()
+    return time.perf_counter() - t0
+
+
+def _close_open_excursions(lay: _Layout, st: _State):
+    """Excursions still open at the end count with their current minimum (in place)."""
+    open_ = np.flatnonzero(np.isfinite(st.exc_min))
+    if open_.size:
+        grp = np.searchsorted(st.gstart, open_, side="right") - 1
+        ib = np.clip(np.floor((st.exc_min[open_] - lay.hist_lo) / lay.bin_width), 0,
+                     lay.n_bins - 1).astype(np.int64)
+        np.add.at(st.exc_counts, (grp, ib), 1.0)
+
+
+def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig2, exp_prop,
+            wall) -> SimulationResult:
+    """Averages per recorded step and the metadata (keys listed in :func:`simulate`)."""
+    from .. import __version__
+
+    def num(v):
+        return None if v is None or not math.isfinite(v) else float(v)
+
+    n_steps, dt = cfg.n_steps, cfg.dt
+    n_rec = n_steps - cfg.rec_start
+    meta = {"kind": "simulation", "version": __version__,
+            "eta_j": cfg.eta_j, "eta_g": cfg.eta_g, "alpha": cfg.alpha, "lam": cfg.lam,
+            **cfg.drift.meta(),
+            "dt": dt, "eps": cfg.eps,
+            "seed": int(seed) if isinstance(seed, (int, np.integer)) else str(seed),
+            "t_end": n_steps * dt, "burn_in": cfg.rec_start * dt, "particles": cfg.particles,
+            "n_groups": cfg.n_groups, "steps": n_steps, "record_steps": n_rec,
+            "big_jump_rate": rate, "sigma_eps2": sig2, "exp_proposal": exp_prop,
+            "window": [lay.win_lo, lay.win_hi], "threads": int(numba.get_num_threads()),
+            "wall_time_s": wall, "particle_steps_per_s": cfg.particles * n_steps / wall,
+            "beta_theory": num(th.beta), "beta_model": num(th.beta_model),
+            "tail_rate_theory": num(th.tail_rate), "phase": th.phase,
+            "threshold_u": cfg.threshold_u - lay.zeq, "equilibrium": lay.zeq, "notes": th.notes}
+    n_traj_rec = st.traj.shape[1]
+    traj_t = (np.arange(1, n_traj_rec + 1) * cfg.traj_every * dt) if cfg.n_traj else None
+    return SimulationResult(hist_edges=lay.edges, hist_counts=st.acc[:, :, 0] / n_rec,
+                            hist_sums=st.acc[:, :, 1] / n_rec, hist_outside=st.outside / n_rec,
+                            excursion_counts=st.exc_counts, final_zeta=st.z, meta=meta,
+                            traj_t=traj_t, traj_zeta=st.traj if cfg.n_traj else None)
+
+
+def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEFAULTS["lam"],
+             drift=None, kappa=DEFAULTS["kappa"], gamma=1.0, z0=0.0,
+             particles=16384, t_end=800.0, burn_in=50.0, dt=0.01, seed=0, eps=None,
+             n_groups=64, bin_width=0.05, hist_halfwidth=None, window=None,
+             z_init=None, traj_particles=0, traj_every=100, threshold_u=3.0, progress=False):
+    """Simulate N particles of ``dzeta = F dt + sqrt(2 eta_G) dW + dJ`` by Euler-Maruyama.
+
+    Scheme and bias: :mod:`levysde.simulation.scheme` (THEORY.md §3, §7).
+
+    Parameters
+    ----------
+    eta_j, eta_g, alpha, lam : model parameters (THEORY.md §2-§4; eta_J >= 0, eta_G >= 0,
+        alpha in (0, 2), lam >= 0).
+    drift : SaturatingDrift | OUDrift | TabulatedDrift; default
+        ``SaturatingDrift(kappa, gamma, z0)``.
+    particles : int >= 1; t_end > 0 : simulated time (burn-in included);
+    burn_in in [0, t_end) : time before recording; dt > 0 : time step.
+    seed : int >= 0 (``numpy.random.SeedSequence`` entropy). Same seed -> same
+        bits for any thread count.
+    eps : jump cut > 0, default :func:`default_eps`.
+    n_groups : independent particle groups for jackknife errors (<= particles).
+    bin_width, hist_halfwidth : histogram of zeta on [zeq - H, zeq + H] with bins
+        of ``bin_width`` (H default: max(25, 45/tail rate) capped at 400; rounded so
+        that zeq is an edge).
+    window : (lo, hi) divergence window; default zeq -/+ 1e3 (1e12 when lam = 0).
+    z_init : initial state(s), default the drift's equilibrium.
+    traj_particles, traj_every : keep every ``traj_every``-th step of the first
+        ``traj_particles`` paths.
+    threshold_u : default tail threshold on X = -zeta, relative to -zeq (stored in meta).
+    progress : show a tqdm bar on stderr.
+
+    Returns
+    -------
+    SimulationResult. ``meta`` keys: kind="simulation", eta_j, eta_g, kappa (plateau or
+    None), alpha, lam, drift, gamma, z0, dt, eps, seed, t_end, burn_in, particles,
+    n_groups, steps, record_steps, big_jump_rate, sigma_eps2, wall_time_s,
+    particle_steps_per_s, beta_theory (None when no admissible root or no plateau),
+    beta_model, tail_rate_theory, phase, threshold_u, threads, version, notes (list of
+    strings, e.g. beta_model unresolved). t_end and burn_in are the values actually
+    simulated: round(t_end/dt) and round(burn_in/dt) steps.
+
+    Raises
+    ------
+    ValueError naming a bad argument (:class:`SimulationInputError` for the checks
+    below), all before any step:
+
+    * ``gamma * dt`` (max |dF/dz| dt for a tabulated drift) > MAX_SLOPE_DT = 0.5:
+      :class:`StepSizeError` (also a DivergenceError);
+    * ``Lambda_eps dt`` > MAX_JUMPS_PER_STEP = 1e3 (eps too small);
+    * ``t_end/dt`` > MAX_STEPS = 1e12; fewer than one recorded step;
+    * not enough memory for ``particles`` (about 80 bytes each);
+    * an equilibrium so far from 0 that float64 cannot resolve the bins.
+
+    DivergenceError when particles leave the window or become non-finite during the
+    run (the message names the likely cause).
+    """
+    cfg = _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particles, t_end,
+                           burn_in, dt, eps, n_groups, bin_width, traj_particles, traj_every, threshold_u)
+    th = _theory(cfg)
+    lay = _layout(cfg, th.tail_rate, hist_halfwidth, window)
+    rate, sig2, exp_prop = _scheme(cfg.dt, cfg.eps, cfg.alpha, cfg.lam, cfg.eta_j, cfg.eta_g)
+    _checks.memory(cfg.particles, cfg.n_groups, lay.n_bins, cfg.n_traj,
+                   cfg.n_steps // cfg.traj_every if cfg.n_traj else 0)
+    s_gauss = math.sqrt((2.0 * cfg.eta_g + sig2) * cfg.dt)
+    st = _initial_state(cfg, lay, seed, z_init, rate)
+    wall = _advance(cfg, lay, st, rate, exp_prop, s_gauss, progress)
+    _close_open_excursions(lay, st)
+    return _result(cfg, th, lay, st, seed, rate, sig2, exp_prop, wall)
+
+
+def _divergence_cause(drift, dt, alpha, lam, eta_j, noise=None, win=None):
+    causes = []
+    if isinstance(drift, (SaturatingDrift, OUDrift)) and drift.gamma <= 0:
+        causes.append(f"no restoring drift (gamma = {drift.gamma:g} <= 0)")
+    if isinstance(drift, TabulatedDrift) and not (drift.values[0] > 0 and drift.values[-1] < 0):
+        causes.append("the tabulated drift does not restore at both ends "
+                      f"(F(left) = {drift.values[0]:g}, F(right) = {drift.values[-1]:g})")
+    if drift.slope * dt >= 2:
+        causes.append(f"dt too large for the drift slope (slope*dt = {drift.slope * dt:g} >= 2: Euler is unstable)")
+    if lam == 0 and eta_j > 0:
+        causes.append("untempered jumps (lam = 0) reach huge sizes"
+                      + (" and have no stationary law for alpha <= 1" if alpha <= 1 else ""))
+    if noise is not None and noise > 0.1 * (win[1] - win[0]):
+        causes.append(f"the noise per step ({noise:.3g}) is comparable to the window "
+                      f"[{win[0]:g}, {win[1]:g}] (eta_J, eta_G or eps too large)")
+    if not causes:
+        causes.append("the window is too narrow for this model's excursions (widen it)")
+    return "; ".join(causes)

@@ -1,0 +1,163 @@
+"""Drifts F(zeta) of the simulated SDE ``dzeta = F(zeta) dt + sqrt(2 eta_G) dW + dJ`` (THEORY.md §3).
+
+Each drift is a small object: callable on arrays (``F(z)``), with its ``plateau`` (the kappa
+of THEORY.md §4, None when there is none), ``equilibrium``, ``slope`` (|F'| that bounds the
+Euler step, :data:`levysde.simulation.MAX_SLOPE_DT`), ``meta()`` (JSON-serialisable
+description stored with a run) and the arguments of the compiled drift of
+:mod:`levysde.simulation._kernels`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..params import DEFAULTS, check_param
+from ._checks import finite
+from ._kernels import DRIFT_OU, DRIFT_SATURATING, DRIFT_TABULATED
+
+__all__ = ["SaturatingDrift", "OUDrift", "TabulatedDrift"]
+
+
+@dataclass(frozen=True)
+class SaturatingDrift:
+    """``F(z) = kappa tanh(gamma (z0 - z)/kappa)`` (THEORY.md §3).
+
+    Linear ``-gamma (z - z0)`` near z0, plateau +kappa on the far left, -kappa on
+    the right. kappa > 0, gamma > 0 (gamma <= 0 is no restoring drift: the particles
+    drift away at speed kappa; ValueError naming gamma), z0 finite.
+    """
+
+    kappa: float = DEFAULTS["kappa"]
+    gamma: float = 1.0
+    z0: float = 0.0
+    name = "saturating"
+
+    def __post_init__(self):
+        object.__setattr__(self, "kappa", float(check_param("kappa", self.kappa)))
+        object.__setattr__(self, "gamma", finite("gamma", self.gamma))
+        object.__setattr__(self, "z0", finite("z0", self.z0))
+        if not self.gamma > 0:
+            raise ValueError(f"gamma must be in (0, inf) for the saturating drift (gamma <= 0 is no "
+                             f"restoring drift); got {self.gamma!r}")
+
+    def __call__(self, z):
+        return self.kappa * np.tanh(self.gamma * (self.z0 - np.asarray(z, float)) / self.kappa)
+
+    @property
+    def plateau(self):
+        """kappa: the limit of F at zeta -> -inf (the kappa of THEORY.md §4)."""
+        return self.kappa
+
+    @property
+    def equilibrium(self) -> float:
+        return self.z0
+
+    @property
+    def slope(self) -> float:
+        """|F'| at the equilibrium (sets the Euler stability bound dt < 2/slope)."""
+        return self.gamma
+
+    def _kernel_args(self):
+        return DRIFT_SATURATING, np.array([self.kappa, self.gamma / self.kappa, self.z0]), np.zeros(1), np.zeros(1)
+
+    def meta(self) -> dict:
+        return {"drift": self.name, "kappa": self.kappa, "gamma": self.gamma, "z0": self.z0}
+
+
+@dataclass(frozen=True)
+class OUDrift:
+    """Ornstein-Uhlenbeck ``F(z) = -gamma (z - z0)`` (THEORY.md §3): no plateau
+    (the structural collapsed control). gamma, z0 finite; gamma < 0 is repulsive."""
+
+    gamma: float = 1.0
+    z0: float = 0.0
+    name = "ou"
+
+    def __post_init__(self):
+        object.__setattr__(self, "gamma", finite("gamma", self.gamma))
+        object.__setattr__(self, "z0", finite("z0", self.z0))
+
+    def __call__(self, z):
+        return -self.gamma * (np.asarray(z, float) - self.z0)
+
+    plateau = None
+
+    @property
+    def equilibrium(self) -> float:
+        return self.z0
+
+    @property
+    def slope(self) -> float:
+        return self.gamma
+
+    def _kernel_args(self):
+        return DRIFT_OU, np.array([0.0, self.gamma, self.z0]), np.zeros(1), np.zeros(1)
+
+    def meta(self) -> dict:
+        return {"drift": self.name, "kappa": None, "gamma": self.gamma, "z0": self.z0}
+
+
+class TabulatedDrift:
+    """Drift given on a grid: linear interpolation, constant extrapolation (THEORY.md §3).
+
+    Parameters
+    ----------
+    grid : (m,) strictly increasing finite floats, m >= 2 (zeta values)
+    values : (m,) finite floats, F at the grid points (1/time)
+
+    The plateau (kappa of THEORY.md §4) is ``values[0]`` when it is > 0; the
+    equilibrium is the first downward zero crossing of the interpolant (or the
+    grid point of smallest |F| when there is none).
+
+    Raises ValueError naming ``grid`` or ``values`` on bad shapes or values.
+    """
+
+    name = "tabulated"
+
+    def __init__(self, grid, values):
+        g = np.array(grid, dtype=float).ravel()
+        v = np.array(values, dtype=float).ravel()
+        if g.size < 2 or g.size != v.size:
+            raise ValueError(f"grid and values must have the same length >= 2; got {g.size} and {v.size}")
+        if not np.all(np.isfinite(g)) or np.any(np.diff(g) <= 0):
+            raise ValueError("grid must be finite and strictly increasing")
+        if not np.all(np.isfinite(v)):
+            raise ValueError("values must be finite")
+        g.flags.writeable = False
+        v.flags.writeable = False
+        self.grid, self.values = g, v
+
+    def __call__(self, z):
+        return np.interp(np.asarray(z, float), self.grid, self.values)
+
+    def __eq__(self, other):
+        return (isinstance(other, TabulatedDrift) and np.array_equal(self.grid, other.grid)
+                and np.array_equal(self.values, other.values))
+
+    def __repr__(self):
+        return f"TabulatedDrift(<{self.grid.size} points on [{self.grid[0]:g}, {self.grid[-1]:g}]>)"
+
+    @property
+    def plateau(self):
+        return float(self.values[0]) if self.values[0] > 0 else None
+
+    @property
+    def equilibrium(self) -> float:
+        g, v = self.grid, self.values
+        down = np.flatnonzero((v[:-1] > 0) & (v[1:] <= 0))
+        if down.size:
+            i = down[0]
+            return float(g[i] + (g[i + 1] - g[i]) * v[i] / (v[i] - v[i + 1]))
+        return float(g[np.argmin(np.abs(v))])
+
+    @property
+    def slope(self) -> float:
+        return float(np.max(np.abs(np.diff(self.values) / np.diff(self.grid))))
+
+    def _kernel_args(self):
+        return DRIFT_TABULATED, np.zeros(3), self.grid.copy(), self.values.copy()   # writeable: one compiled type
+
+    def meta(self) -> dict:
+        return {"drift": self.name, "kappa": self.plateau, "gamma": None, "z0": self.equilibrium,
+                "drift_grid": self.grid.tolist(), "drift_values": self.values.tolist()}

@@ -1,0 +1,288 @@
+"""The jump law of the simulation scheme (THEORY.md §7): cut, rates, small-jump symbol, beta_model.
+
+Jumps are split at a cut ``eps`` (Asmussen-Rosinski):
+
+* ``|z| > eps``: compound Poisson with total rate ``Lambda_eps`` (:func:`big_jump_rate`).
+  Jump epochs are exact: exponential waiting times, carried from step to step, so
+  each step receives an exact Poisson number of jumps (cost per jump, not per
+  step). Magnitudes have density proportional to ``exp(-lam z) z^(-1-alpha)`` on
+  (eps, inf), drawn exactly by rejection: Pareto proposal ``eps U^(-1/alpha)``
+  accepted with probability ``exp(-lam (z - eps))``, or, when ``lam eps > alpha``
+  (where it accepts more often: the ratio of the two acceptance rates is
+  ``lam eps / alpha``), the exponential proposal ``eps + E/lam`` accepted with
+  probability ``(z/eps)^(-1-alpha)``. Symmetric sign.
+* ``|z| <= eps``: a Gaussian with variance ``sigma_eps^2 dt`` (:func:`small_jump_variance`),
+  merged with the Brownian part: one normal per step of variance
+  ``(2 eta_G + sigma_eps^2) dt``. Symmetric jumps need no compensating drift.
+
+Bias. The Gaussian stand-in changes only cumulants of order >= 4 of the small
+jumps; the simulated model's exact stationary tail rate is the root of
+``Phi_eps`` (:func:`beta_model`), reported next to beta*.
+"""
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+from scipy import special
+
+from ..levy import c_alpha
+from ..params import DEFAULTS, check_param
+from ..roots import chandrupatla
+from ._checks import SimulationInputError, check_dt, check_eps, jump_params
+
+__all__ = ["default_eps", "big_jump_rate", "small_jump_variance", "small_jump_symbol", "beta_model",
+           "DEFAULT_EPS_FACTOR", "MAX_JUMPS_PER_STEP", "MAX_SERIES_BETA_EPS"]
+
+#: default cut: eps = DEFAULT_EPS_FACTOR * (eta_J dt)^(1/alpha), the typical increment
+DEFAULT_EPS_FACTOR = 1.0
+#: cap on the expected number of big jumps per particle-step, Lambda_eps dt (a smaller eps is
+#: rejected: the run would spend its time drawing jumps the Gaussian part could carry)
+MAX_JUMPS_PER_STEP = 1e3
+#: cap on |beta| eps for the small-jump series of :func:`small_jump_symbol`
+MAX_SERIES_BETA_EPS = 1e4
+
+
+def default_eps(dt, *, eta_j, alpha):
+    """Default cut eps = DEFAULT_EPS_FACTOR * (eta_J dt)^(1/alpha) (THEORY.md §7).
+
+    The scale of a typical increment J_dt. With eta_J = 0 (no jumps, eps is
+    irrelevant) it returns dt^(1/alpha). Raises ValueError on bad dt, eta_j, alpha.
+
+    Bias of this default (docs/simulate.md, "Bias"): the small jumps |z| <= eps are
+    replaced by a Gaussian of the same variance. At this eps the stand-in carries a
+    visible share of J_dt, so the *shape* of one increment is not exactly the
+    tempered stable law: e.g. at lam = 0, alpha = 1.5 a KS test of 20,000 increments
+    against ``scipy.stats.levy_stable`` fails (p ~ 7e-4) while it passes with
+    eps = 0.02 (eta_J dt)^(1/alpha). The stationary tail rate is barely affected (the
+    simulated model's own rate :func:`beta_model` is reported next to beta*; +3.2e-5
+    for the defaults at eta_J = 3). THEORY.md §7 fixes this default; pass a smaller
+    eps for increment-law checks.
+    """
+    dt = check_dt(dt)
+    a = float(check_param("alpha", alpha))
+    ej = float(check_param("eta_j", eta_j))
+    return DEFAULT_EPS_FACTOR * ((ej if ej > 0 else 1.0) * dt) ** (1.0 / a)
+
+
+def big_jump_rate(eps, *, alpha, lam, eta_j):
+    """Total rate Lambda_eps of jumps with |z| > eps (1/time), THEORY.md §7.
+
+    ``Lambda_eps = 2 eta_J c_alpha int_eps^inf e^{-lam z} z^(-1-alpha) dz``, which is
+    ``2 eta_J c_alpha lam^alpha Gamma(-alpha, lam eps)`` (lam > 0) and
+    ``2 eta_J c_alpha eps^(-alpha)/alpha`` (lam = 0). The incomplete gamma of
+    negative order is evaluated with ``mpmath.gammainc`` (30 digits; scipy has no
+    negative-order upper incomplete gamma).
+
+    Raises ValueError for eps <= 0 or out-of-range parameters.
+    """
+    eps = check_eps(eps)
+    a, lm, ej = jump_params(alpha, lam, eta_j)
+    if ej == 0:
+        return 0.0
+    ca = float(c_alpha(a))
+    if lm == 0:
+        with np.errstate(over="ignore"):
+            return float(np.exp(math.log(2.0 * ej * ca / a) - a * math.log(eps)))  # inf, never OverflowError
+    with mpmath.workdps(30):
+        g = mpmath.gammainc(-mpmath.mpf(a), mpmath.mpf(lm) * mpmath.mpf(eps))
+        return float(2 * mpmath.mpf(ej) * mpmath.mpf(ca) * mpmath.mpf(lm) ** a * g)
+
+
+def _lower_gamma_moment(order, eps, lam):
+    """int_0^eps z^(order-1) e^{-lam z} dz for order > 0 (scipy regularised gammainc, log space;
+    +inf beyond float64, never OverflowError)."""
+    with np.errstate(over="ignore"):
+        return float(np.exp(_log_lower_gamma_moment(float(order), eps, lam)))
+
+
+def small_jump_variance(eps, *, alpha, lam, eta_j):
+    """sigma_eps^2 (variance per unit time of the jumps with |z| <= eps), THEORY.md §7.
+
+    ``2 eta_J c_alpha int_0^eps z^(1-alpha) e^{-lam z} dz``, which is
+    ``2 eta_J c_alpha lam^(alpha-2) gamma_lower(2 - alpha, lam eps)`` (note the order 2 - alpha),
+    ``2 eta_J c_alpha eps^(2-alpha)/(2-alpha)`` for lam = 0. Evaluated with
+    ``scipy.special.gammainc(2 - alpha, lam eps) * gamma(2 - alpha)``.
+
+    Raises ValueError for eps <= 0 or out-of-range parameters.
+    """
+    eps = check_eps(eps)
+    a, lm, ej = jump_params(alpha, lam, eta_j)
+    return float(2.0 * ej * float(c_alpha(a)) * _lower_gamma_moment(2.0 - a, eps, lm))
+
+
+def _log_lower_gamma_moment(order, eps, lam):
+    """log int_0^eps z^(s-1) e^{-lam z} dz for an array of orders s > 0, without overflow.
+
+    lam = 0: ``s log eps - log s``. lam > 0: ``gammaln(s) + log P(s, lam eps) - s log lam``
+    (scipy's regularised gammainc), or, where P underflows (lam eps << s), the series
+    form ``s log eps - lam eps - log s + log 1F1(1; s + 1; lam eps)``.
+    """
+    s = np.asarray(order, dtype=float)
+    le = math.log(eps)
+    if lam == 0:
+        return s * le - np.log(s)
+    x = lam * eps
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        p = special.gammainc(s, x)
+        out = np.asarray(special.gammaln(s) + np.log(p) - s * math.log(lam), dtype=float)
+        bad = ~((p > 1e-250) & np.isfinite(out))       # P underflows only where x << s
+        if np.any(bad):
+            sb = np.broadcast_to(s, out.shape)[bad]
+            out = np.array(out, copy=True)
+            out[bad] = sb * le - x - np.log(sb) + np.log(special.hyp1f1(1.0, sb + 1.0, x))
+    return out
+
+
+def small_jump_symbol(beta, eps, *, alpha, lam, eta_j, imaginary=False):
+    """The small-jump part of the Laplace exponent, and its Gaussian replacement error.
+
+    Returns ``(exact, gauss)`` where ``exact = int_{|z|<=eps} (e^{beta z} - 1) nu(dz)
+    = 2 eta_J c_alpha sum_{k>=1} beta^(2k)/(2k)! int_0^eps z^(2k-1-alpha) e^{-lam z} dz``
+    and ``gauss = sigma_eps^2 beta^2/2`` (its k = 1 term). With ``imaginary=True``
+    ``beta`` is a frequency xi and the series is that of ``cos(xi z) - 1``
+    (alternating signs): the small-jump part of the characteristic exponent.
+    The simulated increments have symbol ``Psi(beta) - exact + gauss``
+    (THEORY.md §7).
+
+    The terms are evaluated in log space (``scipy.special.gammaln``, ``gammainc``), so
+    huge eps, lam or eta_J do not overflow; ``10 + 3 |beta| eps`` terms are summed.
+    Real beta: positive terms, accurate for any ``|beta| eps``; the result is +inf
+    where the integral exceeds float64. Imaginary: the alternating series cancels,
+    accurate to ~1e-16 * e^(|xi| eps) relative. ``|beta| eps`` above
+    MAX_SERIES_BETA_EPS (1e4) raises ValueError naming eps (use :func:`beta_model`,
+    which needs no series there, or a smaller eps).
+
+    Parameters: beta array_like (finite); eps > 0; alpha, lam, eta_j as in levy.psi.
+    """
+    eps = check_eps(eps)
+    a, lm, ej = jump_params(alpha, lam, eta_j)
+    b = np.asarray(beta, dtype=float)
+    if not np.all(np.isfinite(b)):
+        raise ValueError("beta must be finite")
+    pref = 2.0 * ej * float(c_alpha(a))
+    bz = float(np.max(np.abs(b))) * eps if b.size else 0.0
+    if not bz <= MAX_SERIES_BETA_EPS:
+        raise ValueError(f"eps too large for the small-jump series: |beta| eps = {bz:.3g} > "
+                         f"{MAX_SERIES_BETA_EPS:g}; use a smaller eps")
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        gauss = 0.5 * pref * math.exp(float(_log_lower_gamma_moment(2.0 - a, eps, lm))) * b * b
+        total = np.zeros_like(b)
+        if pref > 0 and b.size:
+            k = np.arange(1, int(10 + 3 * bz) + 1, dtype=float)
+            logc = (math.log(pref) - special.gammaln(2 * k + 1)
+                    + _log_lower_gamma_moment(2 * k - a, eps, lm))          # (K,)
+            ab = np.abs(b).ravel()
+            with np.errstate(divide="ignore"):
+                lt = logc[None, :] + 2 * k[None, :] * np.log(ab)[:, None]   # (n, K); -inf at beta = 0
+            t = np.exp(lt)
+            if imaginary:
+                t = t * np.where(k % 2 == 1, -1.0, 1.0)[None, :]
+            total = t.sum(axis=1).reshape(b.shape)
+    if imaginary:
+        gauss = -gauss
+    return total, gauss
+
+
+def _big_jump_symbol(beta, eps, a, lm, ej):
+    """int_{|z|>eps} (e^{beta z} - 1) nu(dz) for 0 < beta <= lam (mpmath incomplete gammas).
+
+    ``eta_J c_alpha [J(lam - beta) + J(lam + beta) - 2 J(lam)]`` with
+    ``J(c) = int_eps^inf z^(-1-alpha) e^{-c z} dz = c^alpha Gamma(-alpha, c eps)``
+    (``eps^-alpha / alpha`` at c = 0). Used where |beta| eps > 20 (no cancellation there).
+    """
+    with mpmath.workdps(40):
+        A, E = mpmath.mpf(a), mpmath.mpf(eps)
+
+        def J(c):
+            c = mpmath.mpf(c)
+            if c == 0:
+                return E ** (-A) / A
+            return c ** A * mpmath.gammainc(-A, c * E)
+
+        L, B = mpmath.mpf(lm), mpmath.mpf(beta)
+        return float(mpmath.mpf(ej) * mpmath.mpf(float(c_alpha(a))) * (J(L - B) + J(L + B) - 2 * J(L)))
+
+
+def beta_model(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
+               lam=DEFAULTS["lam"], *, eps):
+    """Exact stationary left-tail rate of the *simulated* model: root of Phi_eps (THEORY.md §7).
+
+    ``Phi_eps(beta) = eta_G beta^2 + [Psi(beta) - Psi_small(beta) + sigma_eps^2 beta^2/2] - kappa beta``,
+    i.e. Phi with the jump symbol replaced by its big-jump part plus the Gaussian
+    stand-in of the small jumps (:func:`small_jump_symbol`). Solved as
+    ``Phi_eps(beta)/beta = 0`` on (0, lam] with the known value -kappa at 0+
+    (:func:`levysde.roots.chandrupatla`). Scalars only. Where ``beta eps > 20`` the
+    big-jump part is taken directly from incomplete gammas (mpmath) instead of
+    ``Psi - Psi_small``, so any eps > 0 works.
+
+    Returns float in (0, lam), or NaN when Phi_eps(lam) <= 0 (collapsed), lam = 0, or
+    the root cannot be resolved in float64 (extreme parameters, e.g. eta_G = 1e300;
+    :func:`levysde.simulation.simulate` then records a note in ``meta['notes']``).
+    Raises ValueError on out-of-range parameters or eps <= 0.
+    """
+    from ..levy import psi_unit_over_beta
+
+    eps = check_eps(eps)
+    a, lm, ej = jump_params(alpha, lam, eta_j)
+    eg = float(check_param("eta_g", eta_g))
+    k = float(check_param("kappa", kappa))
+    if lm == 0:
+        return float("nan")
+    pref = 2.0 * ej * float(c_alpha(a))
+    sig2 = pref * math.exp(float(_log_lower_gamma_moment(2.0 - a, eps, lm)))
+
+    def h(x, idx=None):
+        x = np.asarray(x, dtype=float)
+        out = np.empty_like(x)
+        near = (x * eps <= 20.0) & (x > 0)
+        out[x <= 0] = -k                                 # the limit at 0+
+        with np.errstate(all="ignore"):
+            if near.any():
+                xs = x[near]
+                exact, gauss = small_jump_symbol(xs, eps, alpha=a, lam=lm, eta_j=ej)
+                out[near] = eg * xs - k + ej * psi_unit_over_beta(xs, alpha=a, lam=lm) + (gauss - exact) / xs
+            for i in np.flatnonzero(~near & (x > 0)):
+                xi = float(x[i])
+                out[i] = eg * xi - k + 0.5 * sig2 * xi + _big_jump_symbol(xi, eps, a, lm, ej) / xi
+        return out
+
+    try:
+        h_lam = float(h(np.array([lm]))[0])
+        if not h_lam > 0:                       # collapsed (or NaN: unresolved)
+            return float("nan")
+        # the jump part of Phi_eps is >= 0, so h(x) >= eta_G x - kappa: the root is <= kappa/eta_G
+        hi, f_hi = lm, h_lam
+        if eg > 0 and k / eg < lm:
+            hi = k / eg
+            f_hi = float(h(np.array([hi]))[0])
+            if f_hi == 0:
+                return hi
+        with np.errstate(all="ignore"):
+            r = float(chandrupatla(h, np.zeros(1), np.array([hi]), fa=np.array([-k]),
+                                   fb=np.array([f_hi]), maxiter=2000)[0])
+    except (ValueError, OverflowError, ZeroDivisionError):
+        return float("nan")
+    return r if (math.isfinite(r) and r > 0) else float("nan")
+
+
+def _scheme(dt, eps, alpha, lam, eta_j, eta_g=0.0):
+    """(Lambda_eps, sigma_eps^2, exponential proposal?) with the checks that keep a run finite.
+
+    Raises SimulationInputError naming eps when Lambda_eps dt > MAX_JUMPS_PER_STEP (the
+    run would hang drawing jumps), or naming eta_j/eps/eta_g/dt when the per-step
+    Gaussian scale is not finite in float64."""
+    rate = big_jump_rate(eps, alpha=alpha, lam=lam, eta_j=eta_j)
+    if not rate * dt <= MAX_JUMPS_PER_STEP:
+        raise SimulationInputError(
+            f"{{eps}} = {eps:.3g} is too small: Lambda_eps dt = {rate * dt:.3g} expected big jumps per "
+            f"particle-step exceeds {MAX_JUMPS_PER_STEP:g}; use the default eps (eta_J dt)^(1/alpha) = "
+            f"{default_eps(dt, eta_j=eta_j, alpha=alpha):.3g} or a larger one")
+    sig2 = small_jump_variance(eps, alpha=alpha, lam=lam, eta_j=eta_j)
+    if not math.isfinite(math.sqrt((2.0 * eta_g + sig2) * dt)):
+        raise SimulationInputError(
+            f"the Gaussian step sqrt((2 eta_G + sigma_eps^2) dt) is not finite in float64 "
+            f"(sigma_eps^2 = {sig2:.3g}); reduce {{eta_j}}, {{eps}}, {{eta_g}} or {{dt}}")
+    exp_prop = bool(lam > 0 and lam * eps > alpha)
+    return rate, sig2, exp_prop
