@@ -7,19 +7,22 @@ from __future__ import annotations
 
 import math
 
+#: drift kinds (``drift._kernel_args()[0]``); the tabulated drift is the rest
+DRIFT_SATURATING, DRIFT_OU, DRIFT_TABULATED = 0, 1, 2
+
 
 def drift(kind, x, d0, d1, d2, grid, vals):
-    """F(x) of THEORY.md §3. kind 0 saturating (d0 = kappa, d1 = gamma/kappa, d2 = z0),
-    1 Ornstein-Uhlenbeck (d1 = gamma, d2 = z0), 2 tabulated (grid, vals: linear interpolation,
-    constant extrapolation; binary search)."""
-    if kind == 0:
+    """F(x) of THEORY.md §3. kind DRIFT_SATURATING (d0 = kappa, d1 = gamma/kappa, d2 = z0),
+    DRIFT_OU (d1 = gamma, d2 = z0), DRIFT_TABULATED (grid, vals: linear interpolation, constant
+    extrapolation; binary search)."""
+    if kind == DRIFT_SATURATING:
         # kappa tanh(y) as kappa sign(y) (1 - e)/(1 + e), e = exp(-2|y|): faster than libm tanh,
         # absolute error ~1e-16 kappa
         y = d1 * (d2 - x)
         e = math.exp(-2.0 * abs(y))
         t = (1.0 - e) / (1.0 + e)
         return d0 * (t if y >= 0.0 else -t)
-    if kind == 1:
+    if kind == DRIFT_OU:
         return -d1 * (x - d2)
     m = grid.size
     if x <= grid[0]:
