@@ -6,7 +6,6 @@ shared between threads, so results do not depend on the thread count.
 """
 from __future__ import annotations
 
-
 import numpy as np
 from numba import njit, prange
 
