@@ -29,3 +29,17 @@ def load_cuda():
                                    f"(pip install 'levysde[gpu]'): {msg}") from None
     _cuda.ensure_available()
     return _cuda
+
+
+def cpu_name() -> str:
+    """The host CPU's model name (``/proc/cpuinfo``), else ``platform.machine()``."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine() or "cpu"
