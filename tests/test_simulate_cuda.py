@@ -262,3 +262,33 @@ def test_import_levysde_does_not_load_numba_cuda():
         print(any(m == "numba.cuda" or m.startswith("numba_cuda") for m in sys.modules))
     """)
     assert out.strip() == "False"
+
+
+def test_diagram_overlay_passes_the_backend_through_the_sweep(tmp_path):
+    """simulated_overlay(backend="cuda") runs every sweep point on the CUDA backend; the backend is
+    part of each stored point (a store resumes only with the backend that wrote it)."""
+    out = _py("""
+        import sys, json
+        from levysde.diagram import phase_diagram, simulated_overlay
+        from levysde.sweep import load_point
+        d = phase_diagram("eta_j", "kappa", x_range=(2.5, 3.5), y_range=(0.9, 1.1), nx=3, ny=3)
+        settings = {"particles": 32, "t_end": 1.0, "burn_in": 0.2, "dt": 0.02, "u": 0.5}
+        o = simulated_overlay(d, nx=1, ny=1, scheduler="sequential", progress=False, store=sys.argv[1],
+                              settings=settings, backend="cuda")
+        point, _, _ = load_point(sys.argv[1] + "/point_000000.npz")
+        print(json.dumps({"backend": point["backend"], "beta_hat": float(o["beta_hat"][0])}))
+    """, tmp_path / "store")
+    d = json.loads(out)
+    assert d["backend"] == "cuda" and math.isfinite(d["beta_hat"])
+
+
+@pytest.mark.skipif(REAL_GPU, reason="a GPU is present")
+def test_cli_diagram_backend_cuda_without_gpu_is_one_line_exit_2(tmp_path):
+    env = {k: v for k, v in ENV.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    p = subprocess.run([sys.executable, "-m", "levysde", "diagram", "--simulate", "--backend", "cuda",
+                        "--resolution", "10", "10", "--out", str(tmp_path / "d.png")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--backend" in lines[0] and "Traceback" not in p.stderr
+    assert not (tmp_path / "d.png").exists()
