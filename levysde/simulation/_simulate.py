@@ -298,7 +298,7 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
 
 def _advance_cuda(cu, cfg: _Config, lay: _Layout, st: _State, seed, rate, exp_prop, s_gauss,
                   progress) -> tuple[float, int]:
-    """The same run on the GPU (:mod:`levysde.simulation._cuda`, module ``cu``): fills ``st`` in
+    """The same run on the GPU (``levysde.simulation._cuda``, module ``cu``): fills ``st`` in
     place like :func:`_advance` (``st.states``/``st.wait`` unused: the kernel keys Philox by
     the seed). Returns (wall time in seconds, threads per block). Raises DivergenceError
     after the first launch in which a particle diverged."""
@@ -396,7 +396,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     progress : show a tqdm bar on stderr.
     backend : "cpu" (Numba on all host threads, default) or "cuda" (an NVIDIA GPU through
         numba-cuda, or Numba's CUDA simulator under NUMBA_ENABLE_CUDASIM=1;
-        :mod:`levysde.simulation._cuda`, docs/simulate.md "GPU backend"). Same scheme and
+        ``levysde.simulation._cuda``, docs/simulate.md "GPU backend"). Same scheme and
         result; the GPU draws its own random numbers (Philox4x32-10 keyed by seed and
         particle), so the two backends agree in law, not bit for bit.
 
