@@ -89,12 +89,12 @@ def gaussian_limit(n, steps, seed=0):
     return 2.0 * n * steps / (time.perf_counter() - t0)
 
 
-def numba_rate(n, steps, *, eta_j=ETA_J, record=True, backend="cpu"):
+def numba_rate(n, steps, *, eta_j=ETA_J, record=True, backend="cpu", n_groups=64):
     t_end = steps * DT
     burn = 0.0 if record else t_end - DT
     kw = {} if backend == "cpu" else {"backend": backend}
     r = S.simulate(eta_j, eta_g=ETA_G, kappa=KAPPA, alpha=ALPHA, lam=LAM, gamma=GAMMA, z0=Z0,
-                   particles=n, t_end=t_end, burn_in=burn, dt=DT, seed=1, **kw)
+                   particles=n, t_end=t_end, burn_in=burn, dt=DT, seed=1, n_groups=n_groups, **kw)
     return r.meta["particle_steps_per_s"], r.meta["threads"]
 
 
@@ -104,15 +104,16 @@ def cuda_benchmark(quick=False):
     the CPU backend on all host cores measured in the same run."""
     import numba
 
-    r = S.simulate(ETA_J, particles=256, n_groups=8, t_end=2 * DT, burn_in=DT, dt=DT,
+    r = S.simulate(ETA_J, particles=64, n_groups=8, t_end=2 * DT, burn_in=DT, dt=DT,
                    backend="cuda")                      # compile / load the kernel cache
     device = r.meta["device"]
-    n, steps = (256, 20) if quick else (1_000_000, 20_000)
+    n, steps = (64, 10) if quick else (1_000_000, 20_000)
     rounds = 1 if quick else 3
     prof = {}
     for label, kw in (("full", {}), ("no_recording", {"record": False}),
                       ("no_jumps_no_recording", {"eta_j": 0.0, "record": False})):
-        best = max(numba_rate(n, steps, backend="cuda", **kw)[0] for _ in range(rounds))
+        best = max(numba_rate(n, steps, backend="cuda", n_groups=4 if quick else 64, **kw)[0]
+                   for _ in range(rounds))
         prof[label] = 1e9 / best
     gpu = 1e9 / prof["full"]
     n_cpu, steps_cpu = (256, 20) if quick else (200_000, 200)

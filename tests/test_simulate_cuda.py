@@ -292,3 +292,14 @@ def test_cli_diagram_backend_cuda_without_gpu_is_one_line_exit_2(tmp_path):
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and "--backend" in lines[0] and "Traceback" not in p.stderr
     assert not (tmp_path / "d.png").exists()
+
+
+def test_benchmark_cuda_quick_runs():
+    """Smoke run of ``bench_simulate.py --backend cuda --quick`` (no speed assertion)."""
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_simulate.py"),
+                        "--backend", "cuda", "--quick", "--json"], capture_output=True, text=True,
+                       env=ENV, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    d = json.loads(p.stdout)
+    assert d["backend"] == "cuda" and d["simulator"] is (not REAL_GPU)
+    assert d["ratio_cuda_vs_cpu"] == d["cuda_steps_per_s"] / d["cpu_steps_per_s"] > 0
