@@ -73,11 +73,24 @@ _TWO32 = 4294967296.0
 _TWO_PI = 2.0 * math.pi
 
 
+def is_simulator() -> bool:
+    """True when Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1) stands in for a GPU."""
+    return bool(_nb_config.ENABLE_CUDASIM)
+
+
+def _device(fn):
+    """``cuda.jit(device=True)`` for a device function that does not use the ``cuda`` module.
+    Under the simulator it stays plain Python: the simulator's wrapper would only swap this
+    module's ``cuda`` global on every call (a scan of the module's globals), the same code
+    runs either way."""
+    return fn if is_simulator() else cuda.jit(device=True)(fn)
+
+
 # ---------------------------------------------------------------------------------------------
 # random numbers
 # ---------------------------------------------------------------------------------------------
 
-@cuda.jit(device=True)
+@_device
 def _philox(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10 of the counter (c0..c3) under the key (k0, k1); 32-bit words held in
     uint64 (products of two words fit, so nothing overflows)."""
@@ -90,20 +103,20 @@ def _philox(c0, c1, c2, c3, k0, k1):
     return c0, c1, c2, c3
 
 
-@cuda.jit(device=True)
+@_device
 def _u53(a, b):
     """U[0, 1) on the grid k 2^-53 from two 32-bit words."""
     return float(np.int64((a << _S21) | (b >> _S11))) * _TWO53
 
 
-@cuda.jit(device=True)
+@_device
 def _pair(ctr, pl, ph, k0, k1):
     """Two independent U[0, 1) from draw ``ctr`` of particle (ph, pl); returns (u, v, ctr + 1)."""
     r0, r1, r2, r3 = _philox(ctr & _MASK32, ctr >> _S32, pl, ph, k0, k1)
     return _u53(r0, r1), _u53(r2, r3), ctr + _ONE_U64
 
 
-@cuda.jit(device=True)
+@_device
 def _uniform(ctr, uc, pl, ph, k0, k1):
     """U[0, 1); ``uc`` holds the spare uniform of the last pair (< 0: none)."""
     if uc >= 0.0:
@@ -112,7 +125,7 @@ def _uniform(ctr, uc, pl, ph, k0, k1):
     return u, ctr, v
 
 
-@cuda.jit(device=True)
+@_device
 def _normal(ctr, nc, pl, ph, k0, k1):
     """N(0, 1) by Box-Muller; ``nc`` holds the spare normal of the last pair (NaN: none)."""
     if nc == nc:
@@ -123,12 +136,12 @@ def _normal(ctr, nc, pl, ph, k0, k1):
     return r * math.cos(th), ctr, r * math.sin(th)
 
 
-_drift = cuda.jit(device=True)(_step.drift)
-_jump_proposal = cuda.jit(device=True)(_step.jump_proposal)
-_jump_accepted = cuda.jit(device=True)(_step.jump_accepted)
+_drift = _device(_step.drift)
+_jump_proposal = _device(_step.jump_proposal)
+_jump_accepted = _device(_step.jump_accepted)
 
 
-@cuda.jit(device=True)
+@_device
 def _big_jump(eps, alpha, lam, exp_prop, ctr, uc, pl, ph, k0, k1):
     """One jump with |z| > eps: density ~ exp(-lam|z|)|z|^(-1-alpha), exact rejection
     (:mod:`levysde.simulation._step`, as on the CPU). Returns (jump, ctr, uc)."""
@@ -273,11 +286,6 @@ def _philox_kernel(counters, key, out):
 # ---------------------------------------------------------------------------------------------
 # host side
 # ---------------------------------------------------------------------------------------------
-
-def is_simulator() -> bool:
-    """True when Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1) stands in for a GPU."""
-    return bool(_nb_config.ENABLE_CUDASIM)
-
 
 def ensure_available():
     """Raise CudaUnavailableError (one line) unless a CUDA device or the simulator is usable."""
