@@ -60,14 +60,14 @@ API_FORMULAS = {
         r"\eta_J^* = \frac{\lambda(\kappa - \eta_G\lambda)}{\Psi_1(\lambda)}, \qquad"
         r"\Psi_1(\lambda) = \frac{(2\lambda)^\alpha - 2\lambda^\alpha}{-2\cos(\pi\alpha/2)}",
     "levysde.theory.eta_j_critical": r"\eta_J^{\mathrm{crit}} = \frac{\kappa - \eta_G}{\Psi_1(1)}",
-    "levysde.simulate.default_eps": r"\varepsilon = (\eta_J\,dt)^{1/\alpha}",
-    "levysde.simulate.big_jump_rate":
+    "levysde.simulation.scheme.default_eps": r"\varepsilon = (\eta_J\,dt)^{1/\alpha}",
+    "levysde.simulation.scheme.big_jump_rate":
         r"\Lambda_\varepsilon = 2\eta_J c_\alpha \lambda^\alpha\,\Gamma(-\alpha, \lambda\varepsilon)"
         r"\quad (\lambda > 0), \qquad \frac{2\eta_J c_\alpha\varepsilon^{-\alpha}}{\alpha} \quad (\lambda = 0)",
-    "levysde.simulate.small_jump_variance":
+    "levysde.simulation.scheme.small_jump_variance":
         r"\sigma_\varepsilon^2 = 2\eta_J c_\alpha \lambda^{\alpha-2}\,\gamma(2-\alpha, \lambda\varepsilon)"
         r"\quad (\lambda > 0), \qquad \frac{2\eta_J c_\alpha\varepsilon^{2-\alpha}}{2-\alpha} \quad (\lambda = 0)",
-    "levysde.simulate.simulate": r"d\zeta = F(\zeta)\,dt + \sqrt{2\eta_G}\,dW + dJ",
+    "levysde.simulation.simulate": r"d\zeta = F(\zeta)\,dt + \sqrt{2\eta_G}\,dW + dJ",
     "levysde.tauberian.envelope":
         r"f(\ell) = \int_0^\infty e^{-\ell/\tau} p(\tau)\,d\tau = \mathbb{E}_\rho\big[\exp(-\ell e^{\zeta})\big]",
     "levysde.tauberian.envelope_hist":

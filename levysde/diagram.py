@@ -148,7 +148,8 @@ def simulate_point(point: dict, seed: int) -> dict:
     """Sweep task: simulate one grid point with the saturating drift and estimate beta_hat.
 
     ``point`` holds the five model parameters plus the simulation settings
-    (particles, t_end, burn_in, dt, u: the threshold on X = -zeta). Returns
+    (particles, t_end, burn_in, dt, u: the threshold on X = -zeta; optional backend,
+    "cpu" or "cuda", default "cpu"). Returns
     beta_hat and its jackknife error at u, beta* and the simulated model's
     own rate beta_model (THEORY.md §7, §8). Top-level so that Dask can ship it.
 
@@ -163,7 +164,8 @@ def simulate_point(point: dict, seed: int) -> dict:
     res = simulate(point["eta_j"], eta_g=point["eta_g"], kappa=point["kappa"], alpha=point["alpha"],
                    lam=point["lam"], gamma=2.0 * point["kappa"], particles=int(point["particles"]),
                    t_end=point["t_end"],
-                   burn_in=point["burn_in"], dt=point["dt"], seed=seed, n_groups=32)
+                   burn_in=point["burn_in"], dt=point["dt"], seed=seed, n_groups=32,
+                   backend=point.get("backend", "cpu"))
     t = res.tail(point["u"])
     bt = res.meta.get("beta_theory")
     bm = res.meta.get("beta_model")
@@ -175,7 +177,7 @@ def simulate_point(point: dict, seed: int) -> dict:
 def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick: bool = False,
                       master_seed: int = 0, scheduler: str = "local", n_workers: int | None = None,
                       store=None, progress: bool = True, settings: dict | None = None,
-                      connect_timeout: float = 10.0) -> dict:
+                      connect_timeout: float = 10.0, backend: str = "cpu") -> dict:
     """Simulate the SDE on a coarse sub-grid of ``diagram`` and measure beta_hat (THEORY.md §7-§8).
 
     The sub-grid has ``nx x ny`` points strictly inside the diagram's ranges; points
@@ -188,7 +190,9 @@ def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick:
     the ``wall_s`` of the sweep. ``n_workers`` (default 2) applies to ``scheduler="local"``
     only. ``connect_timeout`` (seconds) bounds the wait for a
     ``tcp://`` scheduler; an unreachable one raises ConnectionError (see
-    :func:`levysde.sweep.run_sweep`).
+    :func:`levysde.sweep.run_sweep`). ``backend`` ("cpu" or "cuda") is the simulator of
+    every point (:func:`levysde.simulate`); it is part of each point, so a store is resumed
+    only with the backend that wrote it (the two draw different random numbers).
     """
     import time
 
@@ -200,7 +204,11 @@ def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick:
     unknown = set(settings or {}) - set(SIM_SETTINGS["full"])
     if unknown:
         raise ValueError(f"unknown settings {sorted(unknown)}; allowed: {', '.join(SIM_SETTINGS['full'])}")
+    if backend not in ("cpu", "cuda"):
+        raise ValueError(f"backend must be 'cpu' or 'cuda'; got {backend!r}")
     cfg = dict(SIM_SETTINGS["quick" if quick else "full"], **(settings or {}))
+    if backend != "cpu":                    # cpu points stay as before: existing stores resume
+        cfg["backend"] = backend
     xs = diagram.x[0] + (np.arange(nx) + 0.5) / nx * (diagram.x[-1] - diagram.x[0])
     ys = diagram.y[0] + (np.arange(ny) + 0.5) / ny * (diagram.y[-1] - diagram.y[0])
     points = []

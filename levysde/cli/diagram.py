@@ -15,7 +15,7 @@ _MAX_AXIS = 1e300
 #: sweep flags: (flag, attribute, default); they need --simulate
 _SIM_FLAGS = (("--quick", "quick", False), ("--sim-grid", "sim_grid", (4, 4)),
               ("--scheduler", "scheduler", "local"), ("--workers", "workers", 2),
-              ("--store", "store", None), ("--seed", "seed", 0))
+              ("--store", "store", None), ("--seed", "seed", 0), ("--backend", "backend", "cpu"))
 
 
 def _quick_help() -> str:
@@ -68,6 +68,9 @@ def add_parser(sub):
     sim.add_argument("--store", metavar="DIR",
                      help="write each finished point here; a rerun resumes and skips finished points")
     sim.add_argument("--seed", type=integer(0), help="master seed of the sweep (default 0)")
+    sim.add_argument("--backend", choices=("cpu", "cuda"),
+                     help="simulator backend of every point (default cpu; cuda needs a GPU and "
+                          "numba-cuda, docs/simulate.md)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=run)
     return p
@@ -151,6 +154,13 @@ def run(args) -> int:
             raise UsageError(f"argument --workers: only applies to --scheduler local (got --scheduler {sched})")
         if args.store is not None:
             _check_store(args.store)
+        if args.backend == "cuda":
+            from ..simulation._backend import CudaUnavailableError, load_cuda
+
+            try:
+                load_cuda()
+            except CudaUnavailableError as exc:
+                raise UsageError(f"argument --backend: {exc}") from None
     d = phase_diagram(args.x, args.y, x_range=args.x_range, y_range=args.y_range,
                       nx=args.resolution[0], ny=args.resolution[1], log_x=args.log_x,
                       log_y=args.log_y, **fixed)
@@ -164,7 +174,7 @@ def run(args) -> int:
                                         master_seed=args.seed, scheduler=args.scheduler,
                                         n_workers=args.workers if args.scheduler == "local" else None,
                                         store=args.store, progress=not args.json,
-                                        connect_timeout=10.0)
+                                        connect_timeout=10.0, backend=args.backend)
         except ConnectionError as exc:
             if not args.scheduler.startswith("tcp://"):
                 raise
