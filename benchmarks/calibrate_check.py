@@ -75,7 +75,7 @@ def _broad_spectrum(rng, H):
 
 
 def make_dataset(spec):
-    """(zeta, step, truth) for one dataset spec (see :func:`specs`)."""
+    """(zeta (R, H), step (R,)) for one dataset spec (see :func:`specs`)."""
     kind, seed, H, R = spec["kind"], spec["seed"], spec["H"], spec["R"]
     rng = np.random.default_rng(seed)
     step = np.arange(R) * 10.0
@@ -143,12 +143,15 @@ def run_one(spec) -> dict:
     from levysde.check import check_trajectories
 
     t0 = time.perf_counter()
-    zeta, step = make_dataset(spec)
-    rep = check_trajectories(zeta, step, seed=spec["seed"], n_boot=200)
-    d = rep.as_json()
     row = dict(spec)
+    try:
+        zeta, step = make_dataset(spec)
+        d = check_trajectories(zeta, step, seed=spec["seed"], n_boot=200).as_json()
+    except Exception as exc:            # reported in the summary ("errors"), never dropped silently
+        row.update(error=f"{type(exc).__name__}: {exc}", phase=None, stationary=None, phase_withheld=[])
+        return row
     row.update({k: d.get(k) for k in ("kappa_hat", "kappa_hat_se", "kappa_hat_flag", "alpha_hat",
-                                      "alpha_hat_se", "alpha_hat_flag", "beta_tail", "beta_tail_se",
+                                      "alpha_hat_se", "alpha_hat_flag", "beta_tail", "beta_tail_se", "beta_tail_flag",
                                       "eta_j_hat", "eta_j_hat_se", "beta_theory", "beta_theory_se", "phase",
                                       "stationary", "ks_distance", "phase_withheld")})
     if spec["kind"] == "positive":
@@ -160,20 +163,40 @@ def run_one(spec) -> dict:
     return row
 
 
-def coverage(rows, key, k):
-    """Fraction of positives whose reported key lies within k reported standard errors of the truth."""
+#: flags that mark an estimate as unresolved (reported, but not to be taken at face value)
+UNRESOLVED = ("at the edge", "no ", "plateau not reached", "drift form rejected")
+
+
+def resolved(r, key) -> bool:
+    flag = r.get(f"{key}_flag") or ""
+    return not flag.startswith(UNRESOLVED) and "unreliable" not in flag
+
+
+def coverage(rows, key, k, only_resolved=False):
+    """Fraction of positives whose reported key lies within k reported standard errors of the truth
+    (over those with a value and a finite error; ``only_resolved``: also without an unresolved flag)."""
     hits = [abs(r[key] - r["truth"][key]) <= k * r[f"{key}_se"] for r in rows
-            if r["kind"] == "positive" and r.get(key) is not None and r.get(f"{key}_se") is not None]
+            if r["kind"] == "positive" and r.get(key) is not None and r.get(f"{key}_se") is not None
+            and (resolved(r, key) or not only_resolved)]
     return (float(np.mean(hits)) if hits else None), len(hits)
 
 
 def summarize(rows) -> dict:
     pos = [r for r in rows if r["kind"] == "positive"]
     neg = [r for r in rows if r["kind"] != "positive"]
-    out = {"n_datasets": len(rows), "n_positives": len(pos), "n_negatives": len(neg)}
+    out = {"n_datasets": len(rows), "n_positives": len(pos), "n_negatives": len(neg),
+           "errors": [f"{r['kind']} seed={r['seed']}: {r['error']}" for r in rows if "error" in r]}
+    pos = [r for r in pos if "error" not in r]
     out["coverage_1sigma"] = {k: coverage(rows, k, 1)[0] for k in COVERAGE_KEYS}
     out["coverage_2sigma"] = {k: coverage(rows, k, 2)[0] for k in COVERAGE_KEYS}
     out["coverage_n"] = {k: coverage(rows, k, 1)[1] for k in COVERAGE_KEYS}
+    out["coverage_resolved_1sigma"] = {k: coverage(rows, k, 1, True)[0] for k in COVERAGE_KEYS}
+    out["coverage_resolved_2sigma"] = {k: coverage(rows, k, 2, True)[0] for k in COVERAGE_KEYS}
+    out["coverage_resolved_n"] = {k: coverage(rows, k, 1, True)[1] for k in COVERAGE_KEYS}
+    ph = [r for r in rows if r["kind"] == "positive" and r.get("phase") is not None]
+    out["coverage_with_phase_1sigma"] = {k: coverage(ph, k, 1)[0] for k in COVERAGE_KEYS}
+    out["coverage_with_phase_2sigma"] = {k: coverage(ph, k, 2)[0] for k in COVERAGE_KEYS}
+    out["coverage_with_phase_n"] = {k: coverage(ph, k, 1)[1] for k in COVERAGE_KEYS}
     out["false_positive_rate"] = float(np.mean([r["phase"] is not None for r in neg])) if neg else None
     out["false_positives"] = [f"{r['kind']} H={r['H']} R={r['R']} seed={r['seed']}: {r['phase']}"
                               for r in neg if r["phase"] is not None]
@@ -222,17 +245,26 @@ def main(argv=None) -> int:
     todo = specs(args.quick)
     t0 = time.perf_counter()
     load0 = os.getloadavg()[0]
+    fh = open(args.out, "w") if args.out else None
+    rows = []
+
+    def keep(r):
+        rows.append(r)
+        if fh:
+            fh.write(json.dumps(r) + "\n")
+            fh.flush()
+
     if args.workers == 1:
-        rows = [run_one(s) for s in todo]
+        for sp in todo:
+            keep(run_one(sp))
     else:
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(max_workers=args.workers, initializer=_init_worker) as pool:
-            rows = list(pool.map(run_one, todo))
-    if args.out:
-        with open(args.out, "w") as fh:
-            for r in rows:
-                fh.write(json.dumps(r) + "\n")
+            for r in pool.map(run_one, todo):
+                keep(r)
+    if fh:
+        fh.close()
     summ = summarize(rows)
     summ["wall_s"] = round(time.perf_counter() - t0, 1)
     summ["load_avg_1min"] = [round(load0, 2), round(os.getloadavg()[0], 2)]

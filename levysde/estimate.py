@@ -316,6 +316,9 @@ class NoiseEstimate:
     hill : list of (u_i, alpha_hat, se, k) over a threshold scan (Hill on the jump sizes;
         biased upward by tempering and by the Gaussian smearing near u: a diagnostic)
     method : how eta_G, eta_J, alpha, lam were obtained
+    mode : "jumps" (characteristic-function fit) or "gauss" (eta_J = 0 or unavailable)
+    log_lam_range : the fitted range of log lam (jumps only)
+    replicates : (G, 4) leave-one-group-out (eta_g, eta_j, alpha, lam) of the jackknife
     """
 
     eta_g: Estimate
@@ -329,6 +332,7 @@ class NoiseEstimate:
     method: str = ""
     mode: str = "gauss"
     log_lam_range: tuple = ()
+    replicates: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
 
 
 def _hill_scan(sizes, u):
@@ -375,14 +379,19 @@ def _ecf_fit(cos_g, cos2_g, n_g, xi, dt, start=None):
         coef, rnorm = optimize.nnls(X * sw[:, None], y * sw)
         return (coef, rnorm ** 2) if full else rnorm ** 2
 
-    starts = [start] if start is not None else \
-        [(a, ll) for a in (0.5, 1.0, 1.5) for ll in np.linspace(math.log(xi[0]), math.log(xi[-1]), 3)]
+    if start is not None:          # e.g. a jackknife replicate: start inside the range, near the full fit
+        starts = [(float(np.clip(start[0], ALPHA_RANGE[0] + 0.01, ALPHA_RANGE[1] - 0.01)),
+                   float(np.clip(start[1], lo_l + 0.01, hi_l - 0.01)))]
+    else:
+        starts = [(a, ll) for a in (0.5, 1.0, 1.5) for ll in np.linspace(math.log(xi[0]), math.log(xi[-1]), 3)]
     best = None
     for s0 in starts:
         res = optimize.minimize(profile, x0=np.asarray(s0, dtype=float), method="Nelder-Mead",
                                 options={"xatol": 1e-6, "fatol": 1e-10, "maxiter": 2000})
         if best is None or res.fun < best.fun:
             best = res
+    if not np.isfinite(best.fun):
+        raise ValueError("the characteristic-function fit found no admissible (alpha, lam)")
     (eg, ej), obj = profile(best.x, full=True)
     return float(eg), float(ej), float(best.x[0]), float(math.exp(best.x[1])), float(obj), (lo_l, hi_l)
 
@@ -474,13 +483,19 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
         raise ValueError(f"mode must be None, 'jumps' or 'gauss'; got {mode!r}")
     if mode == "gauss" or (mode is None and (k < min_jumps or not excess)):
         eg = Estimate(s * s / 2, s * s * math.sqrt(_MAD_VAR / r.size) if errors else float("nan"))
+        labels = np.unique(groups)
+        reps = np.zeros((0, 4))
+        if errors and labels.size >= 2:     # jackknife of the robust scale over the groups
+            reps = np.array([[robust_scale(r[groups != g], dtv[groups != g]) ** 2 / 2, 0.0, np.nan, np.nan]
+                             for g in labels])
+            eg = Estimate(eg.value, jackknife_se(reps[:, 0]))
         if excess and mode is None:
             few = f"too few jumps to fit ({k} beyond {threshold:g} robust scales; {min_jumps} needed)"
             return NoiseEstimate(eg, _unavailable(few), _unavailable(few), _unavailable(few), k, expected, u,
-                                 hill, "robust scale (MAD)")
+                                 hill, "robust scale (MAD)", replicates=reps)
         return NoiseEstimate(eg, Estimate(0.0, 0.0, f"no jumps detected ({k} beyond {threshold:g} robust "
                                                     f"scales, {expected:.1f} expected from Gaussian noise)"),
-                             none, none, k, expected, u, hill, "robust scale (MAD)")
+                             none, none, k, expected, u, hill, "robust scale (MAD)", replicates=reps)
     rng = np.random.default_rng(seed)
     if r.size > max_samples:
         pick = np.sort(rng.choice(r.size, size=max_samples, replace=False))
@@ -500,20 +515,23 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
     n_g = np.bincount(lab, minlength=G).astype(float)
     eg, ej, al, lm, _, (lo_l, hi_l) = _ecf_fit(cos_g, cos2_g, n_g, xi, dt_mean, start=start)
     if G >= 2 and errors:
-        loo = []
+        loo = np.full((G, 4), np.nan)
         for g in range(G):
             keep = np.arange(G) != g
-            loo.append(_ecf_fit(cos_g[keep], cos2_g[keep], n_g[keep], xi, dt_mean,
-                                start=(al, math.log(max(lm, 1e-300))))[:4])
-        loo = np.array(loo)
-        se = np.sqrt((G - 1) / G * ((loo - loo.mean(axis=0)) ** 2).sum(axis=0))
+            try:
+                loo[g] = _ecf_fit(cos_g[keep], cos2_g[keep], n_g[keep], xi, dt_mean,
+                                  start=(al, math.log(max(lm, 1e-300))))[:4]
+            except ValueError:
+                pass                            # a failed replicate leaves that error NaN
+        se = np.array([jackknife_se(loo[:, i]) for i in range(4)])
     else:
+        loo = np.zeros((0, 4))
         se = np.full(4, np.nan)
     alpha_flag, lam_flag = edge_flags(al, lm, float(se[3]), (lo_l, hi_l))
     method = f"empirical characteristic function, {rs.size} increments, jackknife over {G} groups"
     return NoiseEstimate(Estimate(eg, float(se[0])), Estimate(ej, float(se[1])),
                          Estimate(al, float(se[2]), alpha_flag), Estimate(lm, float(se[3]), lam_flag),
-                         k, expected, u, hill, method, "jumps", (lo_l, hi_l))
+                         k, expected, u, hill, method, "jumps", (lo_l, hi_l), loo)
 
 
 def spread(zeta) -> dict:
@@ -558,16 +576,6 @@ class SDEFit:
         return np.array([self.kappa.value, n.eta_g.value, n.eta_j.value, n.alpha.value, n.lam.value])
 
 
-def _fit_once(zeta, step, first, opts, mode=None, start=None, drift_start=None, errors=False):
-    z, dz, dt, neuron = increments(zeta, step, first_record=first)
-    drift = estimate_drift(z, dz, dt, bins=opts["bins"], drift_fraction=opts["drift_fraction"],
-                           start=drift_start)
-    resid = dz - drift(z) * dt
-    noise = estimate_noise(resid, dt, threshold=opts["threshold"], min_jumps=opts["min_jumps"],
-                           seed=opts["seed"], mode=mode, errors=errors, start=start)
-    return drift, noise, int(z.size)
-
-
 def _with_se(e: Estimate, se: float, flag=None) -> Estimate:
     return Estimate(e.value, se, flag if flag is not None else e.flag) if e.ok else e
 
@@ -581,13 +589,15 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fra
     saturating form), the noise (:func:`estimate_noise`) from the drift residuals.
 
     Standard errors: delete-a-group jackknife over G = min(n_groups, neurons) groups of
-    whole neurons (neuron q in group q mod G); every replicate refits drift and noise
-    with the full fit's noise model. Resampling whole neurons keeps each neuron's
-    increments together, so the errors hold under within-neuron correlation in training
-    time (ballistic drift, slow mixing) and for non-Gaussian increments (THEORY.md §8);
-    a jackknife rather than a bootstrap because a replicate costs a full nonlinear fit
-    and the G-1 degrees of freedom give t-like coverage (docs/calibration.md).
-    A replicate that fails leaves that error NaN with a flag.
+    whole neurons (neuron q in group q mod G). Each replicate refits the drift (bins and
+    saturating form) without group g, and the noise without group g from the per-group
+    characteristic-function sums of the full fit's residuals (the residuals' dependence
+    on the replicate's drift is of second order and neglected). Resampling whole
+    neurons keeps each neuron's increments together, so the errors hold under
+    within-neuron correlation in training time (ballistic drift, slow mixing) and for
+    non-Gaussian increments (THEORY.md §8); a jackknife rather than a bootstrap because a
+    replicate costs a nonlinear fit and its G - 1 degrees of freedom give t-like coverage
+    (docs/calibration.md). A replicate that fails leaves that error NaN, with a note.
 
     Raises ValueError for bad shapes or too few increments (the message says which).
     """
@@ -609,38 +619,41 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fra
         zeta = zeta[:, :1]
         notes.append("all neurons share one zeta: fitted as a single trajectory; no neuron resampling, "
                      "no standard errors")
-    opts = dict(bins=bins, drift_fraction=drift_fraction, threshold=threshold, min_jumps=min_jumps, seed=seed)
-    drift, noise, n_inc = _fit_once(zeta, step, first, opts, errors=zeta.shape[1] < 2)
     Q = zeta.shape[1]
+    z, dz, dt, neuron = increments(zeta, step, first_record=first)
+    drift = estimate_drift(z, dz, dt, bins=bins, drift_fraction=drift_fraction)
+    resid = dz - drift(z) * dt
+    lab = neuron_groups(Q, n_groups)[neuron] if Q >= 2 else None
+    noise = estimate_noise(resid, dt, lab, threshold=threshold, min_jumps=min_jumps, seed=seed,
+                           errors=Q >= 2)
     reps = np.zeros((0, 5))
     if Q >= 2 and drift.form:
-        lab = neuron_groups(Q, n_groups)
         G = int(lab.max()) + 1
         reps = np.full((G, 5), np.nan)
-        start = (noise.alpha.value, math.log(max(noise.lam.value, 1e-300))) if noise.mode == "jumps" else None
+        if noise.replicates.shape[0] == G:
+            reps[:, 1:] = noise.replicates
         for g in range(G):
+            keep = lab != g
             try:
-                d, nz, _ = _fit_once(zeta[:, lab != g], step, first, opts, mode=noise.mode, start=start,
-                                     drift_start=drift.form["x"])
+                d = estimate_drift(z[keep], dz[keep], dt[keep], bins=bins, drift_fraction=drift_fraction,
+                                   start=drift.form["x"])
             except ValueError:
                 continue
-            reps[g] = [d.form.get("kappa", np.nan), nz.eta_g.value, nz.eta_j.value, nz.alpha.value, nz.lam.value]
+            reps[g, 0] = d.form.get("kappa", np.nan)
         se = [jackknife_se(reps[:, i]) for i in range(5)]
-        failed = int(np.sum(~np.all(np.isfinite(reps[:, [0, 1]]), axis=1)))
+        used = [0, 1] + ([2, 3, 4] if noise.mode == "jumps" else [])
+        failed = int(np.sum(~np.all(np.isfinite(reps[:, used]), axis=1)))
         if failed:
             notes.append(f"{failed} of {G} jackknife replicates could not be fitted: errors unavailable")
         kappa = _with_se(drift.kappa, se[0], kappa_flag(drift.form, se[0]))
         drift = DriftEstimate(drift.edges, drift.centers, drift.F, drift.se, drift.count, kappa, drift.form)
-        a_flag = l_flag = None
         if noise.mode == "jumps":
             a_flag, l_flag = edge_flags(noise.alpha.value, noise.lam.value, se[4], noise.log_lam_range)
-        noise = NoiseEstimate(_with_se(noise.eta_g, se[1]),
-                              _with_se(noise.eta_j, se[2] if noise.mode == "jumps" else 0.0),
-                              _with_se(noise.alpha, se[3], a_flag), _with_se(noise.lam, se[4], l_flag),
-                              noise.n_jumps, noise.n_gauss_expected, noise.u, noise.hill,
-                              noise.method.split(", jackknife")[0] + f", jackknife over {G} neuron groups",
-                              noise.mode, noise.log_lam_range)
-    return SDEFit(drift=drift, noise=noise, n_increments=n_inc, first_record=first, notes=tuple(notes),
+            noise = NoiseEstimate(noise.eta_g, noise.eta_j, _with_se(noise.alpha, se[3], a_flag),
+                                  _with_se(noise.lam, se[4], l_flag), noise.n_jumps, noise.n_gauss_expected,
+                                  noise.u, noise.hill, noise.method.replace("groups", "neuron groups"),
+                                  noise.mode, noise.log_lam_range, noise.replicates)
+    return SDEFit(drift=drift, noise=noise, n_increments=int(z.size), first_record=first, notes=tuple(notes),
                   replicates=reps, n_neurons=Q)
 
 
@@ -714,7 +727,9 @@ def predict(fit: SDEFit, *, n_boot: int = 400, seed: int = 0) -> Prediction:
         draws[:, cols] = rng.multivariate_normal(v[cols], cov[np.ix_(cols, cols)], size=int(n_boot),
                                                  method="eigh")
         keep = draws[:, 0] > 1e-12             # a draw without a restoring plateau has no phase
-        rb = classify(*_model_params(draws[keep], has_jumps))
+        with warnings.catch_warnings():        # draws with lam clipped to 0 warn about alpha <= 1
+            warnings.simplefilter("ignore", RuntimeWarning)
+            rb = classify(*_model_params(draws[keep], has_jumps))
         probs = {str(ph): float(np.sum(rb.phase == ph) / n_boot) for ph in np.unique(rb.phase)}
         if not keep.all():
             probs["no plateau"] = float(1 - keep.mean())
