@@ -240,7 +240,7 @@ def kappa_flag(form: dict, se: float) -> str | None:
 
 
 def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
-                   min_count: int = 20, start=None) -> DriftEstimate:
+                   min_count: int = 20, start=None, edges=None, z_cut=None) -> DriftEstimate:
     """Binned drift and its plateau (THEORY.md §3, §8) from increment pairs (see :func:`increments`).
 
     ``kappa_hat`` is the plateau of the saturating drift ``kappa tanh((z0 - z)/width)``
@@ -252,6 +252,10 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
     (< 3 standard errors), "plateau not reached" (the fit reaches < 80 % of kappa_hat at
     the leftmost bin: the plateau is an extrapolation), "drift form rejected"
     (goodness of fit p < 1e-3).
+
+    ``edges`` and ``z_cut`` (the left region's upper end) fix the bins and the region, e.g.
+    to those of the full data in a jackknife replicate (the replicate then varies the
+    data only, not the grid); ``start`` starts the form fit.
 
     Raises ValueError for fewer than ``3 * min_count`` increments or bad options.
     """
@@ -272,7 +276,9 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
     bins = min(int(bins), z.size // min_count)          # every bin can hold min_count increments
     if bins < 3:
         raise ValueError(f"too few increments ({z.size}) for a binned drift; need >= {3 * min_count}")
-    edges = np.unique(np.quantile(z, np.linspace(0, 1, int(bins) + 1)))
+    if edges is None:
+        edges = np.unique(np.quantile(z, np.linspace(0, 1, int(bins) + 1)))
+    edges = np.asarray(edges, dtype=float)
     if edges.size < 3:
         raise ValueError("zeta does not move: all increments start from (almost) the same value")
     idx = np.clip(np.searchsorted(edges, z, side="right") - 1, 0, edges.size - 2)
@@ -287,12 +293,13 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
     if good.sum() < 3:
         raise ValueError("too few populated drift bins: zeta takes too few distinct values")
     centers, F, se, count_g = centers[good], F[good], se[good], count[good]
-    region = centers <= np.quantile(z, drift_fraction)
+    region = centers <= (np.quantile(z, drift_fraction) if z_cut is None else z_cut)
     try:
         form = fit_saturating(centers[region], F[region], se[region], start=start)
     except ValueError as exc:
         kappa, form = _unavailable(f"no plateau: {exc}"), {}
     else:
+        form["z_cut"] = float(np.quantile(z, drift_fraction)) if z_cut is None else float(z_cut)
         kappa = Estimate(form["kappa"], float("nan"), kappa_flag(form, float("nan")))
     return DriftEstimate(edges=edges, centers=centers, F=F, se=se, count=count_g, kappa=kappa, form=form)
 
@@ -530,7 +537,8 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
     alpha_flag, lam_flag = edge_flags(al, lm, float(se[3]), (lo_l, hi_l))
     method = f"empirical characteristic function, {rs.size} increments, jackknife over {G} groups"
     return NoiseEstimate(Estimate(eg, float(se[0])), Estimate(ej, float(se[1])),
-                         Estimate(al, float(se[2]), alpha_flag), Estimate(lm, float(se[3]), lam_flag),
+                         _with_se(Estimate(al), float(se[2]), alpha_flag),
+                         _with_se(Estimate(lm), float(se[3]), lam_flag),
                          k, expected, u, hill, method, "jumps", (lo_l, hi_l), loo)
 
 
@@ -577,7 +585,12 @@ class SDEFit:
 
 
 def _with_se(e: Estimate, se: float, flag=None) -> Estimate:
-    return Estimate(e.value, se, flag if flag is not None else e.flag) if e.ok else e
+    """e with standard error se and flag; an estimate at the edge of its fitted range gets no
+    error (its replicates are pinned to the bound: a jackknife there means nothing)."""
+    flag = flag if flag is not None else e.flag
+    if flag and flag.startswith("at the edge"):
+        se = float("nan")
+    return Estimate(e.value, se, flag) if e.ok else e
 
 
 def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fraction: float = 0.6,
@@ -636,7 +649,7 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fra
             keep = lab != g
             try:
                 d = estimate_drift(z[keep], dz[keep], dt[keep], bins=bins, drift_fraction=drift_fraction,
-                                   start=drift.form["x"])
+                                   start=drift.form["x"], edges=drift.edges, z_cut=drift.form["z_cut"])
             except ValueError:
                 continue
             reps[g, 0] = d.form.get("kappa", np.nan)
