@@ -123,6 +123,9 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, lev
     if Q < 2:
         out["reason"] = "fewer than 2 independent neurons: no resampling of neurons possible"
         return out
+    if np.count_nonzero(np.isfinite(zeta)) < 2 * n_windows:
+        out["reason"] = "too few finite zeta values (masked neurons)"
+        return out
     edges = np.linspace(0, R, n_windows + 1).round().astype(int)
     bounds = list(zip(edges[:-1], edges[1:]))
     z_left = float(np.nanquantile(zeta, left_quantile))
