@@ -213,7 +213,9 @@ class CheckReport:
         if f is not None and f.drift.form:
             out["drift_fit"] = {k: f.drift.form[k] for k in ("kappa", "gamma", "z0", "chi2", "dof", "p_value",
                                                              "plateau_fraction", "n_bins")}
-        withheld = "withheld: " + "; ".join(self.withheld) if self.withheld else None
+        failed = [k for k, v in self.gates.items() if not v]
+        withheld = (f"withheld: gates {', '.join(failed) or 'failed'} (reasons in phase_withheld)"
+                    if self.withheld else None)
         beta = p.beta if p else none
         out.update((Estimate(float("nan"), float("nan"), withheld) if withheld else beta).as_json("beta_theory"))
         out["phase"] = self.phase
