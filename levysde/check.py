@@ -110,7 +110,8 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, lev
 
     Parameters: zeta (R, Q) late records x neurons (NaN allowed), step (R,) increasing.
     Returns dict: stationary (bool), reason (str), critical_t, level, n_windows, n_groups,
-    stats {name: {change, se, t, per_window}}.
+    stats {name: {change, se, t, per_window}} (t null when infinite: a change with zero error;
+    a statistic with an undefined t is skipped).
     Fewer than 2 records per window, or fewer than 2 neurons: stationary False with the reason.
     """
     zeta = np.asarray(zeta, dtype=float)
@@ -145,15 +146,19 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, lev
     for i, name in enumerate(STATIONARITY_STATS):
         se = jackknife_se(loo[:, i])
         c = float(full[i])
-        t = 0.0 if (c == 0 and se == 0) else (abs(c) / se if se > 0 else (math.inf if math.isfinite(c) else math.nan))
+        if c == 0 and se == 0:
+            t = 0.0                            # frozen: nothing changes
+        elif se > 0:
+            t = abs(c) / se
+        else:                                  # a change without spread over the groups, or undefined
+            t = math.inf if (math.isfinite(c) and se == 0) else math.nan
         out["stats"][name] = {"change": c if math.isfinite(c) else None, "se": se if math.isfinite(se) else None,
-                              "t": t if math.isfinite(t) else (None if math.isnan(t) else 1e300),
+                              "t": t if math.isfinite(t) else None,
                               "per_window": [v if math.isfinite(v) else None for v in per[i].tolist()]}
-        if not math.isfinite(t) and math.isnan(t):
+        if math.isnan(t):
             continue                           # undefined statistic (e.g. no far-left increments)
         if t > crit:
-            bad.append(f"{name} changes by {c:.3g} +- {se:.2g} across the late part (|t| {min(t, 1e300):.3g} "
-                       f"> {crit:.3g})")
+            bad.append(f"{name} changes by {c:.3g} +- {se:.2g} across the late part (|t| {t:.3g} > {crit:.3g})")
     out["stationary"] = not bad
     out["reason"] = "; ".join(bad) if bad else (f"all five statistics agree across {n_windows} windows "
                                                  f"(|t| <= {crit:.3g})")
