@@ -431,8 +431,9 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
     1. Robust scale s = 1.4826 MAD(r/sqrt(dt)); jumps are residuals beyond
        ``threshold * s * sqrt(dt)``. Fewer than ``min_jumps`` of them, or no
        significant excess (5 sigma) over the Gaussian expectation, reports "no
-       jumps detected": eta_J = 0 and eta_G = s^2/2 (standard error from the
-       MAD's asymptotic variance 1.3605 s^2/n).
+       jumps detected": eta_J = 0 and eta_G = s^2/2 (standard error: the jackknife of
+       step 3 over the groups; with a single group, the MAD's asymptotic variance
+       1.3605 s^2/n for independent Gaussian increments).
     2. With jumps, the whole increment law is fitted: the empirical characteristic
        function ``phi(xi) = mean cos(xi r)`` of the residuals satisfies
        ``-log phi(xi)/dt = eta_G xi^2 - char_exponent(xi; alpha, lam, eta_J)`` (THEORY.md §2),
@@ -441,8 +442,10 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
        that sit inside the Gaussian core and the Gaussian smearing of the big ones
        bias nothing, unlike a fit of the sizes beyond a threshold. The Hill scan of
        the detected jump sizes is reported as a diagnostic.
-    3. Standard errors: jackknife over the ``groups`` (e.g. neurons, which are
-       independent), or over 8 contiguous blocks when no groups are given.
+    3. Standard errors: jackknife over the ``groups`` (e.g. neuron groups, which are
+       independent), or over 8 contiguous blocks when no groups are given; the
+       leave-one-group-out values are kept in ``replicates``. Estimates at the edge of
+       their fitted range get no standard error (:func:`edge_flags`).
        lam is flagged "untempered/unresolved" when lam_hat < 2 se or it sits at the
        lower end of the fitted range (the cut-off is not seen in the data).
 
