@@ -110,8 +110,9 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, lev
 
     Parameters: zeta (R, Q) late records x neurons (NaN allowed), step (R,) increasing.
     Returns dict: stationary (bool), reason (str), critical_t, level, n_windows, n_groups,
-    stats {name: {change, se, t, per_window}} (t null when infinite: a change with zero error;
-    a statistic with an undefined t is skipped).
+    stats {name: {change, se, t, per_window}} (t null when infinite: a change with zero error),
+    untestable (statistics whose error is undefined, e.g. no far-left increments in some
+    window or replicate: reported, not counted against stationarity).
     Fewer than 2 records per window, or fewer than 2 neurons: stationary False with the reason.
     """
     zeta = np.asarray(zeta, dtype=float)
@@ -142,7 +143,7 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, lev
     loo = np.array([change(np.flatnonzero(lab != g))[0] for g in range(G)])
     crit = float(stats.t.ppf(1 - level / (2 * len(STATIONARITY_STATS)), G - 1))
     out.update(critical_t=crit, n_groups=G)
-    bad = []
+    bad, untestable = [], []
     for i, name in enumerate(STATIONARITY_STATS):
         se = jackknife_se(loo[:, i])
         c = float(full[i])
@@ -156,12 +157,16 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, lev
                               "t": t if math.isfinite(t) else None,
                               "per_window": [v if math.isfinite(v) else None for v in per[i].tolist()]}
         if math.isnan(t):
-            continue                           # undefined statistic (e.g. no far-left increments)
+            untestable.append(name)            # e.g. no far-left increments in some window or replicate
+            continue
         if t > crit:
             bad.append(f"{name} changes by {c:.3g} +- {se:.2g} across the late part (|t| {t:.3g} > {crit:.3g})")
     out["stationary"] = not bad
-    out["reason"] = "; ".join(bad) if bad else (f"all five statistics agree across {n_windows} windows "
-                                                 f"(|t| <= {crit:.3g})")
+    out["untestable"] = untestable
+    tested = len(STATIONARITY_STATS) - len(untestable)
+    out["reason"] = "; ".join(bad) if bad else (f"{tested} of {len(STATIONARITY_STATS)} statistics agree across "
+                                                 f"{n_windows} windows (|t| <= {crit:.3g})"
+                                                 + (f"; untestable: {', '.join(untestable)}" if untestable else ""))
     return out
 
 
