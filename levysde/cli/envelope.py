@@ -273,6 +273,14 @@ def _rnn_envelope(args, run):
         f = envelope_samples(lags, z, w, bin_width=0, errors=False).f
         out["source"] = (f"rnn: ELR envelope from zeta ({at}, "
                          + ("Lambda-weighted)" if w is not None else "unweighted mean over neurons)"))
+    from ..estimate import resolved_lag_max
+
+    lag_max = resolved_lag_max(z)           # lags the spectrum supports (issue 11): l <= tau_(10)
+    if np.count_nonzero(lags <= lag_max) < 2:
+        raise UsageError(f"the spectrum supports lags up to tau_(10) = {lag_max:.4g} only (the 10th longest "
+                         f"time scale): fewer than 2 lags below it; give --lag-max <= {lag_max:.4g}")
+    f, lags = f[lags <= lag_max], lags[lags <= lag_max]
+    out["lag_max"] = lag_max
     if args.f_floor is not None:
         floor, reason = args.f_floor, "--f-floor"
     else:
@@ -478,6 +486,8 @@ def run(args) -> int:
         if "outside_mass_fraction" in res:
             out["outside_mass_fraction"] = res["outside_mass_fraction"]
         out["note"] = res.get("note")
+        if "lag_max" in res:
+            out["lag_max"] = res["lag_max"]
         f_func = None
         try:
             dc = classify_decay(lags, f, f_floor=res["floor"])
