@@ -26,7 +26,21 @@ from .drift import OUDrift, SaturatingDrift, TabulatedDrift
 from .result import SimulationResult
 from .scheme import _scheme, beta_model, default_eps
 
-__all__ = ["simulate", "sample_increments"]
+__all__ = ["simulate", "sample_increments", "DEFAULT_RECORD_EVERY", "group_starts"]
+
+#: default recording stride of :func:`simulate` (docs/simulate.md "Recording stride")
+DEFAULT_RECORD_EVERY = 10
+
+
+def group_starts(particles, n_groups):
+    """First particle of each group and the end, shape (n_groups + 1,) int64: near-equal groups
+    whose boundaries are multiples of 8 particles (one 64-byte cache line of float64) when
+    ``particles >= 8 n_groups``, so that threads working on different groups never write to
+    the same cache line."""
+    even = (np.arange(n_groups + 1, dtype=np.int64) * particles) // n_groups
+    aligned = 8 * ((even + 4) // 8)
+    aligned[-1] = particles
+    return aligned if np.all(np.diff(aligned) > 0) else even
 
 
 def sample_increments(n, dt, *, alpha, lam, eta_j, eps=None, seed=0, eta_g=0.0):
@@ -92,6 +106,7 @@ class _Config:
     n_traj: int
     traj_every: int
     threshold_u: float
+    record_every: int
 
 
 @dataclass(frozen=True)
@@ -136,7 +151,8 @@ class _State:
 
 
 def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particles, t_end, burn_in,
-                     dt, eps, n_groups, bin_width, traj_particles, traj_every, threshold_u) -> _Config:
+                     dt, eps, n_groups, bin_width, traj_particles, traj_every, threshold_u,
+                     record_every) -> _Config:
     """The checks of :func:`simulate` that need no theory, in the order of its signature
     (ValueError naming the argument; StepSizeError for ``|F'| dt > MAX_SLOPE_DT``)."""
     a, lm, ej = jump_params(alpha, lam, eta_j)
@@ -159,8 +175,15 @@ def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particle
     traj_particles = check_int("traj_particles", traj_particles, 0)
     traj_every = check_int("traj_every", traj_every, 1)
     threshold_u = finite("threshold_u", threshold_u)
+    n_rec_steps = n_steps - rec_start
+    if record_every is None:
+        record_every = min(DEFAULT_RECORD_EVERY, n_rec_steps)
+    record_every = check_int("record_every", record_every, 1)
+    if record_every > n_rec_steps:
+        raise ValueError(f"record_every must be in [1, {n_rec_steps}] (the steps after burn-in); "
+                         f"got {record_every}")
     return _Config(ej, eg, a, lm, drift, dt, eps, particles, n_groups, n_steps, rec_start, bin_width,
-                   min(traj_particles, particles), traj_every, threshold_u)
+                   min(traj_particles, particles), traj_every, threshold_u, record_every)
 
 
 def _theory(cfg: _Config) -> _Theory:
@@ -231,12 +254,12 @@ def _initial_state(cfg: _Config, lay: _Layout, seed, z_init, rate, streams=True)
     wait = np.full(particles, np.inf)
     if rate > 0 and streams:
         e = np.empty((particles, 1))
-        _rng.fill_uniform(states, e)
-        wait = -np.log1p(-e[:, 0]) / rate
+        _rng.fill_exponential(states, e)
+        wait = e[:, 0] / rate
     n_traj_rec = cfg.n_steps // cfg.traj_every if cfg.n_traj else 0
     return _State(states=states, z=z, wait=wait, exc_min=np.full(particles, np.inf),
                   diverged=np.zeros(particles, dtype=np.int64),
-                  gstart=(np.arange(n_groups + 1) * particles) // n_groups,
+                  gstart=group_starts(particles, n_groups),
                   acc=np.zeros((n_groups, lay.n_bins, 2)), outside=np.zeros((n_groups, 4)),
                   exc_counts=np.zeros((n_groups, lay.n_bins)), traj=np.zeros((cfg.n_traj, n_traj_rec)))
 
@@ -282,7 +305,7 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
         for i in range(n_chunks):
             s, e_ = bounds[i], bounds[i + 1]
             _run_chunk(st.z, st.wait, st.states, st.exc_min, st.diverged, st.gstart, s, e_ - s,
-                       cfg.rec_start, cfg.dt, kind, dpar, grid, vals, s_gauss, rate, cfg.eps,
+                       cfg.rec_start, cfg.record_every, cfg.dt, kind, dpar, grid, vals, s_gauss, rate, cfg.eps,
                        cfg.alpha, cfg.lam, exp_prop, lay.hist_lo, 1.0 / lay.bin_width, lay.n_bins,
                        st.acc, st.outside, st.exc_counts, lay.zeq, lay.win_lo, lay.win_hi,
                        st.traj, cfg.traj_every)
@@ -340,7 +363,7 @@ def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig
         return None if v is None or not math.isfinite(v) else float(v)
 
     n_steps, dt = cfg.n_steps, cfg.dt
-    n_rec = n_steps - cfg.rec_start
+    n_rec = (n_steps - cfg.rec_start) // cfg.record_every
     meta = {"kind": "simulation", "version": __version__,
             "eta_j": cfg.eta_j, "eta_g": cfg.eta_g, "alpha": cfg.alpha, "lam": cfg.lam,
             **cfg.drift.meta(),
@@ -348,6 +371,7 @@ def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig
             "seed": int(seed) if isinstance(seed, (int, np.integer)) else str(seed),
             "t_end": n_steps * dt, "burn_in": cfg.rec_start * dt, "particles": cfg.particles,
             "n_groups": cfg.n_groups, "steps": n_steps, "record_steps": n_rec,
+            "record_every": cfg.record_every,
             "big_jump_rate": rate, "sigma_eps2": sig2, "exp_proposal": exp_prop,
             "window": [lay.win_lo, lay.win_hi], "backend": backend[0], "device": backend[1],
             "threads": int(backend[2]),
@@ -368,7 +392,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
              particles=16384, t_end=800.0, burn_in=50.0, dt=0.01, seed=0, eps=None,
              n_groups=64, bin_width=0.05, hist_halfwidth=None, window=None,
              z_init=None, traj_particles=0, traj_every=100, threshold_u=3.0, progress=False,
-             backend="cpu"):
+             backend="cpu", record_every=None):
     """Simulate N particles of ``dzeta = F dt + sqrt(2 eta_G) dW + dJ`` by Euler-Maruyama.
 
     Scheme and bias: :mod:`levysde.simulation.scheme` (THEORY.md §3, §7).
@@ -394,6 +418,11 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
         ``traj_particles`` paths.
     threshold_u : default tail threshold on X = -zeta, relative to -zeq (stored in meta).
     progress : show a tqdm bar on stderr.
+    record_every : int >= 1 (at most the steps after burn-in): the histograms and excursion
+        depths sample zeta every ``record_every``-th step after burn-in (default
+        DEFAULT_RECORD_EVERY, capped at the recorded steps; docs/simulate.md "Recording stride":
+        it costs little statistical precision and saves most of the recording time). The
+        CUDA backend records every step.
     backend : "cpu" (Numba on all host threads, default) or "cuda" (an NVIDIA GPU through
         numba-cuda, or Numba's CUDA simulator under NUMBA_ENABLE_CUDASIM=1;
         :mod:`levysde.simulation._cuda`, docs/simulate.md "GPU backend"). Same scheme and
@@ -432,7 +461,8 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     """
     backend = check_backend(backend)
     cfg = _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particles, t_end,
-                           burn_in, dt, eps, n_groups, bin_width, traj_particles, traj_every, threshold_u)
+                           burn_in, dt, eps, n_groups, bin_width, traj_particles, traj_every, threshold_u,
+                           1 if backend == "cuda" else record_every)
     cu = load_cuda() if backend == "cuda" else None
     th = _theory(cfg)
     lay = _layout(cfg, th.tail_rate, hist_halfwidth, window)
