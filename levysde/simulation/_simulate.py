@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numba
 import numpy as np
@@ -23,6 +23,7 @@ from ._checks import (DivergenceError, check_dt, check_eps, check_int, finite, j
                       time_grid)
 from ._kernels import _increments_kernel, _run_chunk
 from .drift import OUDrift, SaturatingDrift, TabulatedDrift
+from .bias import bias_budget, default_threshold
 from .result import SimulationResult
 from .scheme import _scheme, beta_model, default_eps
 
@@ -174,7 +175,8 @@ def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particle
         raise ValueError(f"bin_width must be in (0, inf); got {bin_width!r}")
     traj_particles = check_int("traj_particles", traj_particles, 0)
     traj_every = check_int("traj_every", traj_every, 1)
-    threshold_u = finite("threshold_u", threshold_u)
+    if threshold_u is not None:
+        threshold_u = finite("threshold_u", threshold_u)
     n_rec_steps = n_steps - rec_start
     if record_every is None:
         record_every = min(DEFAULT_RECORD_EVERY, n_rec_steps)
@@ -288,7 +290,8 @@ def _check_diverged(cfg: _Config, lay: _Layout, st: _State, s_gauss):
 
 def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, progress) -> float:
     """Run the compiled stepper over all steps, in chunks of >= ~4e6 particle-steps (they only serve
-    the progress bar and the divergence check); returns the wall time in seconds.
+    the progress bar and the divergence check); returns (wall time, CPU time of this process)
+    in seconds.
 
     Raises DivergenceError (with the likely cause) after the first chunk in which a particle
     left the window or became non-finite."""
@@ -297,7 +300,7 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
     n_chunks = max(1, min(n_steps, 200, (n_steps * particles) // 4_000_000))
     bounds = [(i * n_steps) // n_chunks for i in range(n_chunks + 1)]
     bar = _progress_bar(cfg, progress)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     # dynamic scheduling of the groups (chunks of one group): keeps both cores busy when
     # the machine is shared; results do not depend on it (one stream per particle)
     old_chunk = numba.set_parallel_chunksize(1)
@@ -316,7 +319,7 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
         numba.set_parallel_chunksize(old_chunk)
         if bar is not None:
             bar.close()
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 def _advance_cuda(cu, cfg: _Config, lay: _Layout, st: _State, seed, rate, exp_prop, s_gauss,
@@ -391,7 +394,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
              drift=None, kappa=DEFAULTS["kappa"], gamma=1.0, z0=0.0,
              particles=16384, t_end=800.0, burn_in=50.0, dt=0.01, seed=0, eps=None,
              n_groups=64, bin_width=0.05, hist_halfwidth=None, window=None,
-             z_init=None, traj_particles=0, traj_every=100, threshold_u=3.0, progress=False,
+             z_init=None, traj_particles=0, traj_every=100, threshold_u=None, progress=False,
              backend="cpu", record_every=None):
     """Simulate N particles of ``dzeta = F dt + sqrt(2 eta_G) dW + dJ`` by Euler-Maruyama.
 
@@ -416,7 +419,9 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     z_init : initial state(s), default the drift's equilibrium.
     traj_particles, traj_every : keep every ``traj_every``-th step of the first
         ``traj_particles`` paths.
-    threshold_u : default tail threshold on X = -zeta, relative to -zeq (stored in meta).
+    threshold_u : default tail threshold on X = -zeta, relative to -zeq (stored in meta); default
+        :func:`levysde.simulation.bias.default_threshold`: 3, or deeper where the drift is not
+        yet saturated at 3 (predicted bias above 0.2 % of beta*).
     progress : show a tqdm bar on stderr.
     record_every : int >= 1 (at most the steps after burn-in): the histograms and excursion
         depths sample zeta every ``record_every``-th step after burn-in (default
@@ -436,7 +441,9 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     n_groups, steps, record_steps, big_jump_rate, sigma_eps2, wall_time_s,
     particle_steps_per_s, beta_theory (None when no admissible root or no plateau),
     beta_model, tail_rate_theory, phase, threshold_u, threads, version, notes (list of
-    strings, e.g. beta_model unresolved), backend ("cpu" or "cuda"), device (CPU model or
+    strings, e.g. beta_model unresolved), bias_budget (predicted bias of beta_hat at threshold_u
+    by source, :func:`levysde.simulation.bias.bias_budget`; None without beta*), record_every, cpu_time_s (CPU seconds of this
+    process in the stepper, all threads; None on cuda), backend ("cpu" or "cuda"), device (CPU model or
     GPU name). threads is the Numba thread count (cpu) or the CUDA block size (cuda).
     t_end and burn_in are the values actually simulated: round(t_end/dt) and
     round(burn_in/dt) steps.
@@ -465,6 +472,9 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
                            1 if backend == "cuda" else record_every)
     cu = load_cuda() if backend == "cuda" else None
     th = _theory(cfg)
+    if cfg.threshold_u is None:
+        cfg = replace(cfg, threshold_u=default_threshold(cfg.drift, cfg.eta_j, cfg.eta_g, cfg.alpha,
+                                                         cfg.lam, th.beta))
     lay = _layout(cfg, th.tail_rate, hist_halfwidth, window)
     rate, sig2, exp_prop = _scheme(cfg.dt, cfg.eps, cfg.alpha, cfg.lam, cfg.eta_j, cfg.eta_g)
     _checks.memory(cfg.particles, cfg.n_groups, lay.n_bins, cfg.n_traj,
@@ -472,13 +482,18 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     s_gauss = math.sqrt((2.0 * cfg.eta_g + sig2) * cfg.dt)
     st = _initial_state(cfg, lay, seed, z_init, rate, streams=cu is None)
     if cu is None:
-        wall = _advance(cfg, lay, st, rate, exp_prop, s_gauss, progress)
+        wall, cpu = _advance(cfg, lay, st, rate, exp_prop, s_gauss, progress)
         run_on = ("cpu", cpu_name(), numba.get_num_threads())
     else:
         wall, block = _advance_cuda(cu, cfg, lay, st, seed, rate, exp_prop, s_gauss, progress)
+        cpu = None
         run_on = ("cuda", cu.device_name(), block)
     _close_open_excursions(lay, st)
-    return _result(cfg, th, lay, st, seed, rate, sig2, exp_prop, wall, run_on)
+    res = _result(cfg, th, lay, st, seed, rate, sig2, exp_prop, wall, run_on)
+    res.meta["cpu_time_s"] = cpu
+    res.meta["bias_budget"] = bias_budget(cfg.threshold_u, cfg.drift, cfg.eta_j, cfg.eta_g, cfg.alpha,
+                                          cfg.lam, th.beta, th.beta_model)
+    return res
 
 
 def _divergence_cause(drift, dt, alpha, lam, eta_j, noise=None, win=None):
