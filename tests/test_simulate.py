@@ -581,3 +581,45 @@ def test_top_level_simulate_is_the_function_and_old_module_names_warn():
         assert old.SimulationResult is S.SimulationResult
     with pytest.raises(AttributeError, match="no_such_name"):
         levysde.simulate.no_such_name
+
+
+# --- bias budget (levysde.simulation.bias) -----------------------------------------------------
+
+def test_saturation_shift_exact_for_a_diffusion():
+    """eta_J = 0: the stationary density of dzeta = F dt + sqrt(2 eta_G) dW is exactly
+    exp(int F / eta_G), here cosh(gamma x/kappa)^(-kappa^2/(gamma eta_G)) (THEORY.md §3), and the
+    local-rate model is exact; its MLE shift is checked against mpmath quadrature."""
+    from levysde.simulation import bias
+
+    kappa, gamma, eg, lam = 2.0, 1.0, 0.8, 50.0
+    drift = S.SaturatingDrift(kappa, gamma, 0.0)
+    beta = kappa / eg
+    c = kappa ** 2 / (gamma * eg)
+    for u in (1.0, 2.0, 3.0):
+        with mp.workdps(30):
+            p = lambda x: mp.cosh(gamma * x / kappa) ** (-c)
+            num = mp.quad(p, [u, u + 5, mp.inf])
+            den = mp.quad(lambda x: (x - u) * p(x), [u, u + 5, mp.inf])
+        truth = float(num / den) - beta
+        assert truth < -0.01
+        assert bias.saturation_shift(u, drift, 0.0, eg, 1.5, lam, beta) == pytest.approx(truth, rel=1e-3)
+
+
+def test_default_threshold_and_budget():
+    """u = 3 where the drift is saturated (the defaults); deeper for kappa = 2, gamma = 1
+    (issue 12's case), with the predicted shift within DRIFT_BIAS_TOL there."""
+    from levysde.simulation import bias
+    from levysde.theory import beta_star
+
+    d1 = S.SaturatingDrift(1.0, 1.0, 0.0)
+    assert bias.default_threshold(d1, 3.0, 0.1, 1.5, 2.0, float(beta_star(3.0))) == 3.0
+    d2 = S.SaturatingDrift(2.0, 1.0, 0.0)
+    b = float(beta_star(40.0, 0.3, 2.0, 0.7, 3.0))
+    u = bias.default_threshold(d2, 40.0, 0.3, 0.7, 3.0, b)
+    assert u > 3.0
+    assert abs(bias.saturation_shift(u, d2, 40.0, 0.3, 0.7, 3.0, b)) <= bias.DRIFT_BIAS_TOL * b
+    assert abs(bias.saturation_shift(u - 0.5, d2, 40.0, 0.3, 0.7, 3.0, b)) > bias.DRIFT_BIAS_TOL * b
+    bb = bias.bias_budget(3.0, d2, 40.0, 0.3, 0.7, 3.0, b, S.beta_model(40.0, 0.3, 2.0, 0.7, 3.0, eps=0.27))
+    assert bb["total"] == pytest.approx(bb["eps"] + bb["drift_saturation"])
+    assert bb["drift_saturation"] < -0.01 and 0 < bb["eps"] < 1e-3
+    assert bias.bias_budget(3.0, S.OUDrift(1.0, 0.0), 3.0, 0.1, 1.5, 2.0, None, None) is None

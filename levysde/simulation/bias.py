@@ -59,13 +59,12 @@ def saturation_shift(u, drift, eta_j, eta_g, alpha, lam, beta):
     Source: the module docstring (local-rate model), THEORY.md §4, §8.
     """
     x_max = u + 40.0 / beta
-    x = np.linspace(0.0, x_max, 4001)
+    x = np.concatenate([np.linspace(0.0, u, 1001), np.linspace(u, x_max, 4001)[1:]])  # u: node 1000
     b = _local_rates(x, drift, eta_j, eta_g, alpha, lam)
     big_l = integrate.cumulative_trapezoid(b, x, initial=0.0)
-    m = x >= u
-    xs = x[m]
-    p = np.exp(-(big_l[m] - big_l[m][0]))
-    return float(integrate.trapezoid(p, xs) / integrate.trapezoid((xs - xs[0]) * p, xs)) - beta
+    xs = x[1000:]
+    p = np.exp(-(big_l[1000:] - big_l[1000]))
+    return float(integrate.trapezoid(p, xs) / integrate.trapezoid((xs - u) * p, xs)) - beta
 
 
 def default_threshold(drift, eta_j, eta_g, alpha, lam, beta):
