@@ -30,6 +30,7 @@ def stride_study(strides, *, u=3.0, seed=0, **kw):
         r = S.simulate(record_every=k, seed=seed, **kw)
         est = r.tail(u)
         rows.append({"record_every": k, "beta_hat": est.beta_hat, "se": est.se,
+                     "n_excursions": est.n_excursions,
                      "cpu_ns_per_step": 1e9 * r.meta["cpu_time_s"] / (r.meta["particles"] * r.meta["steps"]),
                      "beta_model": r.meta["beta_model"]})
     ref = rows[0]["se"] ** 2 * rows[0]["cpu_ns_per_step"]
@@ -61,10 +62,11 @@ def main(argv=None):
     if a.json:
         print(json.dumps(out, indent=2))
     else:
-        print(f"{'k':>5} {'beta_hat':>9} {'se':>8} {'se/se1':>7} {'cpu ns/step':>11} {'se^2*cpu rel':>12}")
+        print(f"{'k':>5} {'beta_hat':>9} {'se':>8} {'se/se1':>7} {'excursions':>10} {'cpu ns/step':>11} "
+              f"{'se^2*cpu rel':>12}")
         for r in rows:
             print(f"{r['record_every']:>5} {r['beta_hat']:>9.5f} {r['se']:>8.5f} {r['se_ratio']:>7.3f} "
-                  f"{r['cpu_ns_per_step']:>11.2f} {r['variance_x_cpu_rel']:>12.3f}")
+                  f"{r['n_excursions']:>10.0f} {r['cpu_ns_per_step']:>11.2f} {r['variance_x_cpu_rel']:>12.3f}")
     return 0
 
 
