@@ -70,12 +70,21 @@ def saturation_shift(u, drift, eta_j, eta_g, alpha, lam, beta):
 def default_threshold(drift, eta_j, eta_g, alpha, lam, beta):
     """Smallest u in 3, 3.5, 4, ... (depth below the equilibrium) with
     ``|saturation_shift(u)| <= DRIFT_BIAS_TOL * beta*``; 3 when there is no beta* (no plateau
-    or collapsed phase). Capped at 40."""
+    or collapsed phase). Capped at 40. One grid of local rates (step 0.005, every candidate a
+    node) serves all candidates."""
     if beta is None or not (math.isfinite(beta) and beta > 0) or drift.plateau is None:
         return BASE_THRESHOLD
+    h = 0.005
+    x = h * np.arange(int(math.ceil((_U_MAX + 40.0 / beta) / h)) + 1)
+    big_l = integrate.cumulative_trapezoid(_local_rates(x, drift, eta_j, eta_g, alpha, lam), x,
+                                           initial=0.0)
+    tail = int(round(40.0 / beta / h))
     u = BASE_THRESHOLD
     while u < _U_MAX:
-        if abs(saturation_shift(u, drift, eta_j, eta_g, alpha, lam, beta)) <= DRIFT_BIAS_TOL * beta:
+        i = int(round(u / h))
+        p = np.exp(-(big_l[i:i + tail] - big_l[i]))
+        rate = integrate.trapezoid(p, dx=h) / integrate.trapezoid((x[i:i + tail] - x[i]) * p, dx=h)
+        if abs(rate - beta) <= DRIFT_BIAS_TOL * beta:
             return u
         u += 0.5
     return _U_MAX
