@@ -25,7 +25,7 @@ from ._kernels import _increments_kernel, _run_chunk
 from .drift import OUDrift, SaturatingDrift, TabulatedDrift
 from .bias import bias_budget, default_threshold
 from .result import SimulationResult
-from .scheme import _scheme, beta_model, default_eps
+from .scheme import _scheme, beta_model, default_eps, simulation_eps
 
 __all__ = ["simulate", "sample_increments", "DEFAULT_RECORD_EVERY", "group_starts"]
 
@@ -169,7 +169,7 @@ def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particle
         raise ValueError(f"n_groups must be in [1, particles = {particles}]; got {n_groups}")
     n_steps, rec_start = time_grid(t_end, burn_in, dt)
     step_size(drift.slope, dt, isinstance(drift, TabulatedDrift))
-    eps = default_eps(dt, eta_j=ej, alpha=a) if eps is None else check_eps(eps)
+    eps = None if eps is None else check_eps(eps)             # None: simulation_eps after the checks
     bin_width = finite("bin_width", bin_width)
     if bin_width <= 0:
         raise ValueError(f"bin_width must be in (0, inf); got {bin_width!r}")
@@ -410,7 +410,8 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     burn_in in [0, t_end) : time before recording; dt > 0 : time step.
     seed : int >= 0 (``numpy.random.SeedSequence`` entropy). Same seed -> same
         bits for any thread count.
-    eps : jump cut > 0, default :func:`default_eps`.
+    eps : jump cut > 0, default :func:`levysde.simulation.scheme.simulation_eps` (1, 1.5 or 2 times
+        :func:`default_eps`: the largest whose bias beta_model - beta* is <= 2.5e-4 beta*).
     n_groups : independent particle groups for jackknife errors (<= particles).
     bin_width, hist_halfwidth : histogram of zeta on [zeq - H, zeq + H] with bins
         of ``bin_width`` (H default: max(25, 45/tail rate) capped at 400; rounded so
@@ -471,6 +472,9 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
                            burn_in, dt, eps, n_groups, bin_width, traj_particles, traj_every, threshold_u,
                            1 if backend == "cuda" else record_every)
     cu = load_cuda() if backend == "cuda" else None
+    if cfg.eps is None:
+        cfg = replace(cfg, eps=simulation_eps(cfg.dt, eta_j=cfg.eta_j, eta_g=cfg.eta_g,
+                                              kappa=cfg.drift.plateau, alpha=cfg.alpha, lam=cfg.lam))
     th = _theory(cfg)
     if cfg.threshold_u is None:
         cfg = replace(cfg, threshold_u=default_threshold(cfg.drift, cfg.eta_j, cfg.eta_g, cfg.alpha,
