@@ -21,8 +21,9 @@ side by side in one run (ratios are meaningful on a shared machine; absolute rat
                        jobs on the machine do not count): the simulator with parts removed,
                        the NumPy twin, and the bare Euler
 * scaling            : speed-up of the simulator for 1, 2, 4, ... threads up to the host's cores
-* larger_eps         : the simulator at twice the default cut eps (fewer big jumps per step),
-                       with its ratios and the shift beta_model - beta* this costs (THEORY.md §7)
+* base_eps           : the simulator at the base cut default_eps = (eta_J dt)^(1/alpha) of
+                       THEORY.md §7 (simulate's default simulation_eps is twice that here): its
+                       ratios, big jumps per step and beta_model - beta*, next to the default's
 * load_average       : 1-minute load at the start and at the end of the run
 
 With ``--backend cuda`` it measures the GPU backend instead (:func:`cuda_benchmark`):
@@ -54,12 +55,12 @@ from levysde.theory import beta_star  # noqa: E402
 from levysde.simulation._kernels import _BLOCK, _drift_value, _gauss_pass  # noqa: E402
 
 ETA_J, ETA_G, KAPPA, ALPHA, LAM, GAMMA, Z0, DT = 3.0, 0.1, 1.0, 1.5, 2.0, 1.0, 0.0, 0.01
-#: the cut of the ``larger_eps`` figures, in units of the default eps (THEORY.md §7)
-EPS_FACTOR_ALT = 2.0
 
 
-def _scheme():
-    eps = S.default_eps(DT, eta_j=ETA_J, alpha=ALPHA)
+def _scheme(eps=None):
+    """(eps, Lambda_eps, Gaussian step) of the simulator's default cut (or of ``eps``)."""
+    if eps is None:
+        eps = S.simulation_eps(DT, eta_j=ETA_J, eta_g=ETA_G, kappa=KAPPA, alpha=ALPHA, lam=LAM)
     rate = S.big_jump_rate(eps, alpha=ALPHA, lam=LAM, eta_j=ETA_J)
     sig2 = S.small_jump_variance(eps, alpha=ALPHA, lam=LAM, eta_j=ETA_J)
     return eps, rate, math.sqrt((2 * ETA_G + sig2) * DT)
@@ -249,7 +250,7 @@ def cpu_benchmark(quick=False):
     gaussian_euler(256, 2)
     gaussian_euler(256, 2, "registers")
     best = dict.fromkeys(("numba", "numpy", "lockstep", "registers", "eps2"), 0.0)
-    eps2 = EPS_FACTOR_ALT * _scheme()[0]
+    eps2 = S.default_eps(DT, eta_j=ETA_J, alpha=ALPHA)
     threads = 1
     for _ in range(rounds):
         r, threads = numba_rate(n, steps)
@@ -271,14 +272,15 @@ def cpu_benchmark(quick=False):
            "goals": goals}
     out["goals_met"] = {k: out[k] >= v for k, v in goals.items()}
     b_star = float(beta_star(ETA_J, ETA_G, KAPPA, ALPHA, LAM))
-    out["larger_eps"] = {
-        "eps_factor": EPS_FACTOR_ALT, "eps": eps2, "numba_steps_per_s": best["eps2"],
+    eps, rate, _ = _scheme()
+    out["base_eps"] = {
+        "eps": eps2, "numba_steps_per_s": best["eps2"],
         "ratio_vs_numpy": best["eps2"] / best["numpy"], "ratio_vs_limit": best["eps2"] / limit,
         "big_jumps_per_step": S.big_jump_rate(eps2, alpha=ALPHA, lam=LAM, eta_j=ETA_J) * DT,
         "beta_model_minus_beta_star": S.beta_model(ETA_J, ETA_G, KAPPA, ALPHA, LAM, eps=eps2) - b_star,
-        "default_big_jumps_per_step": _scheme()[1] * DT,
+        "default_eps": eps, "default_big_jumps_per_step": rate * DT,
         "default_beta_model_minus_beta_star":
-            S.beta_model(ETA_J, ETA_G, KAPPA, ALPHA, LAM, eps=_scheme()[0]) - b_star}
+            S.beta_model(ETA_J, ETA_G, KAPPA, ALPHA, LAM, eps=eps) - b_star}
     out.update({"profile_ns_per_step_1thread": ns, "profile_parts_ns": parts,
                 "scaling": scaling, "host_cores": os.cpu_count(),
                 "scaling_note": (f"measured on {os.cpu_count()} cores; the issue's >= 85 % of linear "
