@@ -17,30 +17,29 @@ from ._step import DRIFT_OU, DRIFT_SATURATING, DRIFT_TABULATED  # noqa: F401 (dr
 _BLOCK = 256
 #: steps whose big-jump epochs are put on per-step lists together (per block)
 _WINDOW = 64
-_TWO53 = 1.0 / 9007199254740992.0
 
 
 #: the backend-neutral step pieces (:mod:`levysde.simulation._step`, shared with the CUDA backend)
 _drift_value = njit(cache=True, inline="always")(_step.drift)
 _jump_proposal = njit(cache=True, inline="always")(_step.jump_proposal)
-_jump_accepted = njit(cache=True, inline="always")(_step.jump_accepted)
+_jump_accepted_log = njit(cache=True, inline="always")(_step.jump_accepted_log)
 
 
 @njit(cache=True, inline="always")
 def _big_jump(eps, alpha, lam, exp_proposal, s0, s1, s2, s3):
     """One jump with |z| > eps: density ~ exp(-lam|z|)|z|^(-1-alpha), exact rejection
-    (:func:`levysde.simulation._step.jump_proposal` from a ziggurat exponential,
-    :func:`levysde.simulation._step.jump_accepted`); the sign is the lowest bit and the
-    acceptance uniform the top 53 bits of one more 64-bit draw."""
+    (:func:`levysde.simulation._step.jump_proposal` and
+    :func:`levysde.simulation._step.jump_accepted_log`, each from a ziggurat exponential);
+    the sign is the lowest bit of one 64-bit draw."""
+    r, s0, s1, s2, s3 = _rng.next_u64(s0, s1, s2, s3)
+    neg = (r & np.uint64(1)) != 0
     while True:
         e, s0, s1, s2, s3 = _rng.exponential(s0, s1, s2, s3)
         zz = _jump_proposal(e, eps, alpha, lam, exp_proposal)
-        r, s0, s1, s2, s3 = _rng.next_u64(s0, s1, s2, s3)
-        neg = (r & np.uint64(1)) != 0
         if lam == 0.0:
             return (-zz if neg else zz), s0, s1, s2, s3
-        u2 = float(np.int64(r >> np.uint64(11))) * _TWO53
-        if _jump_accepted(zz, u2, eps, alpha, lam, exp_proposal):
+        e2, s0, s1, s2, s3 = _rng.exponential(s0, s1, s2, s3)
+        if _jump_accepted_log(zz, e2, eps, alpha, lam, exp_proposal):
             return (-zz if neg else zz), s0, s1, s2, s3
 
 

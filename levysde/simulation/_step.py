@@ -49,6 +49,22 @@ def jump_proposal(e, eps, alpha, lam, exp_proposal):
     return eps * math.exp(e * (1.0 / alpha))
 
 
+def jump_accepted_log(zz, e2, eps, alpha, lam, exp_proposal):
+    """The rejection step of :func:`jump_accepted` in log form, from a standard exponential
+    e2 = -log u2: accept the Pareto proposal when e2 > lam (z - eps) (no exp at all), the
+    exponential one when e2 > (1 + alpha) log(z/eps), deciding first by the bounds
+    (r - 1)/r <= log r <= r - 1 (r = z/eps) and taking the log only between them."""
+    if exp_proposal:
+        r = zz / eps
+        a1 = 1.0 + alpha
+        if e2 >= a1 * (r - 1.0):
+            return True
+        if e2 <= a1 * (1.0 - 1.0 / r):
+            return False
+        return e2 > a1 * math.log(r)
+    return e2 > lam * (zz - eps)
+
+
 def jump_accepted(zz, u2, eps, alpha, lam, exp_proposal):
     """Exact rejection step for the density ~ exp(-lam z) z^(-1-alpha) on (eps, inf): accept the
     Pareto proposal with probability exp(-lam (z - eps)), the exponential one with
