@@ -623,3 +623,28 @@ def test_default_threshold_and_budget():
     assert bb["total"] == pytest.approx(bb["eps"] + bb["drift_saturation"])
     assert bb["drift_saturation"] < -0.01 and 0 < bb["eps"] < 1e-3
     assert bias.bias_budget(3.0, S.OUDrift(1.0, 0.0), 3.0, 0.1, 1.5, 2.0, None, None) is None
+
+
+def test_simulation_eps_bounds_the_eps_bias():
+    """simulate's default cut: the largest of 2, 1.5, 1 times default_eps whose shift
+    beta_model - beta* is <= EPS_BIAS_TOL beta* (THEORY.md §7); default_eps without a beta*."""
+    from levysde.simulation.scheme import EPS_BIAS_TOL
+    from levysde.theory import beta_star
+
+    base = S.default_eps(0.01, eta_j=3.0, alpha=1.5)
+    eps = S.simulation_eps(0.01, eta_j=3.0, eta_g=0.1, kappa=1.0, alpha=1.5, lam=2.0)
+    assert eps == pytest.approx(2 * base)
+    b = float(beta_star(3.0))
+    assert abs(S.beta_model(3.0, eps=eps) - b) <= EPS_BIAS_TOL * b
+    # issue 12's case: already the base cut shifts beta_model by more than the tolerance
+    kw = dict(eta_j=40.0, eta_g=0.3, kappa=2.0, alpha=0.7, lam=3.0)
+    base40 = S.default_eps(0.01, eta_j=40.0, alpha=0.7)
+    assert S.simulation_eps(0.01, **kw) == base40
+    b40 = float(beta_star(40.0, 0.3, 2.0, 0.7, 3.0))
+    for c in (1.5, 2.0):
+        assert abs(S.beta_model(40.0, 0.3, 2.0, 0.7, 3.0, eps=c * base40) - b40) > EPS_BIAS_TOL * b40
+    assert S.simulation_eps(0.01, eta_j=3.0, eta_g=0.1, kappa=None, alpha=1.5, lam=2.0) == base
+    assert S.simulation_eps(0.01, eta_j=0.5, eta_g=0.1, kappa=1.0, alpha=1.5, lam=2.0) == \
+        S.default_eps(0.01, eta_j=0.5, alpha=1.5)                        # collapsed: no beta*
+    r = S.simulate(3.0, particles=64, n_groups=4, t_end=0.5, burn_in=0.1)
+    assert r.meta["eps"] == pytest.approx(eps)
