@@ -1,8 +1,13 @@
-"""Compiled (Numba) pieces of the simulator: big-jump sampler, increment sampler, drift, time stepper.
+"""Compiled (Numba) pieces of the simulator: big-jump sampler, increment sampler, time stepper.
 
-Scheme: :mod:`levysde.simulation` (THEORY.md §7). Random numbers: one xoshiro256++ stream
-per particle (or per block of increments) from :mod:`levysde._rng`; a stream is never
-shared between threads, so results do not depend on the thread count.
+Scheme: :mod:`levysde.simulation` (THEORY.md §7); drift and big-jump rejection come from
+:mod:`levysde.simulation._step` (shared with the CUDA backend). Random numbers: one
+xoshiro256++ stream per particle (or per block of increments) from :mod:`levysde._rng`; a
+stream is never shared between threads, so results do not depend on the thread count.
+Layout of the stepper (docs/simulate.md, "Kernel"): per step a branch-free drift + Gaussian
+pass over a block of particles, then the big jumps of only the particles whose epoch falls
+into the step (per-step lists: cost per jump), then every ``record_every``-th step the
+histogram pass into the group's own rows.
 """
 from __future__ import annotations
 
