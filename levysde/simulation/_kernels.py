@@ -89,7 +89,7 @@ def _schedule(wait, b0, b1, nw, inv_dt, head, nxt):
     """Put each particle of the block whose next big jump falls in the window's steps 0..nw-1
     (``wait`` = time from the window's start) on the list of that step: head[k] is the first
     particle (index in the block) of step k, nxt[i] the next one; -1 ends a list."""
-    for k in range(nw):
+    for k in range(nw + 1):
         head[k] = -1
     for i in range(b1 - b0):
         t = wait[b0 + i] * inv_dt
@@ -124,10 +124,9 @@ def _jump_pass(k, nw, head, nxt, b0, z, wait, states, inv_dt, inv_rate, eps, alp
         states[p, 0], states[p, 1], states[p, 2], states[p, 3] = s0, s1, s2, s3
         wait[p] = w
         z[p] += jsum
-        if t < nw:
-            kn = int(t)
-            nxt[i] = head[kn]
-            head[kn] = i
+        kn = int(min(t, nw))                            # branch-free: list nw = "after the window"
+        nxt[i] = head[kn]
+        head[kn] = i
         i = i_next
 
 
@@ -192,7 +191,7 @@ def _run_chunk(z, wait, states, exc_min, diverged, gstart, step0, n_steps, rec_s
     inv_rate = 1.0 / rate if rate > 0.0 else 0.0
     inv_dt = 1.0 / dt
     for g in prange(n_groups):
-        head = np.empty(_WINDOW, np.int64)
+        head = np.empty(_WINDOW + 1, np.int64)
         nxt = np.empty(_BLOCK, np.int64)
         for b0 in range(gstart[g], gstart[g + 1], _BLOCK):
             b1 = min(b0 + _BLOCK, gstart[g + 1])

@@ -30,7 +30,7 @@ from .scheme import _scheme, beta_model, default_eps, simulation_eps
 __all__ = ["simulate", "sample_increments", "DEFAULT_RECORD_EVERY", "group_starts"]
 
 #: default recording stride of :func:`simulate` (docs/simulate.md "Recording stride")
-DEFAULT_RECORD_EVERY = 10
+DEFAULT_RECORD_EVERY = 20
 
 
 def group_starts(particles, n_groups):
