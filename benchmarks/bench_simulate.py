@@ -53,6 +53,7 @@ from levysde import _rng  # noqa: E402
 from levysde import simulation as S  # noqa: E402
 from levysde.theory import beta_star  # noqa: E402
 from levysde.simulation._kernels import _BLOCK, _drift_value, _gauss_pass  # noqa: E402
+from levysde.simulation._simulate import chunk_bounds  # noqa: E402
 
 ETA_J, ETA_G, KAPPA, ALPHA, LAM, GAMMA, Z0, DT = 3.0, 0.1, 1.0, 1.5, 2.0, 1.0, 0.0, 0.01
 
@@ -127,20 +128,24 @@ def _euler_registers(z, states, n_steps, dt, kind, dpar, grid, vals, s_gauss):
 
 
 def gaussian_euler(n, steps, layout="lockstep", seed=0, clock=time.perf_counter):
-    """Bare Numba Gaussian Euler with the simulator's RNG, drift, threads and (for "lockstep")
-    its 64 groups of 256-particle blocks; returns particle-steps per second of ``clock``."""
+    """Bare Numba Gaussian Euler with the simulator's RNG, drift, threads, calls per run
+    (:func:`levysde.simulation._simulate.chunk_bounds`) and (for "lockstep") its 64 groups of
+    256-particle blocks; returns particle-steps per second of ``clock``."""
     _, _, s_gauss = _scheme()
     kind, dpar, grid, vals = S.SaturatingDrift(KAPPA, GAMMA, Z0)._kernel_args()
     z = np.full(n, Z0)
     states = _rng.seed_states(seed, n)
     old = numba.set_parallel_chunksize(1)                # as in the simulator
     try:
+        bounds = chunk_bounds(steps, n)                  # the simulator's calls of its stepper
+        gstart = S.group_starts(n, 64)
         t0 = clock()
-        if layout == "lockstep":
-            _euler_lockstep(z, states, S.group_starts(n, 64), steps, DT, kind, dpar, grid, vals,
-                            s_gauss)
-        else:
-            _euler_registers(z, states, steps, DT, kind, dpar, grid, vals, s_gauss)
+        for i in range(len(bounds) - 1):
+            k = bounds[i + 1] - bounds[i]
+            if layout == "lockstep":
+                _euler_lockstep(z, states, gstart, k, DT, kind, dpar, grid, vals, s_gauss)
+            else:
+                _euler_registers(z, states, k, DT, kind, dpar, grid, vals, s_gauss)
         return n * steps / (clock() - t0)
     finally:
         numba.set_parallel_chunksize(old)
@@ -244,7 +249,7 @@ def cpu_benchmark(quick=False):
     """The CPU figures of the module docstring, measured side by side (interleaved rounds, best
     of each: the machine is shared, so only side-by-side bests are comparable)."""
     n, steps = (20_000, 40) if quick else (100_000, 400)
-    rounds = 2 if quick else 3
+    rounds = 2 if quick else 5
     load0 = os.getloadavg()[0]
     numba_rate(256, 2)                                   # compile / load the caches
     gaussian_euler(256, 2)
@@ -281,6 +286,9 @@ def cpu_benchmark(quick=False):
         "default_eps": eps, "default_big_jumps_per_step": rate * DT,
         "default_beta_model_minus_beta_star":
             S.beta_model(ETA_J, ETA_G, KAPPA, ALPHA, LAM, eps=eps) - b_star}
+    out["per_core_cpu_ratios"] = {                      # from the CPU-time profile, one thread
+        "ratio_vs_numpy": ns["numpy_twin"] / ns["full"],
+        "ratio_vs_limit": parts["bare_gaussian_euler"] / ns["full"]}
     out.update({"profile_ns_per_step_1thread": ns, "profile_parts_ns": parts,
                 "scaling": scaling, "host_cores": os.cpu_count(),
                 "scaling_note": (f"measured on {os.cpu_count()} cores; the issue's >= 85 % of linear "

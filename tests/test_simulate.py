@@ -212,12 +212,16 @@ def test_exponential_proposal_branch():
     assert abs(e.mean() - math.exp(dt * (big + 0.5 * sig2 * b * b))) < 4 * e.std() / math.sqrt(x.size)
 
 
-def test_time_stepper_jumps_law():
+def test_time_stepper_jumps_law(monkeypatch):
     """The stepper's own jump epochs (per-step lists over windows of steps, carried across
     windows and chunks): with zero drift and eta_G = 0, zeta(T) - zeta(0) is J_T of the scheme,
     so E exp(b J_T) = exp(T Psi_eps(b)) and Var J_T = T Var J_1 (THEORY.md §2, §7)."""
+    from levysde.simulation import _simulate
+
     a, lam, ej, dt, n_steps = 1.5, 2.0, 3.0, 0.01, 133          # 2 windows of 64 steps + 5
-    n = 200_000                                                # 6 chunks of the stepper
+    n = 200_000
+    monkeypatch.setattr(_simulate, "CHUNK_PARTICLE_STEPS", 4_000_000)
+    assert len(_simulate.chunk_bounds(n_steps, n)) - 1 == 6     # 6 calls of the stepper
     res = S.simulate(ej, eta_g=0.0, alpha=a, lam=lam, drift=S.OUDrift(0.0, 0.0), particles=n,
                      t_end=n_steps * dt, burn_in=0.0, dt=dt, seed=21)
     x, t = res.final_zeta, n_steps * dt

@@ -27,10 +27,23 @@ from .bias import bias_budget, default_threshold
 from .result import SimulationResult
 from .scheme import _scheme, beta_model, default_eps, simulation_eps
 
-__all__ = ["simulate", "sample_increments", "DEFAULT_RECORD_EVERY", "group_starts"]
+__all__ = ["simulate", "sample_increments", "DEFAULT_RECORD_EVERY", "group_starts", "chunk_bounds"]
 
 #: default recording stride of :func:`simulate` (docs/simulate.md "Recording stride")
 DEFAULT_RECORD_EVERY = 20
+
+
+#: particle-steps per call of the compiled stepper (at most 200 calls): each call ends in a
+#: barrier of all threads, which costs up to a scheduler time slice on a shared machine
+CHUNK_PARTICLE_STEPS = 30_000_000
+
+
+def chunk_bounds(n_steps, particles):
+    """Step boundaries [0, ..., n_steps] of the stepper's calls: at most 200, each of >=
+    CHUNK_PARTICLE_STEPS particle-steps where the run allows (they serve the progress bar and
+    the divergence check)."""
+    n_chunks = max(1, min(n_steps, 200, (n_steps * particles) // CHUNK_PARTICLE_STEPS))
+    return [(i * n_steps) // n_chunks for i in range(n_chunks + 1)]
 
 
 def group_starts(particles, n_groups):
@@ -289,16 +302,15 @@ def _check_diverged(cfg: _Config, lay: _Layout, st: _State, s_gauss):
 
 
 def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, progress) -> float:
-    """Run the compiled stepper over all steps, in chunks of >= ~4e6 particle-steps (they only serve
-    the progress bar and the divergence check); returns (wall time, CPU time of this process)
+    """Run the compiled stepper over all steps, in the chunks of :func:`chunk_bounds`; returns (wall time, CPU time of this process)
     in seconds.
 
     Raises DivergenceError (with the likely cause) after the first chunk in which a particle
     left the window or became non-finite."""
     n_steps, particles = cfg.n_steps, cfg.particles
     kind, dpar, grid, vals = cfg.drift._kernel_args()
-    n_chunks = max(1, min(n_steps, 200, (n_steps * particles) // 4_000_000))
-    bounds = [(i * n_steps) // n_chunks for i in range(n_chunks + 1)]
+    bounds = chunk_bounds(n_steps, particles)
+    n_chunks = len(bounds) - 1
     bar = _progress_bar(cfg, progress)
     t0, c0 = time.perf_counter(), time.process_time()
     # dynamic scheduling of the groups (chunks of one group): keeps both cores busy when
