@@ -61,6 +61,26 @@ def test_ziggurat_normal_law():
     assert stats.kstest(np.abs(x[np.abs(x) > 3]), lambda t: 1 - stats.norm.sf(t) / stats.norm.sf(3)).pvalue > 1e-3
 
 
+def test_ziggurat_exponential_law():
+    st = _rng.seed_states(12, 8)
+    out = np.empty((8, 100_000))
+    _rng.fill_exponential(st, out)
+    x = out.ravel()
+    n = x.size
+    assert x.min() > 0
+    assert abs(x.mean() - 1) < 4 / math.sqrt(n)
+    assert abs(x.var() - 1) < 4 * math.sqrt(8 / n)            # Var of (E - 1)^2 is 8
+    assert stats.kstest(x, "expon").pvalue > 1e-3
+    # the ziggurat's tail branch (x > r = 7.697): frequency e^-r, and the memoryless excess
+    p = math.exp(-_rng._RE)
+    tail = x[x > _rng._RE]
+    assert abs(tail.size - n * p) < 5 * math.sqrt(n * p)
+    assert stats.kstest(tail - _rng._RE, "expon").pvalue > 1e-3
+    # the wedges: the law conditioned on a middle range
+    mid = x[(x > 2) & (x < 4)]
+    assert stats.kstest(mid, lambda t: (np.exp(-2) - np.exp(-t)) / (np.exp(-2) - np.exp(-4))).pvalue > 1e-3
+
+
 def test_streams_differ_and_uniform():
     st = _rng.seed_states(0, 4)
     assert len({tuple(r) for r in st}) == 4
@@ -190,6 +210,54 @@ def test_exponential_proposal_branch():
     big = _nu_integral(lambda z: 2 * mp.sinh(b * z / 2) ** 2, eps, mp.inf, a, lam, ej)
     e = np.exp(b * x)
     assert abs(e.mean() - math.exp(dt * (big + 0.5 * sig2 * b * b))) < 4 * e.std() / math.sqrt(x.size)
+
+
+def test_time_stepper_jumps_law(monkeypatch):
+    """The stepper's own jump epochs (per-step lists over windows of steps, carried across
+    windows and chunks): with zero drift and eta_G = 0, zeta(T) - zeta(0) is J_T of the scheme,
+    so E exp(b J_T) = exp(T Psi_eps(b)) and Var J_T = T Var J_1 (THEORY.md §2, §7)."""
+    from levysde.simulation import _simulate
+
+    a, lam, ej, dt, n_steps = 1.5, 2.0, 3.0, 0.01, 133          # 2 windows of 64 steps + 5
+    n = 200_000
+    monkeypatch.setattr(_simulate, "CHUNK_PARTICLE_STEPS", 4_000_000)
+    assert len(_simulate.chunk_bounds(n_steps, n)) - 1 == 6     # 6 calls of the stepper
+    res = S.simulate(ej, eta_g=0.0, alpha=a, lam=lam, drift=S.OUDrift(0.0, 0.0), particles=n,
+                     t_end=n_steps * dt, burn_in=0.0, dt=dt, seed=21)
+    x, t = res.final_zeta, n_steps * dt
+    eps = res.meta["eps"]
+    var_th = -ej * a * (a - 1) * lam ** (a - 2) / math.cos(math.pi * a / 2) * t
+    assert abs(x.var() - var_th) < 4 * _batch_se(x, np.var)
+    sig2 = _nu_integral(lambda z: z * z, 0, eps, a, lam, ej)
+    b = 0.9
+    big = _nu_integral(lambda z: 2 * mp.sinh(b * z / 2) ** 2, eps, mp.inf, a, lam, ej)
+    e = np.exp(b * x)
+    truth = math.exp(t * (big + 0.5 * sig2 * b * b))
+    assert abs(e.mean() - truth) < 4 * e.std() / math.sqrt(n)
+    # the test has power: a 10 % error in the jump rate moves E exp(b J_T) by > 8 standard errors
+    assert abs(math.exp(1.1 * t * big + 0.5 * t * sig2 * b * b) - truth) > 8 * e.std() / math.sqrt(n)
+
+
+def test_record_every_samples_the_paths():
+    """The histograms sample the stored paths at steps rec_start + k - 1, rec_start + 2k - 1, ...
+    (recomputed here with numpy from every-step trajectories); recording draws no random numbers."""
+    kw = dict(particles=64, n_groups=4, t_end=3.0, burn_in=1.0, dt=0.01, seed=8, traj_particles=64,
+              traj_every=1)
+    r7 = S.simulate(3.0, record_every=7, **kw)
+    r1 = S.simulate(3.0, record_every=1, **kw)
+    assert np.array_equal(r7.final_zeta, r1.final_zeta) and np.array_equal(r7.traj_zeta, r1.traj_zeta)
+    steps = np.arange(100 + 6, 300, 7)                         # state after global step s
+    assert r7.meta["record_every"] == 7 and r7.meta["record_steps"] == steps.size == 28
+    z = r7.traj_zeta[:, steps]                                 # traj column s = state after step s
+    edges = r7.hist_edges
+    for g in range(4):
+        zg = z[16 * g:16 * (g + 1)].ravel()
+        counts, _ = np.histogram(zg, edges)
+        sums, _ = np.histogram(zg, edges, weights=zg)
+        np.testing.assert_array_equal(r7.hist_counts[g] * steps.size, counts)
+        np.testing.assert_allclose(r7.hist_sums[g] * steps.size, sums, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="record_every"):
+        S.simulate(3.0, record_every=201, **kw)
 
 
 def test_bad_arguments():
@@ -519,3 +587,70 @@ def test_top_level_simulate_is_the_function_and_old_module_names_warn():
         assert old.SimulationResult is S.SimulationResult
     with pytest.raises(AttributeError, match="no_such_name"):
         levysde.simulate.no_such_name
+
+
+# --- bias budget (levysde.simulation.bias) -----------------------------------------------------
+
+def test_saturation_shift_exact_for_a_diffusion():
+    """eta_J = 0: the stationary density of dzeta = F dt + sqrt(2 eta_G) dW is exactly
+    exp(int F / eta_G), here cosh(gamma x/kappa)^(-kappa^2/(gamma eta_G)) (THEORY.md §3), and the
+    local-rate model is exact; its MLE shift is checked against mpmath quadrature."""
+    from levysde.simulation import bias
+
+    kappa, gamma, eg, lam = 2.0, 1.0, 0.8, 50.0
+    drift = S.SaturatingDrift(kappa, gamma, 0.0)
+    beta = kappa / eg
+    c = kappa ** 2 / (gamma * eg)
+    for u in (1.0, 2.0, 3.0):
+        with mp.workdps(30):
+            p = lambda x: mp.cosh(gamma * x / kappa) ** (-c)
+            num = mp.quad(p, [u, u + 5, mp.inf])
+            den = mp.quad(lambda x: (x - u) * p(x), [u, u + 5, mp.inf])
+        truth = float(num / den) - beta
+        assert truth < -0.01
+        assert bias.saturation_shift(u, drift, 0.0, eg, 1.5, lam, beta) == pytest.approx(truth, rel=1e-3)
+
+
+def test_default_threshold_and_budget():
+    """u = 3 where the drift is saturated (the defaults); deeper for kappa = 2, gamma = 1
+    (issue 12's case), with the predicted shift within DRIFT_BIAS_TOL there."""
+    from levysde.simulation import bias
+    from levysde.theory import beta_star
+
+    d1 = S.SaturatingDrift(1.0, 1.0, 0.0)
+    assert bias.default_threshold(d1, 3.0, 0.1, 1.5, 2.0, float(beta_star(3.0))) == 3.0
+    d2 = S.SaturatingDrift(2.0, 1.0, 0.0)
+    b = float(beta_star(40.0, 0.3, 2.0, 0.7, 3.0))
+    u = bias.default_threshold(d2, 40.0, 0.3, 0.7, 3.0, b)
+    assert u > 3.0
+    assert abs(bias.saturation_shift(u, d2, 40.0, 0.3, 0.7, 3.0, b)) <= bias.DRIFT_BIAS_TOL * b
+    assert abs(bias.saturation_shift(u - 0.5, d2, 40.0, 0.3, 0.7, 3.0, b)) > bias.DRIFT_BIAS_TOL * b
+    bb = bias.bias_budget(3.0, d2, 40.0, 0.3, 0.7, 3.0, b, S.beta_model(40.0, 0.3, 2.0, 0.7, 3.0, eps=0.27))
+    assert bb["total"] == pytest.approx(bb["eps"] + bb["drift_saturation"])
+    assert bb["drift_saturation"] < -0.01 and 0 < bb["eps"] < 1e-3
+    assert bias.bias_budget(3.0, S.OUDrift(1.0, 0.0), 3.0, 0.1, 1.5, 2.0, None, None) is None
+
+
+def test_simulation_eps_bounds_the_eps_bias():
+    """simulate's default cut: the largest of 2, 1.5, 1 times default_eps whose shift
+    beta_model - beta* is <= EPS_BIAS_TOL beta* (THEORY.md §7); default_eps without a beta*."""
+    from levysde.simulation.scheme import EPS_BIAS_TOL
+    from levysde.theory import beta_star
+
+    base = S.default_eps(0.01, eta_j=3.0, alpha=1.5)
+    eps = S.simulation_eps(0.01, eta_j=3.0, eta_g=0.1, kappa=1.0, alpha=1.5, lam=2.0)
+    assert eps == pytest.approx(2 * base)
+    b = float(beta_star(3.0))
+    assert abs(S.beta_model(3.0, eps=eps) - b) <= EPS_BIAS_TOL * b
+    # issue 12's case: already the base cut shifts beta_model by more than the tolerance
+    kw = dict(eta_j=40.0, eta_g=0.3, kappa=2.0, alpha=0.7, lam=3.0)
+    base40 = S.default_eps(0.01, eta_j=40.0, alpha=0.7)
+    assert S.simulation_eps(0.01, **kw) == base40
+    b40 = float(beta_star(40.0, 0.3, 2.0, 0.7, 3.0))
+    for c in (1.5, 2.0):
+        assert abs(S.beta_model(40.0, 0.3, 2.0, 0.7, 3.0, eps=c * base40) - b40) > EPS_BIAS_TOL * b40
+    assert S.simulation_eps(0.01, eta_j=3.0, eta_g=0.1, kappa=None, alpha=1.5, lam=2.0) == base
+    assert S.simulation_eps(0.01, eta_j=0.5, eta_g=0.1, kappa=1.0, alpha=1.5, lam=2.0) == \
+        S.default_eps(0.01, eta_j=0.5, alpha=1.5)                        # collapsed: no beta*
+    r = S.simulate(3.0, particles=64, n_groups=4, t_end=0.5, burn_in=0.1)
+    assert r.meta["eps"] == pytest.approx(eps)

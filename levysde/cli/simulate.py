@@ -42,8 +42,9 @@ def add_parser(sub):
     s.add_argument("--backend", choices=("cpu", "cuda"), default="cpu",
                    help="cpu: Numba on all host cores; cuda: an NVIDIA GPU through numba-cuda "
                         "(pip install 'levysde[gpu]'; docs/simulate.md) (default %(default)s)")
-    s.add_argument("--threshold", type=real(0.0, lo_open=True), default=3.0,
-                   help="tail threshold on X = -zeta, measured from the equilibrium (default %(default)s)")
+    s.add_argument("--threshold", type=real(0.0, lo_open=True), default=None,
+                   help="tail threshold on X = -zeta, measured from the equilibrium (default 3, deeper "
+                        "where the drift is not yet saturated at 3: docs/simulate.md, Bias budget)")
     o = p.add_argument_group("output")
     o.add_argument("--out", metavar="RUN.npz",
                    help="save the run (histograms, final states, metadata); refuses an existing file "
@@ -96,6 +97,12 @@ def _notes(args, res, est, scan):
         notes.append("--drift ou has no restoration plateau: the left tail is structurally collapsed "
                       "(THEORY.md §3), beta_theory is null and beta_hat is a plain exponential fit "
                       "with no theoretical counterpart")
+    bb = m.get("bias_budget")
+    if bb and est.se is not None and math.isfinite(est.se) and abs(bb["total"]) > 2 * est.se:
+        notes.append(f"the predicted bias of beta_hat at u = {est.u:g} is {bb['total']:+.4f} (eps "
+                     f"{bb['eps']:+.4f}, drift saturation {bb['drift_saturation']:+.4f}), more than 2 "
+                     f"standard errors ({est.se:.4f}); compare beta_hat with beta_expected = "
+                     f"{bb['beta_expected']:.5f} or use a deeper --threshold")
     for flag_name, asked, got in (("--t-end", args.t_end, m["t_end"]), ("--burn-in", args.burn_in, m["burn_in"])):
         if not math.isclose(asked, got, rel_tol=1e-9, abs_tol=1e-12):
             notes.append(f"{flag_name} {asked:g} is not a multiple of --dt {m['dt']:g}: simulated "
@@ -160,6 +167,7 @@ def run(args) -> int:
         "n_excursions": json_number(est.n_excursions),
         "beta_theory": json_number(m["beta_theory"]), "beta_model": json_number(m["beta_model"]),
         "tail_rate_theory": json_number(m["tail_rate_theory"]), "phase": m["phase"],
+        "bias_budget": m.get("bias_budget"),
         "eps": m["eps"], "dt": m["dt"], "particle_steps_per_s": m["particle_steps_per_s"],
         "backend": m["backend"], "device": m["device"],
         "wall_time_s": m["wall_time_s"], "particles": m["particles"], "t_end": m["t_end"],

@@ -24,14 +24,16 @@ error to the bulk; with exact jump counts the tail rate does not depend on dt (T
 """
 from ._backend import BACKENDS, CudaUnavailableError
 from ._checks import MAX_SLOPE_DT, MAX_STEPS, DivergenceError, SimulationInputError, StepSizeError
-from ._simulate import sample_increments, simulate
+from ._simulate import DEFAULT_RECORD_EVERY, group_starts, sample_increments, simulate
 from .drift import OUDrift, SaturatingDrift, TabulatedDrift
 from .result import SimulationResult
 from .scheme import (DEFAULT_EPS_FACTOR, MAX_JUMPS_PER_STEP, MAX_SERIES_BETA_EPS, beta_model,
-                     big_jump_rate, default_eps, small_jump_symbol, small_jump_variance)
+                     big_jump_rate, default_eps, simulation_eps, small_jump_symbol,
+                     small_jump_variance)
 
 __all__ = ["simulate", "SimulationResult", "SaturatingDrift", "OUDrift", "TabulatedDrift",
            "sample_increments", "default_eps", "big_jump_rate", "small_jump_variance",
            "small_jump_symbol", "beta_model", "DivergenceError", "SimulationInputError",
            "StepSizeError", "DEFAULT_EPS_FACTOR", "MAX_SLOPE_DT", "MAX_JUMPS_PER_STEP", "MAX_STEPS",
-           "MAX_SERIES_BETA_EPS", "BACKENDS", "CudaUnavailableError"]
+           "MAX_SERIES_BETA_EPS", "BACKENDS", "CudaUnavailableError", "DEFAULT_RECORD_EVERY",
+           "group_starts", "simulation_eps"]

@@ -151,7 +151,7 @@ def _big_jump(eps, alpha, lam, exp_prop, ctr, uc, pl, ph, k0, k1):
         neg = v >= 1.0
         if neg:
             v -= 1.0
-        zz = _jump_proposal(1.0 - v, eps, alpha, lam, exp_prop)     # 1 - v in (0, 1]
+        zz = _jump_proposal(-math.log(1.0 - v), eps, alpha, lam, exp_prop)   # 1 - v in (0, 1]
         if lam == 0.0:
             return (-zz if neg else zz), ctr, uc
         u2, ctr, uc = _uniform(ctr, uc, pl, ph, k0, k1)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numba
 import numpy as np
@@ -23,10 +23,38 @@ from ._checks import (DivergenceError, check_dt, check_eps, check_int, finite, j
                       step_size, time_grid)
 from ._kernels import _increments_kernel, _run_chunk
 from .drift import OUDrift, SaturatingDrift, TabulatedDrift
+from .bias import bias_budget, default_threshold
 from .result import SimulationResult
-from .scheme import _scheme, beta_model, default_eps
+from .scheme import _scheme, beta_model, default_eps, simulation_eps
 
-__all__ = ["simulate", "sample_increments"]
+__all__ = ["simulate", "sample_increments", "DEFAULT_RECORD_EVERY", "group_starts", "chunk_bounds"]
+
+#: default recording stride of :func:`simulate` (docs/simulate.md "Recording stride")
+DEFAULT_RECORD_EVERY = 20
+
+
+#: particle-steps per call of the compiled stepper (at most 200 calls): each call ends in a
+#: barrier of all threads, which costs up to a scheduler time slice on a shared machine
+CHUNK_PARTICLE_STEPS = 30_000_000
+
+
+def chunk_bounds(n_steps, particles):
+    """Step boundaries [0, ..., n_steps] of the stepper's calls: at most 200, each of >=
+    CHUNK_PARTICLE_STEPS particle-steps where the run allows (they serve the progress bar and
+    the divergence check)."""
+    n_chunks = max(1, min(n_steps, 200, (n_steps * particles) // CHUNK_PARTICLE_STEPS))
+    return [(i * n_steps) // n_chunks for i in range(n_chunks + 1)]
+
+
+def group_starts(particles, n_groups):
+    """First particle of each group and the end, shape (n_groups + 1,) int64: near-equal groups
+    whose boundaries are multiples of 8 particles (one 64-byte cache line of float64) when
+    ``particles >= 8 n_groups``, so that threads working on different groups never write to
+    the same cache line."""
+    even = (np.arange(n_groups + 1, dtype=np.int64) * particles) // n_groups
+    aligned = 8 * ((even + 4) // 8)
+    aligned[-1] = particles
+    return aligned if np.all(np.diff(aligned) > 0) else even
 
 #: the default drift's parameters (kappa: THEORY.md §4 default plateau)
 _DRIFT_DEFAULTS = {"kappa": DEFAULTS["kappa"], "gamma": 1.0, "z0": 0.0}
@@ -93,6 +121,7 @@ class _Config:
     n_traj: int
     traj_every: int
     threshold_u: float
+    record_every: int
 
 
 @dataclass(frozen=True)
@@ -137,7 +166,8 @@ class _State:
 
 
 def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particles, t_end, burn_in,
-                     dt, eps, n_groups, bin_width, traj_particles, traj_every, threshold_u) -> _Config:
+                     dt, eps, n_groups, bin_width, traj_particles, traj_every, threshold_u,
+                     record_every) -> _Config:
     """The checks of :func:`simulate` that need no theory, in the order of its signature
     (ValueError naming the argument; StepSizeError for ``|F'| dt > MAX_SLOPE_DT``)."""
     a, lm, ej = jump_params(alpha, lam, eta_j)
@@ -160,7 +190,7 @@ def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particle
         raise ValueError(f"n_groups must be in [1, particles = {particles}]; got {n_groups}")
     n_steps, rec_start = time_grid(t_end, burn_in, dt)
     step_size(drift.slope, dt, isinstance(drift, TabulatedDrift))
-    eps = default_eps(dt, eta_j=ej, alpha=a) if eps is None else check_eps(eps)
+    eps = None if eps is None else check_eps(eps)             # None: simulation_eps after the checks
     bin_width = finite("bin_width", bin_width)
     if bin_width <= 0:
         raise ValueError(f"bin_width must be in (0, inf); got {bin_width!r}")
@@ -169,9 +199,17 @@ def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particle
         raise ValueError("traj_every applies only with traj_particles >= 1 (no trajectories are kept "
                          "with traj_particles = 0)")
     traj_every = check_int("traj_every", 100 if traj_every is None else traj_every, 1)
-    threshold_u = finite("threshold_u", threshold_u)
+    if threshold_u is not None:
+        threshold_u = finite("threshold_u", threshold_u)
+    n_rec_steps = n_steps - rec_start
+    if record_every is None:
+        record_every = min(DEFAULT_RECORD_EVERY, n_rec_steps)
+    record_every = check_int("record_every", record_every, 1)
+    if record_every > n_rec_steps:
+        raise ValueError(f"record_every must be in [1, {n_rec_steps}] (the steps after burn-in); "
+                         f"got {record_every}")
     return _Config(ej, eg, a, lm, drift, dt, eps, particles, n_groups, n_steps, rec_start, bin_width,
-                   min(traj_particles, particles), traj_every, threshold_u)
+                   min(traj_particles, particles), traj_every, threshold_u, record_every)
 
 
 def _theory(cfg: _Config) -> _Theory:
@@ -242,12 +280,12 @@ def _initial_state(cfg: _Config, lay: _Layout, seed, z_init, rate, streams=True)
     wait = np.full(particles, np.inf)
     if rate > 0 and streams:
         e = np.empty((particles, 1))
-        _rng.fill_uniform(states, e)
-        wait = -np.log1p(-e[:, 0]) / rate
+        _rng.fill_exponential(states, e)
+        wait = e[:, 0] / rate
     n_traj_rec = cfg.n_steps // cfg.traj_every if cfg.n_traj else 0
     return _State(states=states, z=z, wait=wait, exc_min=np.full(particles, np.inf),
                   diverged=np.zeros(particles, dtype=np.int64),
-                  gstart=(np.arange(n_groups + 1) * particles) // n_groups,
+                  gstart=group_starts(particles, n_groups),
                   acc=np.zeros((n_groups, lay.n_bins, 2)), outside=np.zeros((n_groups, 4)),
                   exc_counts=np.zeros((n_groups, lay.n_bins)), traj=np.zeros((cfg.n_traj, n_traj_rec)))
 
@@ -275,17 +313,17 @@ def _check_diverged(cfg: _Config, lay: _Layout, st: _State, s_gauss):
 
 
 def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, progress) -> float:
-    """Run the compiled stepper over all steps, in chunks of >= ~4e6 particle-steps (they only serve
-    the progress bar and the divergence check); returns the wall time in seconds.
+    """Run the compiled stepper over all steps, in the chunks of :func:`chunk_bounds`; returns (wall time, CPU time of this process)
+    in seconds.
 
     Raises DivergenceError (with the likely cause) after the first chunk in which a particle
     left the window or became non-finite."""
     n_steps, particles = cfg.n_steps, cfg.particles
     kind, dpar, grid, vals = cfg.drift._kernel_args()
-    n_chunks = max(1, min(n_steps, 200, (n_steps * particles) // 4_000_000))
-    bounds = [(i * n_steps) // n_chunks for i in range(n_chunks + 1)]
+    bounds = chunk_bounds(n_steps, particles)
+    n_chunks = len(bounds) - 1
     bar = _progress_bar(cfg, progress)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     # dynamic scheduling of the groups (chunks of one group): keeps both cores busy when
     # the machine is shared; results do not depend on it (one stream per particle)
     old_chunk = numba.set_parallel_chunksize(1)
@@ -293,7 +331,7 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
         for i in range(n_chunks):
             s, e_ = bounds[i], bounds[i + 1]
             _run_chunk(st.z, st.wait, st.states, st.exc_min, st.diverged, st.gstart, s, e_ - s,
-                       cfg.rec_start, cfg.dt, kind, dpar, grid, vals, s_gauss, rate, cfg.eps,
+                       cfg.rec_start, cfg.record_every, cfg.dt, kind, dpar, grid, vals, s_gauss, rate, cfg.eps,
                        cfg.alpha, cfg.lam, exp_prop, lay.hist_lo, 1.0 / lay.bin_width, lay.n_bins,
                        st.acc, st.outside, st.exc_counts, lay.zeq, lay.win_lo, lay.win_hi,
                        st.traj, cfg.traj_every)
@@ -304,7 +342,7 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
         numba.set_parallel_chunksize(old_chunk)
         if bar is not None:
             bar.close()
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 def _advance_cuda(cu, cfg: _Config, lay: _Layout, st: _State, seed, rate, exp_prop, s_gauss,
@@ -351,7 +389,7 @@ def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig
         return None if v is None or not math.isfinite(v) else float(v)
 
     n_steps, dt = cfg.n_steps, cfg.dt
-    n_rec = n_steps - cfg.rec_start
+    n_rec = (n_steps - cfg.rec_start) // cfg.record_every
     meta = {"kind": "simulation", "version": __version__,
             "eta_j": cfg.eta_j, "eta_g": cfg.eta_g, "alpha": cfg.alpha, "lam": cfg.lam,
             **cfg.drift.meta(),
@@ -359,6 +397,7 @@ def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig
             "seed": int(seed) if isinstance(seed, (int, np.integer)) else str(seed),
             "t_end": n_steps * dt, "burn_in": cfg.rec_start * dt, "particles": cfg.particles,
             "n_groups": cfg.n_groups, "steps": n_steps, "record_steps": n_rec,
+            "record_every": cfg.record_every,
             "big_jump_rate": rate, "sigma_eps2": sig2, "exp_proposal": exp_prop,
             "window": [lay.win_lo, lay.win_hi], "backend": backend[0], "device": backend[1],
             "threads": int(backend[2]),
@@ -378,8 +417,8 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
              drift=None, kappa=None, gamma=None, z0=None,
              particles=16384, t_end=800.0, burn_in=50.0, dt=0.01, seed=0, eps=None,
              n_groups=64, bin_width=0.05, hist_halfwidth=None, window=None,
-             z_init=None, traj_particles=0, traj_every=None, threshold_u=3.0, progress=False,
-             backend="cpu"):
+             z_init=None, traj_particles=0, traj_every=None, threshold_u=None, progress=False,
+             backend="cpu", record_every=None):
     """Simulate N particles of ``dzeta = F dt + sqrt(2 eta_G) dW + dJ`` by Euler-Maruyama.
 
     Scheme and bias: :mod:`levysde.simulation.scheme` (THEORY.md §3, §7).
@@ -397,7 +436,8 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     burn_in in [0, t_end) : time before recording; dt > 0 : time step.
     seed : int >= 0 (``numpy.random.SeedSequence`` entropy). Same seed -> same
         bits for any thread count.
-    eps : jump cut > 0, default :func:`default_eps`.
+    eps : jump cut > 0, default :func:`levysde.simulation.scheme.simulation_eps` (1, 1.5 or 2 times
+        :func:`default_eps`: the largest whose bias beta_model - beta* is <= 2.5e-4 beta*).
     n_groups : independent particle groups for jackknife errors (<= particles).
     bin_width, hist_halfwidth : histogram of zeta on [zeq - H, zeq + H] with bins
         of ``bin_width`` (H default: max(25, 45/tail rate) capped at 400; rounded so
@@ -406,8 +446,15 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     z_init : initial state(s), default the drift's equilibrium.
     traj_particles, traj_every : keep every ``traj_every``-th step (default 100) of the first
         ``traj_particles`` paths; ``traj_every`` without trajectories is a ValueError.
-    threshold_u : default tail threshold on X = -zeta, relative to -zeq (stored in meta).
+    threshold_u : default tail threshold on X = -zeta, relative to -zeq (stored in meta); default
+        :func:`levysde.simulation.bias.default_threshold`: 3, or deeper where the drift is not
+        yet saturated at 3 (predicted bias above 0.2 % of beta*).
     progress : show a tqdm bar on stderr.
+    record_every : int >= 1 (at most the steps after burn-in): the histograms and excursion
+        depths sample zeta every ``record_every``-th step after burn-in (default
+        DEFAULT_RECORD_EVERY, capped at the recorded steps; docs/simulate.md "Recording stride":
+        it costs little statistical precision and saves most of the recording time). The
+        CUDA backend records every step.
     backend : "cpu" (Numba on all host threads, default) or "cuda" (an NVIDIA GPU through
         numba-cuda, or Numba's CUDA simulator under NUMBA_ENABLE_CUDASIM=1;
         ``levysde.simulation._cuda``, docs/simulate.md "GPU backend"). Same scheme and
@@ -421,7 +468,9 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     n_groups, steps, record_steps, big_jump_rate, sigma_eps2, wall_time_s,
     particle_steps_per_s, beta_theory (None when no admissible root or no plateau),
     beta_model, tail_rate_theory, phase, threshold_u, threads, version, notes (list of
-    strings, e.g. beta_model unresolved), backend ("cpu" or "cuda"), device (CPU model or
+    strings, e.g. beta_model unresolved), bias_budget (predicted bias of beta_hat at threshold_u
+    by source, :func:`levysde.simulation.bias.bias_budget`; None without beta*), record_every, cpu_time_s (CPU seconds of this
+    process in the stepper, all threads; None on cuda), backend ("cpu" or "cuda"), device (CPU model or
     GPU name). threads is the Numba thread count (cpu) or the CUDA block size (cuda).
     t_end and burn_in are the values actually simulated: round(t_end/dt) and
     round(burn_in/dt) steps.
@@ -446,9 +495,16 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     """
     backend = check_backend(backend)
     cfg = _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particles, t_end,
-                           burn_in, dt, eps, n_groups, bin_width, traj_particles, traj_every, threshold_u)
+                           burn_in, dt, eps, n_groups, bin_width, traj_particles, traj_every, threshold_u,
+                           1 if backend == "cuda" else record_every)
     cu = load_cuda() if backend == "cuda" else None
+    if cfg.eps is None:
+        cfg = replace(cfg, eps=simulation_eps(cfg.dt, eta_j=cfg.eta_j, eta_g=cfg.eta_g,
+                                              kappa=cfg.drift.plateau, alpha=cfg.alpha, lam=cfg.lam))
     th = _theory(cfg)
+    if cfg.threshold_u is None:
+        cfg = replace(cfg, threshold_u=default_threshold(cfg.drift, cfg.eta_j, cfg.eta_g, cfg.alpha,
+                                                         cfg.lam, th.beta))
     lay = _layout(cfg, th.tail_rate, hist_halfwidth, window)
     rate, sig2, exp_prop = _scheme(cfg.dt, cfg.eps, cfg.alpha, cfg.lam, cfg.eta_j, cfg.eta_g)
     _checks.memory(cfg.particles, cfg.n_groups, lay.n_bins, cfg.n_traj,
@@ -456,13 +512,18 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     s_gauss = math.sqrt((2.0 * cfg.eta_g + sig2) * cfg.dt)
     st = _initial_state(cfg, lay, seed, z_init, rate, streams=cu is None)
     if cu is None:
-        wall = _advance(cfg, lay, st, rate, exp_prop, s_gauss, progress)
+        wall, cpu = _advance(cfg, lay, st, rate, exp_prop, s_gauss, progress)
         run_on = ("cpu", cpu_name(), numba.get_num_threads())
     else:
         wall, block = _advance_cuda(cu, cfg, lay, st, seed, rate, exp_prop, s_gauss, progress)
+        cpu = None
         run_on = ("cuda", cu.device_name(), block)
     _close_open_excursions(lay, st)
-    return _result(cfg, th, lay, st, seed, rate, sig2, exp_prop, wall, run_on)
+    res = _result(cfg, th, lay, st, seed, rate, sig2, exp_prop, wall, run_on)
+    res.meta["cpu_time_s"] = cpu
+    res.meta["bias_budget"] = bias_budget(cfg.threshold_u, cfg.drift, cfg.eta_j, cfg.eta_g, cfg.alpha,
+                                          cfg.lam, th.beta, th.beta_model)
+    return res
 
 
 def _divergence_cause(drift, dt, alpha, lam, eta_j, noise=None, win=None):

@@ -40,20 +40,39 @@ def drift(kind, x, d0, d1, d2, grid, vals):
     return vals[lo] + t * (vals[hi] - vals[lo])
 
 
-def jump_proposal(u1, eps, alpha, lam, exp_proposal):
-    """Proposed magnitude of a big jump from u1 in (0, 1] (THEORY.md §7): the Pareto
-    ``eps u1^(-1/alpha)``, or ``eps - log(u1)/lam`` (exponential proposal, used when
-    lam eps > alpha)."""
+def jump_proposal(e, eps, alpha, lam, exp_proposal):
+    """Proposed magnitude of a big jump from a standard exponential e = -log U (THEORY.md §7):
+    the Pareto ``eps U^(-1/alpha) = eps exp(e/alpha)``, or ``eps + e/lam`` (exponential
+    proposal, used when lam eps > alpha)."""
     if exp_proposal:
-        return eps - math.log(u1) / lam
-    return eps * math.exp(math.log(u1) * (-1.0 / alpha))
+        return eps + e / lam
+    return eps * math.exp(e * (1.0 / alpha))
+
+
+def jump_accepted_log(zz, e2, eps, alpha, lam, exp_proposal):
+    """The rejection step of :func:`jump_accepted` in log form, from a standard exponential
+    e2 = -log u2: accept the Pareto proposal when e2 > lam (z - eps) (no exp at all), the
+    exponential one when e2 > (1 + alpha) log(z/eps), deciding first by the bounds
+    (r - 1)/r <= log r <= r - 1 (r = z/eps) and taking the log only between them."""
+    if exp_proposal:
+        r = zz / eps
+        a1 = 1.0 + alpha
+        if e2 >= a1 * (r - 1.0):
+            return True
+        if e2 <= a1 * (1.0 - 1.0 / r):
+            return False
+        return e2 > a1 * math.log(r)
+    return e2 > lam * (zz - eps)
 
 
 def jump_accepted(zz, u2, eps, alpha, lam, exp_proposal):
     """Exact rejection step for the density ~ exp(-lam z) z^(-1-alpha) on (eps, inf): accept the
-    Pareto proposal with probability exp(-lam (z - eps)) (squeeze exp(-d) >= 1 - d first), the
-    exponential one with (z/eps)^(-1-alpha); u2 uniform on [0, 1)."""
+    Pareto proposal with probability exp(-lam (z - eps)), the exponential one with
+    (z/eps)^(-1-alpha); u2 uniform on [0, 1). Each first tries a squeeze (a lower bound of the
+    acceptance probability that needs no exp or pow): exp(-d) >= 1 - d and, by convexity,
+    r^(-1-alpha) >= 1 - (1 + alpha)(r - 1) for r = z/eps >= 1."""
     if exp_proposal:
-        return u2 < (zz / eps) ** (-1.0 - alpha)
+        r = zz / eps
+        return u2 < 1.0 - (1.0 + alpha) * (r - 1.0) or u2 < math.exp((-1.0 - alpha) * math.log(r))
     d = lam * (zz - eps)
     return u2 < 1.0 - d or u2 < math.exp(-d)

@@ -32,11 +32,15 @@ from ..params import DEFAULTS
 from ..roots import chandrupatla
 from ._checks import SimulationInputError, check_dt, check_eps, jump_params, scalar_param
 
-__all__ = ["default_eps", "big_jump_rate", "small_jump_variance", "small_jump_symbol", "beta_model",
+__all__ = ["default_eps", "simulation_eps", "SIMULATION_EPS_FACTORS", "EPS_BIAS_TOL", "big_jump_rate", "small_jump_variance", "small_jump_symbol", "beta_model",
            "DEFAULT_EPS_FACTOR", "MAX_JUMPS_PER_STEP", "MAX_SERIES_BETA_EPS"]
 
 #: default cut: eps = DEFAULT_EPS_FACTOR * (eta_J dt)^(1/alpha), the typical increment
 DEFAULT_EPS_FACTOR = 1.0
+#: multiples of :func:`default_eps` tried by :func:`simulation_eps`, largest first
+SIMULATION_EPS_FACTORS = (2.0, 1.5, 1.0)
+#: largest eps bias |beta_model - beta*| / beta* accepted by :func:`simulation_eps` for a larger cut
+EPS_BIAS_TOL = 2.5e-4
 #: cap on the expected number of big jumps per particle-step, Lambda_eps dt (a smaller eps is
 #: rejected: the run would spend its time drawing jumps the Gaussian part could carry)
 MAX_JUMPS_PER_STEP = 1e3
@@ -64,6 +68,36 @@ def default_eps(dt, *, eta_j, alpha):
     a = scalar_param("alpha", alpha)
     ej = scalar_param("eta_j", eta_j)
     return DEFAULT_EPS_FACTOR * ((ej if ej > 0 else 1.0) * dt) ** (1.0 / a)
+
+
+def simulation_eps(dt, *, eta_j, eta_g, kappa, alpha, lam):
+    """The default cut of :func:`levysde.simulation.simulate`: ``c * default_eps(dt)`` with the
+    largest c in SIMULATION_EPS_FACTORS = (2, 1.5, 1) whose eps bias is at most EPS_BIAS_TOL:
+    ``|beta_model(eps) - beta*| <= 2.5e-4 beta*`` (THEORY.md §7: eps scales like the typical
+    increment (eta_J dt)^(1/alpha); its bias is the exact shift beta_model - beta*).
+
+    A larger cut means fewer big jumps per step (``Lambda_eps`` falls like eps^-alpha or faster),
+    the most expensive part of a step (docs/simulate.md, Benchmark): c = 2 cuts them 4-fold at
+    the defaults (eta_J = 3: 0.27 -> 0.067 per step at dt = 0.01) for a shift of +1.6e-4
+    (1.9e-4 beta*), a tenth of a typical standard error. Where even c = 1 exceeds the tolerance
+    (e.g. eta_J = 40, alpha = 0.7: +4.4e-4 beta*) the cut stays default_eps. Without a beta*
+    (kappa None: no plateau; collapsed phase; lam = 0; eta_J = 0) it is default_eps.
+
+    Raises ValueError on out-of-range parameters (as :func:`default_eps`, :func:`beta_model`).
+    """
+    from ..theory import beta_star
+
+    base = default_eps(dt, eta_j=eta_j, alpha=alpha)
+    if kappa is None or eta_j == 0 or lam == 0:
+        return base
+    b = float(beta_star(eta_j, eta_g, kappa, alpha, lam))
+    if not (math.isfinite(b) and b > 0):
+        return base
+    for c in SIMULATION_EPS_FACTORS:
+        bm = beta_model(eta_j, eta_g, kappa, alpha, lam, eps=c * base)
+        if c == 1.0 or (math.isfinite(bm) and abs(bm - b) <= EPS_BIAS_TOL * b):
+            return c * base
+    return base
 
 
 def big_jump_rate(eps, *, alpha, lam, eta_j):

@@ -1,0 +1,107 @@
+"""Bias budget of the simulated tail rate beta_hat (THEORY.md §7, §8) and the default threshold.
+
+A threshold estimate ``beta_hat(u) = 1 / mean(X - u | X > u)`` (X = zeq - zeta, the depth below the
+equilibrium) of a simulation differs from beta* for four reasons:
+
+* **eps** (the Gaussian stand-in for the jumps below the cut): exactly ``beta_model - beta*``
+  (:func:`levysde.simulation.beta_model`, the root of Phi_eps).
+* **drift saturation**: beta* assumes the drift sits on its plateau kappa, but at depth x the
+  restoring drift is only ``F(zeq - x) < kappa`` (``kappa tanh(gamma x/kappa)`` for the
+  saturating drift), so the density just beyond u decays more slowly than e^{-beta* x}.
+  :func:`saturation_shift` predicts the shift with the local-rate model
+  ``p(x) ∝ exp(-int_0^x beta_loc(s) ds)``, ``beta_loc(s)`` = beta* with kappa replaced by the local
+  drift ``F(zeq - s)`` (the root of Phi of THEORY.md §4 at that drift), as the MLE of that density
+  beyond u. Checked against simulations (docs/simulate.md "Bias budget"): at eta_G = 0.3,
+  eta_J = 40, kappa = 2, alpha = 0.7, lam = 3, gamma = 1 it predicts -0.0141 at u = 3 where
+  the runs measured -0.0130 +- 0.0021 (gamma = 1 against gamma = 4, which saturates at u = 3).
+* **dt**: Euler's step is exact for the constant drift of the plateau and the jump epochs are
+  exact, so the tail carries no O(dt) term at leading order; measured: halving dt moved
+  beta_hat(u = 3) by +0.0011 +- 0.0018 in the case above. Reported as 0 (not modelled).
+* **finite u** beyond the saturation (the density is exponential only asymptotically, up to
+  faster-decaying terms): with a saturated drift the measured beta_hat(u) was flat for
+  u = 2 ... 8 within its errors. Reported as 0 (not modelled).
+
+:func:`default_threshold` picks the smallest u >= 3 (steps of 0.5) whose predicted saturation
+shift is at most DRIFT_BIAS_TOL = 0.2 % of beta*.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import integrate
+
+__all__ = ["saturation_shift", "default_threshold", "bias_budget", "DRIFT_BIAS_TOL", "BASE_THRESHOLD"]
+
+#: largest predicted drift-saturation shift of beta_hat accepted by the default threshold (relative)
+DRIFT_BIAS_TOL = 2e-3
+#: the default threshold when the drift is saturated there (THEORY.md §7's measurements use u = 3)
+BASE_THRESHOLD = 3.0
+_U_MAX = 40.0
+
+
+def _local_rates(x, drift, eta_j, eta_g, alpha, lam):
+    """beta_loc(x): beta* with kappa replaced by the restoring drift at depth x below the equilibrium
+    (THEORY.md §4); lam where the local root does not exist (tempering-limited)."""
+    from ..theory import beta_star
+
+    f = np.maximum(np.asarray(drift(drift.equilibrium - x), dtype=float), 1e-12)
+    b = np.asarray(beta_star(eta_j, eta_g, f, alpha, lam), dtype=float)
+    return np.where(np.isfinite(b), b, lam)
+
+
+def saturation_shift(u, drift, eta_j, eta_g, alpha, lam, beta):
+    """Predicted beta_hat(u) - beta* from the drift's approach to its plateau (local-rate model).
+
+    Parameters: u > 0, threshold depth below the equilibrium; drift with ``plateau`` and
+    ``equilibrium`` (:mod:`levysde.simulation.drift`); model parameters of THEORY.md §4; beta =
+    beta* (> 0). Returns a float (<= 0 for a drift that rises monotonically to its plateau).
+    Source: the module docstring (local-rate model), THEORY.md §4, §8.
+    """
+    x_max = u + 40.0 / beta
+    x = np.concatenate([np.linspace(0.0, u, 1001), np.linspace(u, x_max, 4001)[1:]])  # u: node 1000
+    b = _local_rates(x, drift, eta_j, eta_g, alpha, lam)
+    big_l = integrate.cumulative_trapezoid(b, x, initial=0.0)
+    xs = x[1000:]
+    p = np.exp(-(big_l[1000:] - big_l[1000]))
+    return float(integrate.trapezoid(p, xs) / integrate.trapezoid((xs - u) * p, xs)) - beta
+
+
+def default_threshold(drift, eta_j, eta_g, alpha, lam, beta):
+    """Smallest u in 3, 3.5, 4, ... (depth below the equilibrium) with
+    ``|saturation_shift(u)| <= DRIFT_BIAS_TOL * beta*``; 3 when there is no beta* (no plateau
+    or collapsed phase). Capped at 40. One grid of local rates (step 0.005, every candidate a
+    node) serves all candidates."""
+    if beta is None or not (math.isfinite(beta) and beta > 0) or drift.plateau is None:
+        return BASE_THRESHOLD
+    h = 0.005
+    x = h * np.arange(int(math.ceil((_U_MAX + 40.0 / beta) / h)) + 1)
+    big_l = integrate.cumulative_trapezoid(_local_rates(x, drift, eta_j, eta_g, alpha, lam), x,
+                                           initial=0.0)
+    tail = int(round(40.0 / beta / h))
+    u = BASE_THRESHOLD
+    while u < _U_MAX:
+        i = int(round(u / h))
+        p = np.exp(-(big_l[i:i + tail] - big_l[i]))
+        rate = integrate.trapezoid(p, dx=h) / integrate.trapezoid((x[i:i + tail] - x[i]) * p, dx=h)
+        if abs(rate - beta) <= DRIFT_BIAS_TOL * beta:
+            return u
+        u += 0.5
+    return _U_MAX
+
+
+def bias_budget(u, drift, eta_j, eta_g, alpha, lam, beta, beta_mod):
+    """The predicted bias of beta_hat(u) against beta*, by source (module docstring).
+
+    Returns a dict: depth_u (u as a depth below the equilibrium), beta_star, eps (beta_model - beta*), drift_saturation, dt (0, not
+    modelled), finite_u (0, not modelled), total, beta_expected (beta* + total); or None without
+    a beta* (no plateau, collapsed phase).
+    """
+    if beta is None or not (math.isfinite(beta) and beta > 0) or drift.plateau is None:
+        return None
+    eps = beta_mod - beta if (beta_mod is not None and math.isfinite(beta_mod)) else 0.0
+    sat = saturation_shift(u, drift, eta_j, eta_g, alpha, lam, beta)
+    total = eps + sat
+    return {"depth_u": float(u), "beta_star": float(beta), "eps": float(eps),
+            "drift_saturation": sat, "dt": 0.0, "finite_u": 0.0, "total": total,
+            "beta_expected": float(beta) + total}
