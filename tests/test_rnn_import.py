@@ -4,7 +4,16 @@ import subprocess
 import sys
 import textwrap
 
-BLOCK = "import sys; sys.modules['torch'] = None\n"
+# torch made unimportable as if not installed: a meta-path finder that raises ModuleNotFoundError.
+# (Not sys.modules['torch'] = None: scipy.stats probes sys.modules['torch'].Tensor at import.)
+BLOCK = textwrap.dedent("""
+    import sys
+    class _NoTorch:
+        def find_spec(self, name, path=None, target=None):
+            if name == "torch" or name.startswith("torch."):
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+    sys.meta_path.insert(0, _NoTorch())
+""")
 
 
 def _py(code):
