@@ -43,6 +43,8 @@ def check_param(name: str, value) -> np.ndarray:
         out of range.
     """
     try:
+        if value is None or isinstance(value, (str, bytes)) or np.asarray(value).dtype.kind not in "biuf":
+            raise TypeError          # None, strings, nested None, ...: numpy would give NaN or parse text
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a real number in {describe_range(name)}; got {value!r}") from None

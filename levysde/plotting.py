@@ -21,9 +21,21 @@ def _pyplot():
     return plt
 
 
-def save_figure(fig, path) -> None:
-    """Save ``fig`` to ``path``; the format follows the extension (png, pdf, svg)."""
-    fig.savefig(path, dpi=150, bbox_inches="tight")
+def save_figure(fig, path, *, dpi: int = 150, bbox_inches="tight") -> str:
+    """Save ``fig`` to ``path`` atomically (:func:`levysde._io.atomic_write`: a temporary file
+    next to it replaces it; a non-regular target such as a FIFO or device is refused with
+    ValueError). The format follows the suffix (png, pdf, svg, ...); ``.png`` is appended to a
+    name without one. Returns the path written."""
+    import os
+
+    from ._io import atomic_write
+
+    path = os.fspath(path)
+    fmt = os.path.splitext(path)[1][1:].lower()
+    if not fmt:
+        path, fmt = path + ".png", "png"
+    atomic_write(path, lambda fh: fig.savefig(fh, dpi=dpi, format=fmt, bbox_inches=bbox_inches))
+    return path
 
 
 def plot_phase_diagram(diagram, *, overlay=None, path=None):
@@ -41,13 +53,13 @@ def plot_phase_diagram(diagram, *, overlay=None, path=None):
     b = np.ma.masked_invalid(d.beta_star)
     finite = d.beta_star[np.isfinite(d.beta_star)]
     vmax = float(np.percentile(finite, 99)) if finite.size else 1.0
-    cmap = plt.get_cmap("viridis").copy()
-    cmap.set_bad("0.82")
+    cmap = plt.get_cmap("viridis").with_extremes(bad="0.82")
     mesh = ax.pcolormesh(d.x, d.y, b, shading="auto", cmap=cmap, vmin=0.0, vmax=max(vmax, 1.05))
     fig.colorbar(mesh, ax=ax, label=r"$\beta^*$")
     handles = []
     gap = np.ma.masked_invalid(d.threshold_gap)
-    if np.nanmin(d.threshold_gap) < 0 < np.nanmax(d.threshold_gap):
+    gap_fin = d.threshold_gap[np.isfinite(d.threshold_gap)]   # empty when lam = 0 (no eta_J*)
+    if gap_fin.size and gap_fin.min() < 0 < gap_fin.max():
         ax.contour(d.x, d.y, gap, levels=[0.0], colors="white", linestyles="--", linewidths=1.8)
         handles.append(plt.Line2D([], [], color="white", ls="--", label=r"threshold $\eta_J=\eta_J^*$"))
     crit = np.ma.masked_invalid(d.critical_gap)
@@ -158,7 +170,7 @@ def plot_envelope(lags, f, path, *, beta=None, slope=None, slope_window=None, fi
         ax.grid(True, which="both", alpha=0.3)
         fig.tight_layout()
         try:
-            fig.savefig(str(path), dpi=120)
+            save_figure(fig, path, dpi=120, bbox_inches=None)
         except (OSError, ValueError) as exc:
             raise ValueError(f"--plot: cannot write {path}: {exc}") from None
     finally:
@@ -281,18 +293,10 @@ def plot_simulation(res, path, *, scan=None):
     ax2.set_ylabel(r"$\hat\beta(u)$")
     ax2.legend(fontsize=8)
     fig.tight_layout()
-    # atomic: a temporary file in the same directory replaces ``path`` (format from the suffix,
-    # png without one); an interrupted or failed save leaves no partial image
-    import os
-
-    from .runfile import atomic_write
-
-    fmt = os.path.splitext(os.fspath(path))[1][1:].lower() or "png"
     try:
-        atomic_write(os.fspath(path), lambda fh: fig.savefig(fh, dpi=120, format=fmt))
+        return save_figure(fig, path, dpi=120, bbox_inches=None)
     finally:
         plt.close(fig)
-    return path
 
 
 def plot_beta_check(overlay, path=None):
@@ -302,7 +306,9 @@ def plot_beta_check(overlay, path=None):
     fig, ax = plt.subplots(figsize=(4.8, 4.4))
     b, bh, se = overlay["beta_theory"], overlay["beta_hat"], overlay["se"]
     ax.errorbar(b, bh, yerr=se, fmt="o", ms=5, capsize=3, label=r"simulated $\hat\beta$")
-    lo, hi = 0.0, float(np.nanmax(np.concatenate([b, bh]))) * 1.1
+    both = np.concatenate([b, bh])
+    both = both[np.isfinite(both)]
+    lo, hi = 0.0, (float(both.max()) * 1.1 if both.size else 1.0)
     ax.plot([lo, hi], [lo, hi], "k--", lw=1, label=r"$\hat\beta=\beta^*$")
     ax.set_xlabel(r"$\beta^*$ (theory)")
     ax.set_ylabel(r"$\hat\beta$ (simulation)")

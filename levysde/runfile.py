@@ -26,53 +26,25 @@ with a float32-saturated retention (r < 1e-6 or 1 - r < 1e-6); ``wall`` (R,) sec
 the start; ``transport`` (R, n_lags), only when measured: Lambda-weighted mean of
 ``<prod_{k<l} r_{t-k}>`` over the probe window, NaN for lags longer than the window.
 
-Writes are atomic (temporary file in the same directory + ``os.replace``), so an
-interrupted run leaves the last complete file; the file gets mode ``0o666 & ~umask``
-(like a file created with ``open``), not mkstemp's 0600.
+Writes go through :func:`levysde._io.atomic_write` (temporary file in the same directory +
+``os.replace``), so an interrupted run leaves the last complete file; the file gets mode
+``0o666 & ~umask`` (like a file created with ``open``), not mkstemp's 0600; a target that is
+not a regular file (device node, FIFO, directory) is refused.
 """
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 import zipfile
 
 import numpy as np
 
+from ._io import atomic_write, check_output, umask  # noqa: F401  (re-exported)
+
 REQUIRED_KEYS = ("zeta", "zeta_jac", "step", "Lambda", "loss", "lags", "envelope", "config")
 
 
-def _umask() -> int:
-    """The process umask (read without changing it where /proc allows)."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(path: str, writer) -> None:
-    """Write ``path`` atomically: ``writer(fh)`` fills a temporary file in the same directory,
-    which gets mode ``0o666 & ~umask`` and then replaces ``path``. On any failure (or
-    interruption) the temporary file is removed and ``path`` is untouched."""
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path), dir=d)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            writer(fh)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+_umask = umask  # old private name
 
 
 _atomic_write = atomic_write  # old private name
@@ -104,7 +76,9 @@ def read_run(path, *, kinds=("simulation", "rnn")) -> dict:
     ------
     ValueError, one line naming the file, when it is missing, a directory, not a valid
     .npz archive (truncated, corrupt, a plain .npy array, pickled objects), has no JSON
-    ``meta``/``config`` object, is of a kind not in ``kinds``, or lacks its kind's keys.
+    ``meta``/``config`` object, is of a kind not in ``kinds``, or lacks its kind's keys;
+    for simulation runs also when ``hist_edges`` is not a strictly increasing grid or
+    ``hist_counts`` does not match it (naming the entry).
     """
     try:
         z = np.load(path, allow_pickle=False)
@@ -141,11 +115,33 @@ def read_run(path, *, kinds=("simulation", "rnn")) -> dict:
     missing = [k for k in need if k not in data]
     if missing:
         raise ValueError(f"{path} ({kind} run) lacks {', '.join(missing)}")
+    if kind == "simulation":
+        _check_histogram(path, data["hist_edges"], data["hist_counts"])
     data["meta"] = meta
     data["kind"] = kind
     if kind == "rnn":
         data["config"] = meta
     return data
+
+
+def _check_histogram(path, edges, counts) -> None:
+    """ValueError naming the file and the entry unless ``hist_edges`` is a 1-d, finite, strictly
+    increasing grid of >= 2 edges and ``hist_counts`` holds finite counts >= 0 with shape
+    (n_bins,) or (n_groups, n_bins), n_bins = len(hist_edges) - 1."""
+    if edges.ndim != 1 or edges.size < 2 or not np.issubdtype(edges.dtype, np.number):
+        raise ValueError(f"{path}: hist_edges must be a 1-d numeric array of >= 2 bin edges; got "
+                         f"shape {edges.shape}, dtype {edges.dtype}")
+    e = edges.astype(float)
+    if not (np.all(np.isfinite(e)) and np.all(np.diff(e) > 0)):
+        raise ValueError(f"{path}: hist_edges must be finite and strictly increasing (a corrupt or "
+                         f"hand-edited run file)")
+    if (counts.ndim not in (1, 2) or counts.shape[-1] != edges.size - 1
+            or not np.issubdtype(counts.dtype, np.number)):
+        raise ValueError(f"{path}: hist_counts has shape {counts.shape}, expected (n_groups, "
+                         f"{edges.size - 1}) for {edges.size} hist_edges")
+    c = counts.astype(float)
+    if not (np.all(np.isfinite(c)) and np.all(c >= 0)):
+        raise ValueError(f"{path}: hist_counts must be finite and >= 0")
 
 
 def load_run(path: str) -> dict:
@@ -164,22 +160,7 @@ def checkpoint_path(run_path: str) -> str:
 
 def check_writable(path: str, what: str = "output") -> None:
     """Raise ValueError (one line, starting with ``what`` and ``path``) unless ``path`` can be
-    written as a file: it must not end in a path separator or be a directory, and its
-    directory must exist and accept new files (probed with a temporary file, removed again).
-    Nothing is created."""
-    seps = tuple(s for s in (os.sep, os.altsep) if s)
-    if not path or path.endswith(seps):
-        raise ValueError(f"{what} {path!r} must name a file, not a directory (e.g. runs/run.npz)")
-    if os.path.isdir(path):
-        raise ValueError(f"{what} {path!r} is a directory; give a file name such as "
-                         f"{os.path.join(path, 'run.npz')!r}")
-    d = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(d):
-        raise ValueError(f"{what}: directory {d!r} does not exist (create it first: mkdir -p {d})")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-probe-", dir=d)
-    except OSError as exc:
-        raise ValueError(f"{what}: cannot create files in directory {d!r} "
-                         f"({exc.strerror or type(exc).__name__})") from None
-    os.close(fd)
-    os.unlink(tmp)
+    written as a file: :func:`levysde._io.check_output` with ``force=True`` (an existing regular
+    file is accepted; directories, FIFOs, devices and missing directories are not). Nothing is
+    created."""
+    check_output(path, what, force=True)

@@ -1,30 +1,51 @@
-"""Reproducible, resumable parameter sweeps, run through Dask.
+"""Reproducible, resumable parameter sweeps, run through Dask, shared between processes.
 
 Each grid point is an independent task ``task(point, seed) -> dict`` whose seed is
 derived from one master seed and the point's index only
 (``SeedSequence([master_seed, index])``), so the results do not depend on the
 number of workers, on the order in which tasks finish, or on which points were
 already done. Every finished point is written at once to its own ``.npz`` file
-in the store directory (atomically: temp file + rename), so a killed sweep
-resumes and skips finished points.
+in the store directory (atomically, :func:`levysde._io.atomic_write`, mode
+``0o666 & ~umask``), so a killed sweep resumes and skips finished points.
+
+Sweeps that share a store share the work: a point is computed only by the sweep that
+holds its lock file ``point_NNNNNN.lock`` (``O_CREAT | O_EXCL``, :func:`levysde._io.claim`);
+the others wait for its result file. A lock whose holder died (a process of this host that
+no longer runs; on other hosts, a lock not refreshed for :data:`levysde._io.LOCK_STALE_S`
+seconds) is taken over. Points are claimed only as workers become free, so two sweeps
+started together split the grid between them.
 
 Schedulers:
   * ``"local"`` (default): a ``distributed.LocalCluster`` with ``n_workers``
     single-threaded worker processes, started and closed here (no set-up);
   * ``"tcp://HOST:PORT"``: an existing Dask cluster;
   * ``"sequential"``: a plain loop in this process (no Dask), the reference.
+
+Ctrl-C (KeyboardInterrupt) stops a sweep quietly: the local workers start with SIGINT
+blocked (the terminal sends it to the whole process group), and the cluster is closed with Dask's
+logging silenced, so the only output is the caller's own message; finished points stay on
+disk and the locks of unfinished ones are released.
 """
 from __future__ import annotations
 
+import collections
 import json
+import logging
 import os
 import pathlib
-import tempfile
+import signal
+import sys
+import time
 from typing import Callable
 
 import numpy as np
 
+from ._io import atomic_write, claim, lock_is_stale, refresh, release
+
 __all__ = ["point_seed", "run_sweep", "load_point"]
+
+#: seconds between checks for points finished by another sweep on the same store
+POLL_S = 0.25
 
 
 def point_seed(master_seed: int, index: int) -> int:
@@ -39,13 +60,14 @@ def _point_path(store: pathlib.Path, index: int) -> pathlib.Path:
     return store / f"point_{index:06d}.npz"
 
 
+def _lock_path(store: pathlib.Path, index: int) -> pathlib.Path:
+    return store / f"point_{index:06d}.lock"
+
+
 def _save_point(store: pathlib.Path, index: int, point: dict, seed: int, result: dict) -> None:
     arrays = {f"r_{k}": np.asarray(v) for k, v in result.items()}
     meta = json.dumps({"index": index, "point": point, "seed": seed})
-    fd, tmp = tempfile.mkstemp(dir=store, suffix=".tmp.npz")
-    os.close(fd)
-    np.savez(tmp, meta=np.array(meta), **arrays)
-    os.replace(tmp, _point_path(store, index))
+    atomic_write(_point_path(store, index), lambda fh: np.savez(fh, meta=np.array(meta), **arrays))
 
 
 def load_point(path) -> tuple[dict, int, dict]:
@@ -67,6 +89,171 @@ def _call(task, point, seed, numba_threads):
     return task(point, seed)
 
 
+def _open_store(store, points: list, master_seed: int) -> pathlib.Path:
+    """Create/validate the store directory and its manifest ``sweep.json`` (created exclusively,
+    so two sweeps starting together agree on one manifest)."""
+    store = pathlib.Path(store)
+    if store.exists() and not store.is_dir():
+        raise ValueError(f"store {str(store)!r} exists and is not a directory")
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"cannot create store directory {str(store)!r} "
+                         f"({exc.strerror or type(exc).__name__})") from None
+    manifest = {"master_seed": int(master_seed), "points": points}
+    mpath = store / "sweep.json"
+    if not mpath.exists():
+        text = json.dumps(manifest, indent=1).encode()
+        tmp = store / f".sweep.json.{os.getpid()}.new"
+        atomic_write(tmp, lambda fh: fh.write(text))
+        try:
+            os.link(tmp, mpath)           # fails if another sweep created it first
+        except FileExistsError:
+            pass
+        except OSError:                   # no hard links on this file system
+            if not mpath.exists():
+                os.replace(tmp, mpath)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+    try:
+        same = json.loads(mpath.read_text()) == json.loads(json.dumps(manifest))
+    except ValueError:
+        raise ValueError(f"store {str(store)!r}: sweep.json is not valid JSON") from None
+    if not same:
+        raise ValueError(f"store {str(store)!r} holds a different sweep (points or master_seed differ)")
+    return store
+
+
+def _start_client(scheduler: str, n_workers: int, connect_timeout: float):
+    """(client, cluster, slots): a Dask client for ``scheduler`` and the number of tasks kept in
+    flight. Local workers are started with SIGINT blocked (the signal mask is inherited by the
+    cluster's threads and worker processes), so Ctrl-C reaches only this process; a Ctrl-C
+    during start-up stays pending and takes effect as soon as the cluster is up."""
+    from distributed import Client, LocalCluster
+
+    if scheduler != "local":
+        try:
+            client = Client(scheduler, timeout=connect_timeout)
+        except (OSError, TimeoutError) as exc:
+            msg = " ".join(str(exc).split()) or type(exc).__name__
+            raise ConnectionError(f"cannot connect to the Dask scheduler at {scheduler} ({msg})") from None
+        return client, None, max(1, sum(client.nthreads().values()))
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        cluster = LocalCluster(n_workers=int(n_workers), threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.ERROR)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    try:
+        client = Client(cluster)
+    except BaseException:
+        _close(None, cluster, quiet=True)
+        raise
+    return client, cluster, int(n_workers)
+
+
+def _close(client, cluster, *, quiet: bool) -> None:
+    """Close the client and the local cluster; ``quiet`` (after an interruption or error):
+    silence Dask's, tornado's and asyncio's logging and unraisable-exception reports first, so
+    that no worker or connection tracebacks follow the caller's one-line message."""
+    if quiet:
+        for name in ("distributed", "tornado", "asyncio"):
+            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+        sys.unraisablehook = lambda unraisable: None
+    for obj in (client, cluster):
+        if obj is None:
+            continue
+        try:
+            obj.close(timeout=5) if quiet else obj.close()
+        except BaseException:        # noqa: BLE001 - closing after an interruption must not raise
+            if not quiet:
+                raise
+
+
+class _Runner:
+    """One sweep's loop: claim points as slots become free, run them, save them, and collect
+    the points that other sweeps on the same store finish."""
+
+    def __init__(self, task, points, seeds, results, store, numba_threads, bar):
+        self.task, self.points, self.seeds, self.results = task, points, seeds, results
+        self.store, self.numba_threads, self.bar = store, numba_threads, bar
+        self.held: set[int] = set()
+
+    def _stored(self, i: int) -> bool:
+        if self.store is None or not _point_path(self.store, i).exists():
+            return False
+        self.results[i] = load_point(_point_path(self.store, i))[2]
+        self.bar.update(1)
+        return True
+
+    def _claim(self, i: int) -> bool:
+        if self.store is None:
+            return True
+        if not claim(_lock_path(self.store, i)):
+            return False
+        self.held.add(i)
+        if self._stored(i):          # finished by another sweep just before we claimed it
+            self._release(i)
+            return False
+        return True
+
+    def _release(self, i: int) -> None:
+        release(_lock_path(self.store, i))
+        self.held.discard(i)
+
+    def finish(self, i: int, res: dict) -> None:
+        self.results[i] = res
+        if self.store is not None:
+            _save_point(self.store, i, self.points[i], self.seeds[i], res)
+            self._release(i)
+        self.bar.update(1)
+
+    def release_all(self) -> None:
+        for i in list(self.held):
+            self._release(i)
+
+    def run(self, todo: list, client, slots: int) -> None:
+        pending, waiting, inflight = collections.deque(todo), [], {}
+        while pending or waiting or inflight:
+            while pending and len(inflight) < slots:
+                i = pending.popleft()
+                if self._stored(i):
+                    continue
+                if not self._claim(i):
+                    if self.results[i] is None:
+                        waiting.append(i)
+                    continue
+                if client is None:
+                    inflight[i] = None
+                else:
+                    inflight[client.submit(_call, self.task, self.points[i], self.seeds[i],
+                                           self.numba_threads, pure=False)] = i
+            if client is None and inflight:
+                i = inflight.popitem()[0]
+                self.finish(i, _call(self.task, self.points[i], self.seeds[i], self.numba_threads))
+            elif inflight:
+                from distributed import wait
+
+                try:
+                    done = wait(list(inflight), timeout=POLL_S if waiting else 30.0,
+                                return_when="FIRST_COMPLETED").done
+                except TimeoutError:
+                    done = ()
+                for fut in done:
+                    self.finish(inflight.pop(fut), fut.result())
+            elif waiting:
+                time.sleep(POLL_S)
+            for i in self.held:
+                refresh(_lock_path(self.store, i))
+            for i in list(waiting):          # finished by the other sweep, or its holder died
+                if self._stored(i):
+                    waiting.remove(i)
+                elif not _lock_path(self.store, i).exists() or lock_is_stale(_lock_path(self.store, i)):
+                    waiting.remove(i)
+                    pending.append(i)
+
+
 def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_seed: int = 0,
               store=None, scheduler: str = "local", n_workers: int = 2,
               numba_threads: int | None = 1, progress: bool = True,
@@ -81,7 +268,8 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
     master_seed : int >= 0; point i gets :func:`point_seed` (master_seed, i).
     store : directory for the per-point files (created); ``None`` keeps nothing
         on disk (no resume). A store written with other points or another master
-        seed is refused.
+        seed is refused. Sweeps running at the same time on one store share the
+        points (lock files; module docstring).
     scheduler : ``"local"``, ``"sequential"`` or a ``"tcp://HOST:PORT"`` address.
     n_workers : worker processes of the local cluster (>= 1).
     numba_threads : Numba threads per task (default 1: workers are the parallelism).
@@ -93,7 +281,8 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
     ValueError for bad arguments, a store path that is not a directory, or a
     mismatching store; ConnectionError (one line, naming the address) when the
     ``tcp://`` scheduler cannot be reached within ``connect_timeout``; errors raised
-    by a task propagate (points finished before it stay on disk).
+    by a task propagate (points finished before it stay on disk); KeyboardInterrupt
+    after a quiet shutdown (module docstring).
     """
     if not points:
         raise ValueError("points must contain at least one grid point")
@@ -106,21 +295,7 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
     seeds = [point_seed(master_seed, i) for i in range(len(points))]
     results: list = [None] * len(points)
     if store is not None:
-        store = pathlib.Path(store)
-        if store.exists() and not store.is_dir():
-            raise ValueError(f"store {str(store)!r} exists and is not a directory")
-        try:
-            store.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ValueError(f"cannot create store directory {str(store)!r} "
-                             f"({exc.strerror or type(exc).__name__})") from None
-        manifest = {"master_seed": int(master_seed), "points": points}
-        mpath = store / "sweep.json"
-        if mpath.exists():
-            if json.loads(mpath.read_text()) != json.loads(json.dumps(manifest)):
-                raise ValueError(f"store {str(store)!r} holds a different sweep (points or master_seed differ)")
-        else:
-            mpath.write_text(json.dumps(manifest, indent=1))
+        store = _open_store(store, points, master_seed)
         for i in range(len(points)):
             if _point_path(store, i).exists():
                 results[i] = load_point(_point_path(store, i))[2]
@@ -129,49 +304,19 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
     from tqdm.auto import tqdm
 
     client = cluster = None
+    slots = 1
     if scheduler != "sequential" and todo:
         # connect before the progress bar is drawn, so a failure is reported alone
-        from distributed import Client, LocalCluster
-
-        if scheduler == "local":
-            cluster = LocalCluster(n_workers=int(n_workers), threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
-            try:
-                client = Client(cluster)
-            except BaseException:
-                cluster.close()
-                raise
-        else:
-            try:
-                client = Client(scheduler, timeout=connect_timeout)
-            except (OSError, TimeoutError) as exc:
-                msg = " ".join(str(exc).split()) or type(exc).__name__
-                raise ConnectionError(f"cannot connect to the Dask scheduler at {scheduler} ({msg})") from None
-
+        client, cluster, slots = _start_client(scheduler, n_workers, connect_timeout)
     bar = tqdm(total=len(points), initial=len(points) - len(todo), disable=not progress,
                desc="sweep", unit="pt")
-
-    def finish(i, res):
-        results[i] = res
-        if store is not None:
-            _save_point(store, i, points[i], seeds[i], res)
-        bar.update(1)
-
+    runner = _Runner(task, points, seeds, results, store, numba_threads, bar)
+    ok = False
     try:
-        if client is None:
-            for i in todo:
-                finish(i, _call(task, points[i], seeds[i], numba_threads))
-        else:
-            from distributed import as_completed
-
-            futures = {client.submit(_call, task, points[i], seeds[i], numba_threads, pure=False): i
-                       for i in todo}
-            for fut in as_completed(futures):
-                finish(futures[fut], fut.result())
+        runner.run(todo, client, slots)
+        ok = True
     finally:
+        runner.release_all()
         bar.close()
-        if client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
+        _close(client, cluster, quiet=not ok)
     return results

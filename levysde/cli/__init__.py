@@ -6,12 +6,13 @@ Bad input: one line on stderr, exit status 2, no traceback.
 """
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
 import sys
 import warnings
 
-from ._common import OneLineParser, UsageError, fail
+from ._common import OneLineParser, UsageError, fail, given_flags
 
 #: command modules, in the order shown by ``levysde --help``
 COMMANDS = ("phase", "simulate", "envelope", "diagram", "train", "check")
@@ -43,6 +44,8 @@ def main(argv=None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:
         parser.error(f"a command is required: {', '.join(COMMANDS)} (see levysde --help)")
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    args._flags = given_flags(sub.choices[args.command], sys.argv[1:] if argv is None else argv)
     warnings.showwarning = _warning_line
     try:
         status = args.func(args)

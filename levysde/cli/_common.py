@@ -21,17 +21,84 @@ class UsageError(Exception):
 class OneLineParser(argparse.ArgumentParser):
     """ArgumentParser whose errors are a single line on stderr and exit status 2.
 
+    Flags must be spelled in full: abbreviations (``--kap`` for ``--kappa``) are errors
+    (``allow_abbrev=False``), since a typo that happens to be a prefix would silently change
+    the model. Every command's parser is of this class (``add_subparsers(parser_class=...)``).
     Negative numbers in any float notation (-1e-3, -1E2, -inf, -nan) are read as
     values, not as options, so that range errors name the flag.
     """
 
     def __init__(self, *args, **kwargs):
+        kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = re.compile(
             r"^-(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
 
     def error(self, message: str):  # pragma: no cover - exercised via subprocess
         fail(f"{self.prog}: error: {message}")
+
+
+def given_flags(parser: argparse.ArgumentParser, argv) -> dict:
+    """The options given on the command line ``argv``: {dest: option string}, for commands that
+    must reject flags which do not apply (see :func:`reject_flags`). ``parser`` is the
+    command's (sub)parser; flags are spelled in full (no abbreviations)."""
+    flags = {}
+    seen = {s: a.dest for a in parser._actions for s in a.option_strings}
+    for tok in argv:
+        if tok == "--":
+            break
+        opt = tok.split("=", 1)[0] if tok.startswith("--") else tok
+        if opt in seen and seen[opt] not in flags:
+            flags[seen[opt]] = opt
+    return flags
+
+
+def reject_flags(args, dests, why: str) -> None:
+    """UsageError naming the first flag among ``dests`` that was given (``args._flags``, from
+    :func:`given_flags`) although it does not apply; ``why`` completes "does not apply ..."."""
+    given = getattr(args, "_flags", {})
+    for d in dests:
+        if d in given:
+            raise UsageError(f"argument {given[d]}: does not apply {why}")
+
+
+def check_output(path: str, flag: str, force: bool, example: str = "run.npz") -> None:
+    """The overwrite policy of every output (docs/tutorial.md, "Output files"): ``path`` must
+    name a regular file in an existing, writable directory and must not exist unless
+    ``--force``. One-line UsageError naming ``flag`` otherwise; nothing is written."""
+    from .._io import check_output as _check
+
+    try:
+        _check(path, f"argument {flag}", force=force, example=example)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def image_output(path: str, flag: str, force: bool, formats=None) -> str:
+    """Check a figure output before any work: the format comes from the suffix (``.png`` is
+    appended to a name without one), must be one matplotlib writes (or one of ``formats``),
+    and the file obeys :func:`check_output`. Returns the path that will be written."""
+    import os
+
+    ext = os.path.splitext(path)[1]
+    if not ext:
+        path, ext = path + ".png", ".png"
+    if formats is None:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        formats = sorted(FigureCanvasBase.get_supported_filetypes())
+    if ext[1:].lower() not in formats:
+        raise UsageError(f"argument {flag}: unsupported image format {ext!r}; use one of "
+                         f"{', '.join('.' + f for f in formats)}")
+    check_output(path, flag, force, example="figure" + ext)
+    return path
+
+
+def same_file(a: str | None, b: str | None) -> bool:
+    """Whether two output paths name the same file."""
+    import os
+
+    return a is not None and b is not None and os.path.realpath(a) == os.path.realpath(b)
 
 
 def fail(message: str, status: int = 2):

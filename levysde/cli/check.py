@@ -2,7 +2,7 @@
 the theory on it (docs/theory.md; THEORY.md §8)."""
 from __future__ import annotations
 
-from ._common import UsageError, integer, print_json, real
+from ._common import UsageError, image_output, integer, print_json, real
 
 
 def add_parser(sub):
@@ -22,7 +22,9 @@ def add_parser(sub):
                    help="parametric-bootstrap draws for the prediction (default 400)")
     p.add_argument("--seed", type=integer(0), default=0, help="seed of the bootstrap and simulation")
     p.add_argument("--no-simulate", action="store_true", help="skip the closing-loop simulation")
-    p.add_argument("--plot", metavar="FILE.png", help="4-panel figure")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="4-panel figure (.png, .pdf or .svg; .png added to a name without a suffix); refuses an existing file unless --force")
+    p.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)
     return p
@@ -35,18 +37,12 @@ def _line(name, d, key):
 
 
 def run(args) -> int:
-    import pathlib
-
     from ..check import check_run
-    from ..runfile import check_writable
 
     if args.plot:
-        if pathlib.Path(args.plot).suffix.lower() not in (".png", ".pdf", ".svg"):
-            raise UsageError(f"argument --plot: extension must be .png, .pdf or .svg; got {args.plot!r}")
-        try:
-            check_writable(args.plot, "--plot")
-        except ValueError as exc:
-            raise UsageError(f"argument {exc}") from None
+        args.plot = image_output(args.plot, "--plot", args.force, formats=("png", "pdf", "svg"))
+    elif args.force:
+        raise UsageError("argument --force: does not apply without --plot")
     rep = check_run(args.run, variant=args.variant, late_fraction=args.late_fraction,
                     n_boot=args.n_boot, seed=args.seed, closing_loop=not args.no_simulate)
     d = rep.as_json()

@@ -5,9 +5,12 @@ import os
 import pathlib
 import re
 
-from ._common import UsageError, integer, print_json, real
+from ._common import UsageError, check_output, image_output, integer, print_json, real, same_file
 
 _AXES = ("eta_j", "kappa", "eta_g", "alpha", "lam")
+
+#: largest axis value that can be drawn (matplotlib's tick locator multiplies the range by 10)
+_MAX_AXIS = 1e300
 
 #: sweep flags: (flag, attribute, default); they need --simulate
 _SIM_FLAGS = (("--quick", "quick", False), ("--sim-grid", "sim_grid", (4, 4)),
@@ -46,8 +49,11 @@ def add_parser(sub):
     g.add_argument("--alpha", type=real(0.0, 2.0, lo_open=True, hi_open=True), help="alpha in (0, 2)")
     g.add_argument("--lam", type=real(0.0), help="lam >= 0")
     p.add_argument("--out", default="diagram.png", metavar="FILE",
-                   help="figure file; format from the extension: .png, .pdf, .svg (default diagram.png)")
+                   help="figure file; format from the extension: .png, .pdf, .svg (.png added to a "
+                        "name without one; default diagram.png); with --simulate also FILE_beta.EXT")
     p.add_argument("--data", metavar="FILE.npz", help="also write the grid data")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite existing output files (default: refuse them)")
     sim = p.add_argument_group("simulated overlay (Dask sweep)")
     sim.add_argument("--simulate", action="store_true",
                      help="simulate a coarse sub-grid and overlay the measured beta_hat")
@@ -65,17 +71,6 @@ def add_parser(sub):
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=run)
     return p
-
-
-def _check_file(path: str, flag: str) -> None:
-    """One-line UsageError naming ``flag`` unless ``path`` can be written as a file."""
-    from ..runfile import check_writable
-
-    try:
-        check_writable(path, f"argument {flag}")
-    except ValueError as exc:   # check_writable's examples name a run file; name ours
-        example = "diagram" + (pathlib.Path(path).suffix or ".png")
-        raise UsageError(str(exc).replace("run.npz", example)) from None
 
 
 def _check_store(store: str) -> None:
@@ -108,15 +103,15 @@ def run(args) -> int:
             setattr(args, attr, default)
     if args.x == args.y:
         raise UsageError(f"argument --y: must differ from --x (both are {args.x})")
-    out = pathlib.Path(args.out)
-    if out.suffix.lower() not in (".png", ".pdf", ".svg"):
-        raise UsageError(f"argument --out: extension must be .png, .pdf or .svg; got {out.name!r}")
-    _check_file(args.out, "--out")
+    out = pathlib.Path(image_output(args.out, "--out", args.force, formats=("png", "pdf", "svg")))
+    companion = out.with_name(out.stem + "_beta" + out.suffix)
+    if args.simulate:
+        check_output(str(companion), "--out (its companion plot)", args.force, example=companion.name)
     if args.data is not None:
         if not args.data.endswith(".npz"):
             raise UsageError(f"argument --data: the file name must end in .npz; got {args.data!r}")
-        _check_file(args.data, "--data")
-        if os.path.abspath(args.data) == os.path.abspath(args.out):
+        check_output(args.data, "--data", args.force, example="diagram.npz")
+        if same_file(args.data, str(out)) or (args.simulate and same_file(args.data, str(companion))):
             raise UsageError("argument --data: must differ from --out")
     fixed = {}
     for name in _AXES:
@@ -133,6 +128,9 @@ def run(args) -> int:
             continue
         if not rng[0] < rng[1]:
             raise UsageError(f"argument {flag}: LO must be < HI; got {rng[0]:g} {rng[1]:g}")
+        if max(abs(rng[0]), abs(rng[1])) > _MAX_AXIS:
+            raise UsageError(f"argument {flag}: |LO|, |HI| must be <= {_MAX_AXIS:g} (matplotlib's axis "
+                             f"ticks overflow beyond); got {rng[0]:g} {rng[1]:g}")
         try:
             check_param(axis, rng)
         except ValueError as exc:
@@ -170,21 +168,20 @@ def run(args) -> int:
             if not args.scheduler.startswith("tcp://"):
                 raise
             raise UsageError(f"argument --scheduler: {exc}") from None
-        companion = out.with_name(out.stem + "_beta" + out.suffix)
         plot_beta_check(overlay, path=companion)
     plot_phase_diagram(d, path=out, overlay=overlay)
     if args.data:
         d.save(args.data)
-    if args.json:
-        import numpy as np
+    import numpy as np
 
+    if args.json:
         counts = {name: int((d.phase_code == i).sum()) for i, name in enumerate(d.phases)}
         sim = None
         if overlay is not None:
             sim = {k: [None if not np.isfinite(v) else float(v) for v in overlay[k]]
                    for k in ("x", "y", "beta_hat", "se", "beta_theory", "beta_model")}
             sim["wall_s"] = overlay["wall_s"]
-            sim["companion"] = str(out.with_name(out.stem + "_beta" + out.suffix))
+            sim["companion"] = str(companion)
         print_json({"out": str(out), "data": args.data, "x": args.x, "y": args.y, "simulated": sim,
                     "x_range": [float(d.x[0]), float(d.x[-1])], "y_range": [float(d.y[0]), float(d.y[-1])],
                     "resolution": [int(d.x.size), int(d.y.size)], "fixed": d.fixed,
@@ -195,9 +192,10 @@ def run(args) -> int:
         print(f"wrote {out}" + (f" and {args.data}" if args.data else ""))
         if overlay is not None:
             print(f"simulated {overlay['x'].size} points in {overlay['wall_s']:.1f} s; companion plot "
-                  f"{out.with_name(out.stem + '_beta' + out.suffix)}")
+                  f"{companion}")
             for xv, yv, bh, se, bt in zip(overlay["x"], overlay["y"], overlay["beta_hat"], overlay["se"],
                                           overlay["beta_theory"]):
+                dev = f"({(bh - bt) / se:+.1f} se)" if se > 0 and np.isfinite(bh) else "(no error estimate)"
                 print(f"  {args.x}={xv:.4g} {args.y}={yv:.4g}: beta_hat {bh:.4f} +- {se:.4f}   beta* {bt:.4f}   "
-                      f"({(bh - bt) / se:+.1f} se)")
+                      f"{dev}")
     return 0

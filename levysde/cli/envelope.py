@@ -10,7 +10,8 @@ import warnings
 
 import numpy as np
 
-from ._common import UsageError, add_model_args, integer, json_number, real
+from ._common import (UsageError, add_model_args, image_output, integer, json_number, real,
+                      reject_flags)
 
 #: at most this many leave-one-out blocks in the jackknife over particle groups
 _MAX_JACK_BLOCKS = 20
@@ -82,7 +83,9 @@ def add_parser(sub):
                    help="constant C of N(l) = C f(l)^-kappa_a (default %(default)s)")
     p.add_argument("--plot", metavar="FILE.png",
                    help="log-log plot of f with the fitted slope (and the predicted power law when "
-                        "the theory gives beta*); format from the suffix, .png appended when none")
+                        "the theory gives beta*); format from the suffix, .png appended when none; "
+                        "refuses an existing file unless --force")
+    p.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run)
     return p
@@ -401,21 +404,6 @@ def _model_prediction(args):
     return res
 
 
-def _check_plot_path(path: str) -> str:
-    """The file ``--plot`` will write (matplotlib appends .png to a name without a suffix);
-    UsageError for a directory or a missing parent directory, before any work is done."""
-    import os
-
-    actual = path if os.path.splitext(path)[1] else path + ".png"
-    for p in {path, actual}:
-        if os.path.isdir(p):
-            raise UsageError(f"--plot: {p} is a directory; give an image file name such as {p.rstrip('/')}/envelope.png")
-    parent = os.path.dirname(os.path.abspath(actual))
-    if not os.path.isdir(parent):
-        raise UsageError(f"--plot: cannot write {actual}: no such directory {parent}")
-    return actual
-
-
 def _emit(text: str) -> None:
     """Write the whole report at once; a reader that stopped early (``| head``) ends the
     output quietly instead of raising BrokenPipeError at the write or at exit."""
@@ -433,6 +421,24 @@ def _emit(text: str) -> None:
             pass
 
 
+def _reject_inapplicable(args) -> None:
+    """One-line UsageError for a flag that would be silently ignored by this combination."""
+    reject_flags(args, ("lag_min", "lag_max", "n_lags"), "with --lags (explicit lags replace the log grid)")
+    reject_flags(args, ("alpha_g", "C"), "without --N (they only enter the learnability window H_N)")
+    if args.run_file is not None:
+        reject_flags(args, ("eta_g", "kappa", "alpha", "lam", "amplitude"),
+                     "with --from (the model flags give the asymptotic prediction, not a run's envelope)")
+    else:
+        reject_flags(args, ("source", "n_samples", "f_floor", "seed", "unweighted"),
+                     "without --from RUN.npz (the model flags give the asymptotic prediction only)")
+    if args.source != "samples":
+        reject_flags(args, ("n_samples",), "without --source samples (the histogram is used whole)")
+    if args.n_samples is None:
+        reject_flags(args, ("seed",), "without --n-samples (it seeds the random subsample only)")
+    if args.force and not args.plot:
+        raise UsageError("argument --force: does not apply without --plot")
+
+
 def run(args) -> int:
     from ..learnability import kappa_alpha, learnability_window
     from ..tauberian import classify_decay, fit_slope
@@ -442,13 +448,10 @@ def run(args) -> int:
         raise UsageError("give --from RUN.npz or the model flags (at least --eta-j)")
     if args.run_file is not None and model_given:
         raise UsageError("--from and --eta-j exclude each other")
-    plot_path = _check_plot_path(args.plot) if args.plot else None
+    _reject_inapplicable(args)
+    plot_path = image_output(args.plot, "--plot", args.force) if args.plot else None
     out = {}
     if args.run_file is None:
-        if args.n_samples is not None:
-            raise UsageError("--n-samples needs --from (the model gives the asymptotic prediction only)")
-        if args.source is not None:
-            raise UsageError("--source needs --from RUN.npz of a simulation run")
         res = _model_prediction(args)
         lags, f = res["lags"], res["f"]
         out.update(source=res["source"], phase=res["phase"], beta_theory=res["beta_theory"],
@@ -458,6 +461,9 @@ def run(args) -> int:
         f_func = res["f_func"]
     else:
         run_data = load_run(args.run_file)
+        if run_data["kind"] != "rnn":
+            reject_flags(args, ("unweighted",), "to a simulation run (its envelope has no "
+                                                "Lambda weights; --unweighted is for RNN runs)")
         res = _data_envelope(args, run_data)
         lags, f = res["lags"], res["f"]
         out.update(source=res["source"], kind=run_data["kind"], phase=res["phase"],

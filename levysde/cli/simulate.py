@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import math
-import os
 
-from ._common import UsageError, add_model_args, integer, json_number, print_json, real
+from ._common import (UsageError, add_model_args, check_output, image_output, integer, json_number,
+                      print_json, real, reject_flags, same_file)
 
 
 def add_parser(sub):
@@ -45,10 +45,11 @@ def add_parser(sub):
     o.add_argument("--out", metavar="RUN.npz",
                    help="save the run (histograms, final states, metadata); refuses an existing file "
                         "unless --force; written atomically")
-    o.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+    o.add_argument("--force", action="store_true", help="overwrite existing --out / --plot files")
     o.add_argument("--plot", metavar="FILE.png",
                    help="plot the zeta density and the beta_hat(u) scan (png, pdf, svg, ...; "
-                        ".png is added to a name without a suffix)")
+                        ".png is added to a name without a suffix); refuses an existing file "
+                        "unless --force")
     o.add_argument("--json", action="store_true",
                    help="print JSON (no progress bar); n_exceed is a time average (mean number of "
                         "particles beyond u per recorded step), see docs/simulate.md")
@@ -64,36 +65,15 @@ FLAGS = {"dt": "--dt", "eps": "--eps", "gamma": "--gamma", "t_end": "--t-end", "
 
 
 def _check_outputs(args):
-    """Check --out and --plot before any work (one-line UsageError); returns the plot path
-    that will be written (.png appended to a name without a suffix)."""
-    from ..runfile import check_writable
-
-    out = args.out
-    if out is not None:
-        try:
-            check_writable(out, "--out")
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        if os.path.lexists(out) and not args.force:
-            raise UsageError(f"--out {out!r} already exists; use --force to overwrite it or choose "
-                             f"another name")
-    plot = args.plot
-    if plot is not None:
-        ext = os.path.splitext(plot)[1]
-        if not ext:
-            plot, ext = plot + ".png", ".png"
-        from matplotlib.backend_bases import FigureCanvasBase
-
-        formats = sorted(FigureCanvasBase.get_supported_filetypes())
-        if ext[1:].lower() not in formats:
-            raise UsageError(f"--plot {args.plot!r}: unsupported image format {ext!r}; use one of "
-                             f"{', '.join('.' + f for f in formats)}")
-        try:
-            check_writable(plot, "--plot")
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        if out is not None and os.path.abspath(plot) == os.path.abspath(out):
-            raise UsageError("--plot and --out name the same file")
+    """Check --out and --plot before any work (the overwrite policy of :func:`check_output`);
+    returns the plot path that will be written (.png appended to a name without a suffix)."""
+    if args.out is not None:
+        check_output(args.out, "--out", args.force)
+    plot = image_output(args.plot, "--plot", args.force) if args.plot is not None else None
+    if same_file(plot, args.out):
+        raise UsageError("--plot and --out name the same file")
+    if args.force and args.out is None and plot is None:
+        raise UsageError("argument --force: does not apply without --out or --plot")
     return plot
 
 
@@ -112,7 +92,7 @@ def _notes(args, res, est, scan):
     if args.drift == "ou":
         notes.append("--drift ou has no restoration plateau: the left tail is structurally collapsed "
                       "(THEORY.md §3), beta_theory is null and beta_hat is a plain exponential fit "
-                      "with no theoretical counterpart; --kappa is ignored for --drift ou")
+                      "with no theoretical counterpart")
     for flag_name, asked, got in (("--t-end", args.t_end, m["t_end"]), ("--burn-in", args.burn_in, m["burn_in"])):
         if not math.isclose(asked, got, rel_tol=1e-9, abs_tol=1e-12):
             notes.append(f"{flag_name} {asked:g} is not a multiple of --dt {m['dt']:g}: simulated "
@@ -134,6 +114,8 @@ def run(args) -> int:
                              f"restoring drift); got {args.gamma:g}")
         drift = SaturatingDrift(args.kappa, args.gamma, args.z0)
     else:
+        reject_flags(args, ("kappa",), "to --drift ou (no restoration plateau: the OU drift has "
+                                       "no kappa; THEORY.md §3)")
         drift = OUDrift(args.gamma, args.z0)
     plot_path = _check_outputs(args)
     try:

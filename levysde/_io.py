@@ -1,0 +1,277 @@
+"""File output for the whole package: one atomic writer, one overwrite policy, one lock.
+
+Every file levysde writes (simulation and RNN run files, checkpoints, figures, phase-diagram
+data, sweep points and manifests) goes through :func:`atomic_write`:
+
+* the data go to a temporary file next to the target, named
+  ``.<name>.levysde-tmp.<host>.<pid>.<random>``, which then replaces the target with
+  ``os.replace``; an interrupted or failed write leaves any earlier file intact;
+* the file gets mode ``0o666 & ~umask`` (like a file created with ``open``), not
+  ``mkstemp``'s 0600;
+* a target that exists and is not a regular file (a directory, FIFO, device node, socket) is
+  **refused** with a one-line ValueError: ``os.replace`` would silently put a regular file in
+  place of e.g. ``/dev/null``. A symbolic link is followed: the file it points to is replaced
+  and the link is kept;
+* temporary files left by a writer that was killed (``kill -9``, power loss) are removed by the
+  next write to the same target: those of a process of this host that no longer runs, and any
+  other (older hosts, older levysde versions' ``.tmp-*`` names) not touched for
+  :data:`STALE_TMP_S` seconds.
+
+The command-line overwrite policy (refuse an existing output unless ``--force``) is
+:func:`check_output`, called for every output before any work is done.
+
+Sweeps share work between processes through :func:`claim` / :func:`release` lock files
+(``os.open`` with ``O_CREAT | O_EXCL``).
+"""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import secrets
+import socket
+import stat
+import time
+
+__all__ = ["atomic_write", "check_output", "check_regular", "umask", "claim", "release",
+           "lock_is_stale", "clean_stale_tmp", "STALE_TMP_S", "LOCK_STALE_S"]
+
+#: temporary files of other hosts (or of an unknown writer) older than this are stale (seconds)
+STALE_TMP_S = 3600.0
+#: locks of other hosts not refreshed for this long are stale (seconds); holders refresh theirs
+LOCK_STALE_S = 300.0
+
+_TMP_TAG = ".levysde-tmp."
+
+
+def umask() -> int:
+    """The process umask (read from /proc where possible, so that it is not changed even
+    briefly)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname())[:40] or "host"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:      # exists, owned by someone else
+        return True
+    except OSError:
+        return True
+    return True
+
+
+_KIND = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+         (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+         (stat.S_ISSOCK, "a socket"))
+
+
+def check_regular(path, what: str = "output") -> None:
+    """Raise ValueError (one line, naming ``what`` and ``path``) when ``path`` exists and is not
+    a regular file (after following symbolic links). levysde never replaces such a target."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        if exc.errno in (errno.ENOTDIR, errno.ENAMETOOLONG, errno.ELOOP):
+            raise ValueError(f"{what} {os.fspath(path)!r}: {exc.strerror}") from None
+        return
+    if stat.S_ISREG(mode):
+        return
+    kind = next((k for test, k in _KIND if test(mode)), "not a regular file")
+    raise ValueError(f"{what} {os.fspath(path)!r} is {kind}; levysde writes regular files only "
+                     f"(give a file name)")
+
+
+def clean_stale_tmp(path) -> list[str]:
+    """Remove temporary files of interrupted writes of ``path`` (see the module docstring);
+    returns the names removed. Files of live writers are kept."""
+    target = os.path.realpath(os.fspath(path))
+    d, name = os.path.split(target)
+    removed = []
+    try:
+        entries = os.listdir(d)
+    except OSError:
+        return removed
+    mine = f".{name}{_TMP_TAG}"
+    legacy = re.compile(r"^\.tmp-[A-Za-z0-9_]{8}" + re.escape(name) + r"$")  # levysde <= 0.x
+    host = _host()
+    now = time.time()
+    for entry in entries:
+        if entry.startswith(mine):
+            parts = entry[len(mine):].split(".")
+            try:
+                h, pid = parts[0], int(parts[1])
+            except (IndexError, ValueError):
+                h, pid = None, None
+            stale = (not _pid_alive(pid)) if h == host else None
+        elif legacy.match(entry):
+            stale = None
+        else:
+            continue
+        full = os.path.join(d, entry)
+        try:
+            st = os.lstat(full)
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            if stale is None:
+                stale = now - st.st_mtime > STALE_TMP_S
+            if stale:
+                os.unlink(full)
+                removed.append(entry)
+        except OSError:
+            continue
+    return removed
+
+
+def atomic_write(path, writer, *, what: str = "output") -> None:
+    """Write ``path`` atomically (module docstring): ``writer(fh)`` fills a temporary binary file
+    next to the target, which gets mode ``0o666 & ~umask`` and then replaces the target.
+
+    Parameters
+    ----------
+    path : str or os.PathLike, the file to write (its directory must exist). A symbolic link is
+        followed (the link is kept).
+    writer : callable taking an open binary file object.
+    what : how errors name the file (e.g. ``"--out"``).
+
+    Raises
+    ------
+    ValueError (one line) when ``path`` exists and is not a regular file; OSError when the
+    directory cannot be written; whatever ``writer`` raises. On any failure (or interruption)
+    the temporary file is removed and ``path`` is untouched.
+    """
+    target = os.path.realpath(os.fspath(path))
+    check_regular(target, what)
+    clean_stale_tmp(target)
+    d, name = os.path.split(target)
+    tmp = os.path.join(d, f".{name}{_TMP_TAG}{_host()}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            writer(fh)
+        os.chmod(tmp, 0o666 & ~umask())
+        check_regular(target, what)    # made a FIFO/device meanwhile: still refuse
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def check_output(path, what: str = "output", *, force: bool = False, example: str = "run.npz") -> None:
+    """The overwrite policy of every command-line output, checked before any work is done.
+
+    Raises ValueError (one line starting with ``what`` and naming ``path``) unless ``path`` can
+    be written as a file: it must not end in a path separator, must not be a directory or any
+    other non-regular file (FIFO, device, socket), its directory must exist and accept new
+    files (probed with a temporary file that is removed again), and it must not exist unless
+    ``force``. ``example`` is the file name suggested in the messages. Nothing is created.
+    """
+    path = os.fspath(path)
+    seps = tuple(s for s in (os.sep, os.altsep) if s)
+    if not path or path.endswith(seps):
+        raise ValueError(f"{what} {path!r} must name a file, not a directory (e.g. {example})")
+    if os.path.isdir(path):
+        raise ValueError(f"{what} {path!r} is a directory; give a file name such as "
+                         f"{os.path.join(path, example)!r}")
+    check_regular(path, what)
+    d = os.path.dirname(os.path.realpath(path))
+    if not os.path.isdir(d):
+        raise ValueError(f"{what}: directory {d!r} does not exist (create it first: mkdir -p {d})")
+    probe = os.path.join(d, f".levysde-probe.{os.getpid()}.{secrets.token_hex(4)}")
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError as exc:
+        raise ValueError(f"{what}: cannot create files in directory {d!r} "
+                         f"({exc.strerror or type(exc).__name__})") from None
+    os.unlink(probe)
+    if os.path.lexists(path) and not force:
+        raise ValueError(f"{what} {path!r} already exists; use --force to overwrite it or choose "
+                         f"another name")
+
+
+# ----------------------------------------------------------------------------- lock files
+
+def _lock_info(lock: str) -> dict | None:
+    try:
+        with open(lock) as fh:
+            info = json.loads(fh.read() or "null")
+        return info if isinstance(info, dict) else {}
+    except (OSError, ValueError):
+        return None
+
+
+def lock_is_stale(lock, *, stale_after: float = LOCK_STALE_S) -> bool:
+    """Whether lock file ``lock`` was left by a holder that is gone: a process of this host
+    that no longer runs, or (other hosts, unreadable content) a lock not refreshed for
+    ``stale_after`` seconds. A missing lock is not stale."""
+    lock = os.fspath(lock)
+    try:
+        mtime = os.stat(lock).st_mtime
+    except OSError:
+        return False
+    info = _lock_info(lock)
+    if info and info.get("host") == _host() and isinstance(info.get("pid"), int):
+        return not _pid_alive(info["pid"])
+    return time.time() - mtime > stale_after
+
+
+def claim(lock, *, stale_after: float = LOCK_STALE_S) -> bool:
+    """Try to take lock file ``lock`` (``O_CREAT | O_EXCL``, mode ``0o666 & ~umask``, holding
+    the host, pid and time as JSON). Returns True when taken; False when another live holder
+    has it. A stale lock (:func:`lock_is_stale`) is removed and taken over. Two processes
+    breaking the same stale lock at once can both succeed in rare races; callers must make
+    the locked work idempotent (sweeps do: a point's result depends on its seed only and is
+    written atomically)."""
+    lock = os.fspath(lock)
+    body = json.dumps({"host": _host(), "pid": os.getpid(), "time": time.time()}).encode()
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            if not lock_is_stale(lock, stale_after=stale_after):
+                return False
+            try:
+                os.unlink(lock)
+            except FileNotFoundError:
+                pass
+            continue
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(body)
+        return True
+    return False
+
+
+def release(lock) -> None:
+    """Remove lock file ``lock`` (no error if it is gone)."""
+    try:
+        os.unlink(os.fspath(lock))
+    except FileNotFoundError:
+        pass
+
+
+def refresh(lock) -> None:
+    """Mark lock file ``lock`` as alive (update its mtime) for holders on other hosts."""
+    try:
+        os.utime(os.fspath(lock))
+    except OSError:
+        pass

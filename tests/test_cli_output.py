@@ -1,0 +1,297 @@
+"""Command-line hygiene across every command (issue 14, items 4, 7, 11, 15, 16, 18, 19):
+full flag names only, one overwrite policy, no replaced device nodes or FIFOs, stale
+temporary files cleaned, inapplicable flags refused, no leaked numpy warnings.
+
+Errors that happen before any work are checked in-process through ``levysde.cli.main``
+(the same code path as the console script, without an interpreter start per case); a few
+representative cases run as subprocesses to check the exit status and stderr end to end.
+"""
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from levysde import _io
+from levysde.cli import build_parser, main
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_cli(*args, cwd=None):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "levysde", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, env=env, timeout=300)
+
+
+def call(capsys, *args):
+    """``levysde ARGS`` in-process: (exit status, stdout, stderr)."""
+    try:
+        rc = main([str(a) for a in args])
+    except SystemExit as exc:
+        rc = exc.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def one_line_error(rc, err, *words):
+    assert rc == 2, (rc, err)
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    for w in words:
+        assert w in err, (w, err)
+
+
+def sim_run_file(path, edges=None):
+    """A minimal simulation run file (the keys read_run requires)."""
+    edges = np.linspace(-6.0, 2.0, 81) if edges is None else edges
+    counts = np.exp(-0.5 * (0.5 * (edges[1:] + edges[:-1])) ** 2)[None, :].repeat(4, axis=0)
+    np.savez(path, hist_edges=edges, hist_counts=counts,
+             meta=np.array(json.dumps({"kind": "simulation", "eta_j": 3.0})))
+    return path
+
+
+# ----------------------------------------------------------------------------- item 4
+
+def test_abbreviated_flag_is_an_error_subprocess():
+    p = run_cli("phase", "--kap", "2", "--eta-j", "3")
+    one_line_error(p.returncode, p.stderr, "--kap")
+    assert p.stdout == ""
+
+
+def test_no_parser_allows_abbreviations(capsys):
+    """Every parser of the tree (top level and each command) has allow_abbrev off, and a prefix
+    of a real flag of each command is refused."""
+    import argparse
+
+    top = build_parser()
+    sub = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+    assert top.allow_abbrev is False
+    prefixes = {"phase": ("--eta", "--eta-j", "3"), "simulate": ("--partic", "--eta-j", "3"),
+                "envelope": ("--lag-m", "--eta-j", "3"), "diagram": ("--resol",),
+                "train": ("--hid", "--out", "x.npz"), "check": ("--late", "run.npz")}
+    assert set(prefixes) == set(sub.choices)
+    for name, parser in sub.choices.items():
+        assert parser.allow_abbrev is False, name
+        prefix, *rest = prefixes[name]
+        rc, _, err = call(capsys, name, prefix, "1", *rest)
+        one_line_error(rc, err, "unrecognized arguments", prefix)
+
+
+# ----------------------------------------------------------------------------- item 11
+
+def _outputs(tmp_path):
+    """(command line, path of the output that already exists) for every file output."""
+    run = sim_run_file(tmp_path / "run.npz")
+    t = tmp_path
+    return [
+        (["simulate", "--eta-j", "3", "--out", t / "x.npz"], t / "x.npz"),
+        (["simulate", "--eta-j", "3", "--plot", t / "x.png"], t / "x.png"),
+        (["simulate", "--eta-j", "3", "--plot", t / "noext"], t / "noext.png"),
+        (["diagram", "--out", t / "x.png"], t / "x.png"),
+        (["diagram", "--out", t / "d.svg", "--data", t / "x.npz"], t / "x.npz"),
+        (["diagram", "--simulate", "--out", t / "d.png"], t / "d_beta.png"),
+        (["envelope", "--eta-j", "3", "--plot", t / "x.pdf"], t / "x.pdf"),
+        (["envelope", "--from", run, "--plot", t / "x.png"], t / "x.png"),
+        (["check", run, "--plot", t / "x.svg"], t / "x.svg"),
+    ]
+
+
+def test_every_output_refuses_an_existing_file_without_force(tmp_path, capsys):
+    for args, existing in _outputs(tmp_path):
+        existing.write_text("keep me")
+        rc, out, err = call(capsys, *args)
+        one_line_error(rc, err, "already exists", "--force")
+        assert existing.read_text() == "keep me", args
+        existing.unlink()
+
+
+def test_force_overwrites_subprocess(tmp_path):
+    target = tmp_path / "f.png"
+    target.write_text("old")
+    p = run_cli("envelope", "--eta-j", "3", "--plot", target)
+    one_line_error(p.returncode, p.stderr, "already exists")
+    p = run_cli("envelope", "--eta-j", "3", "--plot", target, "--force")
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_force_without_an_output_is_refused(capsys):
+    for args in (["simulate", "--eta-j", "3", "--force"], ["envelope", "--eta-j", "3", "--force"],
+                 ["check", "missing.npz", "--force"]):
+        rc, _, err = call(capsys, *args)
+        one_line_error(rc, err, "--force", "does not apply")
+
+
+# ----------------------------------------------------------------------------- item 7
+
+def test_fifo_output_is_refused_everywhere_and_kept(tmp_path, capsys):
+    """A FIFO (like /dev/null, not a regular file) named as an output, even with --force, is
+    refused with one line before any work, and stays a FIFO."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    run = sim_run_file(tmp_path / "run.npz")
+    for args in (["simulate", "--eta-j", "3", "--out", fifo, "--force"],
+                 ["simulate", "--eta-j", "3", "--plot", str(fifo) + ".png", "--force"],
+                 ["diagram", "--out", str(fifo) + ".png", "--force"],
+                 ["diagram", "--data", fifo, "--force"],
+                 ["envelope", "--from", run, "--plot", str(fifo) + ".png", "--force"],
+                 ["check", run, "--plot", str(fifo) + ".png", "--force"]):
+        for f in (fifo, tmp_path / "pipe.png", tmp_path / "pipe.npz"):
+            if not f.exists():
+                os.mkfifo(f)
+        if "--data" in args:
+            args[args.index("--data") + 1] = tmp_path / "pipe.npz"
+        rc, _, err = call(capsys, *args)
+        one_line_error(rc, err, "FIFO")
+    for f in (fifo, tmp_path / "pipe.png", tmp_path / "pipe.npz"):
+        assert stat.S_ISFIFO(os.lstat(f).st_mode)
+
+
+def test_atomic_write_refuses_non_regular_targets_and_follows_links(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="FIFO"):
+        _io.atomic_write(fifo, lambda fh: fh.write(b"x"))
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    with pytest.raises(ValueError, match="directory"):
+        _io.atomic_write(tmp_path, lambda fh: fh.write(b"x"))
+    # a character device node (needs CAP_MKNOD; the /dev/null case of the issue)
+    dev = tmp_path / "null"
+    try:
+        os.mknod(dev, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except (PermissionError, OSError):
+        dev = None
+    if dev is not None:
+        with pytest.raises(ValueError, match="character device"):
+            _io.atomic_write(dev, lambda fh: fh.write(b"x"))
+        assert stat.S_ISCHR(os.lstat(dev).st_mode)
+    # a symbolic link: the file it points to is replaced, the link is kept
+    real = tmp_path / "real.txt"
+    real.write_text("old")
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    _io.atomic_write(link, lambda fh: fh.write(b"new"))
+    assert link.is_symlink() and real.read_text() == "new"
+    # nothing else is left in the directory
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["pipe", "link.txt", "real.txt"] + (["null"] if dev is not None else []))
+
+
+def test_atomic_write_mode_follows_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        _io.atomic_write(tmp_path / "f", lambda fh: fh.write(b"x"))
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tmp_path / "f").st_mode) == 0o644
+
+
+# ----------------------------------------------------------------------------- item 18
+
+def _dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def test_stale_temporary_files_are_removed_by_the_next_write(tmp_path):
+    """Temporary files of a writer killed with -9 (a pid that no longer runs), and old ones of an
+    unknown writer, are removed by the next write of the same target; a live writer's is kept."""
+    host = _io._host()
+    dead = tmp_path / f".run.npz.levysde-tmp.{host}.{_dead_pid()}.0badf00d"
+    live = tmp_path / f".run.npz.levysde-tmp.{host}.{os.getpid()}.0badf00d"
+    other_old = tmp_path / ".run.npz.levysde-tmp.otherhost.1.0badf00d"
+    other_new = tmp_path / ".run.npz.levysde-tmp.otherhost.2.0badf00d"
+    legacy = tmp_path / ".tmp-ab_cd123run.npz"           # the mkstemp name of earlier versions
+    unrelated = tmp_path / ".other.npz.levysde-tmp.x.1.0badf00d"
+    for f in (dead, live, other_old, other_new, legacy, unrelated):
+        f.write_bytes(b"\0" * 1000)
+    past = time.time() - 2 * _io.STALE_TMP_S
+    for f in (other_old, legacy):
+        os.utime(f, (past, past))
+    _io.atomic_write(tmp_path / "run.npz", lambda fh: fh.write(b"data"))
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted(["run.npz", live.name, other_new.name, unrelated.name])
+
+
+def test_stale_temporary_file_cleaned_by_a_cli_rerun(tmp_path):
+    """The CLI path: a `.tmp` file planted as if `diagram --data` had been killed mid-save is gone
+    after the next run (and the run's own output is complete)."""
+    stale = tmp_path / f".d.npz.levysde-tmp.{_io._host()}.{_dead_pid()}.deadbeef"
+    stale.write_bytes(b"\0" * 4096)
+    p = run_cli("diagram", "--resolution", "8", "6", "--out", tmp_path / "d.png", "--data",
+                tmp_path / "d.npz")
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["d.npz", "d.png"]
+
+
+# ----------------------------------------------------------------------------- items 15, 16
+
+@pytest.mark.parametrize("args,words", [
+    (["envelope", "--from", "RUN", "--eta-g", "5"], ["--eta-g", "does not apply", "--from"]),
+    (["envelope", "--from", "RUN", "--amplitude", "2"], ["--amplitude", "does not apply"]),
+    (["envelope", "--eta-j", "3", "--lags", "1", "2", "--lag-min", "3"], ["--lag-min", "--lags"]),
+    (["envelope", "--eta-j", "3", "--lags", "1", "--n-lags", "5"], ["--n-lags", "--lags"]),
+    (["envelope", "--eta-j", "3", "--alpha-g", "1.5"], ["--alpha-g", "--N"]),
+    (["envelope", "--eta-j", "3", "--C", "2"], ["--C", "--N"]),
+    (["envelope", "--eta-j", "3", "--seed", "1"], ["--seed", "--from"]),
+    (["envelope", "--eta-j", "3", "--f-floor", "0.01"], ["--f-floor", "--from"]),
+    (["envelope", "--from", "RUN", "--seed", "1"], ["--seed", "--n-samples"]),
+    (["envelope", "--from", "RUN", "--n-samples", "10"], ["--n-samples", "--source samples"]),
+    (["envelope", "--from", "RUN", "--unweighted"], ["--unweighted", "simulation run"]),
+    (["simulate", "--eta-j", "3", "--drift", "ou", "--kappa", "2"], ["--kappa", "--drift ou"]),
+])
+def test_inapplicable_flags_are_refused(tmp_path, capsys, args, words):
+    run = sim_run_file(tmp_path / "run.npz")
+    rc, out, err = call(capsys, *[run if a == "RUN" else a for a in args])
+    one_line_error(rc, err, *words)
+    assert out == ""
+
+
+def test_inapplicable_flag_subprocess(tmp_path):
+    run = sim_run_file(tmp_path / "run.npz")
+    p = run_cli("envelope", "--from", run, "--eta-g", "5")
+    one_line_error(p.returncode, p.stderr, "--eta-g")
+
+
+def test_reversed_hist_edges_name_hist_edges(tmp_path, capsys):
+    run = sim_run_file(tmp_path / "rev.npz", edges=np.linspace(2.0, -6.0, 81))
+    rc, _, err = call(capsys, "envelope", "--from", run)
+    one_line_error(rc, err, "hist_edges", "strictly increasing", "rev.npz")
+    assert "lag" not in err
+    from levysde.runfile import read_run
+
+    with pytest.raises(ValueError, match="hist_counts has shape"):
+        np.savez(tmp_path / "bad.npz", hist_edges=np.linspace(0, 1, 5), hist_counts=np.ones((2, 3)),
+                 meta=np.array(json.dumps({"kind": "simulation"})))
+        read_run(tmp_path / "bad.npz")
+
+
+# ----------------------------------------------------------------------------- item 19
+
+def test_diagram_no_leaked_warnings(tmp_path):
+    """--lam 0 (no threshold eta_J*: an all-NaN gap) draws without a RuntimeWarning; an axis
+    range matplotlib cannot draw is one line naming the flag."""
+    p = run_cli("diagram", "--lam", "0", "--resolution", "8", "6", "--out", tmp_path / "a.png")
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    p = run_cli("diagram", "--x-range", "0", "1e308", "--resolution", "8", "6", "--out", tmp_path / "b.png")
+    one_line_error(p.returncode, p.stderr, "--x-range")
+
+
+def test_plots_emit_no_runtime_warning_on_all_nan_input(tmp_path):
+    import warnings
+
+    from levysde.diagram import phase_diagram
+    from levysde.plotting import plot_beta_check, plot_phase_diagram
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        d = phase_diagram(nx=6, ny=5, lam=0.0)
+        assert not np.isfinite(d.threshold_gap).any()
+        plot_phase_diagram(d, path=tmp_path / "a.png")
+        nan = np.full(2, np.nan)
+        plot_beta_check({"beta_theory": nan, "beta_hat": nan, "se": nan}, path=tmp_path / "b.png")
