@@ -80,6 +80,9 @@ def image_output(path: str, flag: str, force: bool, formats=None) -> str:
     and the file obeys :func:`check_output`. Returns the path that will be written."""
     import os
 
+    if os.path.isdir(path):
+        raise UsageError(f"argument {flag}: {path} is a directory; give an image file name such as "
+                         f"{os.path.join(path, 'figure.png')}")
     ext = os.path.splitext(path)[1]
     if not ext:
         path, ext = path + ".png", ".png"
