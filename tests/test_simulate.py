@@ -517,3 +517,34 @@ def test_top_level_simulate_is_the_function_and_old_module_names_warn():
         assert old.SimulationResult is S.SimulationResult
     with pytest.raises(AttributeError, match="no_such_name"):
         levysde.simulate.no_such_name
+
+
+def _tempered_run(b, alpha, phase, *, depth=2.0, groups=8, n=3000, seed=21):
+    """A SimulationResult whose X = -zeta beyond the equilibrium + depth has the exact density
+    prop. to exp(-b y) y^(-1-alpha), y = X - x0 (rejection from d + Exp(b), acceptance (y/d)^(-1-alpha))."""
+    rng = np.random.default_rng(seed)
+    eq = 0.5                                             # zeta of the equilibrium: x0 = -0.5
+    ys = []
+    for _ in range(groups):
+        y = depth + rng.exponential(1 / b, size=8 * n)
+        y = y[rng.uniform(size=y.size) < (y / depth) ** (-1.0 - alpha)][:n]
+        assert y.size == n
+        ys.append(y)
+    zeta = -(-eq + np.stack(ys))
+    edges = np.linspace(-40.0, 5.0, 4501)                # 0.01 wide: u = x0 + depth is an edge
+    counts = np.stack([np.histogram(z, edges)[0] for z in zeta]).astype(float)
+    zeros = np.zeros_like(counts)
+    meta = dict(kind="simulation", phase=phase, eta_j=0.5, lam=b, alpha=alpha, equilibrium=eq)
+    return S.SimulationResult(hist_edges=edges, hist_counts=counts, hist_sums=zeros,
+                              hist_outside=np.zeros((groups, 4)), excursion_counts=zeros,
+                              final_zeta=zeta.ravel(), meta=meta)
+
+
+def test_tempering_limited_fit_recovers_the_tempering_rate():
+    b, alpha = 2.0, 1.5
+    fit = _tempered_run(b, alpha, "collapsed").tempering_limited_fit()
+    assert fit.u == pytest.approx(-0.5 + 2.0) and fit.n_exceed == 8 * 3000
+    assert 0 < fit.se < 0.1 and abs(fit.b - b) < 4 * fit.se, fit
+    assert _tempered_run(b, alpha, "broad").tempering_limited_fit() is None
+    with pytest.raises(ValueError, match="u must exceed"):
+        _tempered_run(b, alpha, "collapsed").tempering_limited_fit(depth=-1.0)

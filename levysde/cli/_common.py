@@ -191,3 +191,20 @@ def json_number(x):
 def print_json(obj) -> None:
     """Print ``obj`` as strict JSON (no NaN/Infinity tokens)."""
     sys.stdout.write(json.dumps(obj, indent=2, allow_nan=False) + "\n")
+
+
+def emit(text: str) -> None:
+    """Write the whole report at once; a reader that stopped early (``| head``) ends the
+    output quietly instead of raising BrokenPipeError at the write or at exit."""
+    import os
+
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass

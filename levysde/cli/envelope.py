@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from ..run_envelope import LAG_MIN, N_LAGS
-from ._common import (UsageError, add_model_args, image_output, integer, json_number, real,
+from ._common import (UsageError, add_model_args, emit, image_output, integer, json_number, real,
                       reject_flags)
 
 def add_parser(sub):
@@ -95,8 +95,7 @@ def _model_output(args):
     from ..run_envelope import lag_grid
 
     g = _grid(args)
-    lags = lag_grid(g["lag_max"] if g["lag_max"] is not None else 1e6, lags=g["lags"],
-                    lag_min=g["lag_min"], n_lags=g["n_lags"])
+    lags = lag_grid(g.pop("lag_max") or 1e6, **g)
     a = asymptotic_envelope(args.eta_j, args.eta_g, args.kappa, args.alpha, args.lam,
                             amplitude=args.amplitude)
     out = dict(source="model (asymptotic prediction)", phase=a.phase, beta_theory=a.beta_theory,
@@ -175,23 +174,6 @@ def _plot(args, out, lags, f, plot_path) -> str:
     return f"levysde envelope: plot written to {written}\n"
 
 
-def _emit(text: str) -> None:
-    """Write the whole report at once; a reader that stopped early (``| head``) ends the
-    output quietly instead of raising BrokenPipeError at the write or at exit."""
-    import os
-
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
-        except (OSError, ValueError):
-            pass
-
-
 def _reject_inapplicable(args) -> None:
     """One-line UsageError for a flag that would be silently ignored by this combination."""
     if args.lags is not None:
@@ -227,9 +209,9 @@ def run(args) -> int:
     where = _plot(args, out, lags, f, plot_path) if plot_path else ""
     if args.json:
         sys.stderr.write(where)
-        _emit(json.dumps(out, indent=2, allow_nan=False) + "\n")
+        emit(json.dumps(out, indent=2, allow_nan=False) + "\n")
     else:
-        _emit(_text_report(out) + where)
+        emit(_text_report(out) + where)
     return 0
 
 
