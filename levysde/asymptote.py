@@ -146,8 +146,13 @@ def asymptotic_envelope(eta_j, eta_g=None, kappa=None, alpha=None, lam=None, *,
         THEORY.md, :data:`levysde.params.DEFAULTS`), ranges as in :func:`levysde.theory.classify`
     amplitude : tail amplitude A > 0 of p(tau) (the theory fixes the rate, not A)
 
-    Returns :class:`AsymptoticEnvelope`. Raises ValueError for out-of-range parameters (naming
-    the parameter) or amplitude not finite and > 0.
+    Returns
+    -------
+    :class:`AsymptoticEnvelope`
+
+    Raises
+    ------
+    ValueError for out-of-range parameters (naming the parameter) or amplitude not finite and > 0.
     """
     from .params import DEFAULTS
     from .theory import classify

@@ -242,8 +242,14 @@ def simulation_envelope(run: dict, *, source: str = "hist", lags=None, lag_min=N
         excursions, else :func:`sampling_floor` of the independent particles (samples: of the
         effective sample size).
 
-    Returns :class:`RunEnvelope`. Raises ValueError for a malformed or empty histogram, a run without
-    final_zeta (source="samples"), an unknown source, or a bad lag grid.
+    Returns
+    -------
+    :class:`RunEnvelope`
+
+    Raises
+    ------
+    ValueError for a malformed or empty histogram, a run without final_zeta (source="samples"),
+    an unknown source, f_floor outside [0, 1), or a bad lag grid.
     """
     grid = dict(lags=lags, lag_min=lag_min, lag_max=lag_max, n_lags=n_lags)
     if source == "hist":
@@ -307,8 +313,13 @@ def rnn_envelope(run: dict, *, weighted: bool = True, lags=None, lag_min=None, l
     f_floor : lowest f for the fits; default :data:`RNN_F_FLOOR` (an exact finite sum has no
         sampling noise).
 
-    Returns :class:`RunEnvelope` (no theory values: an RNN run has no SDE parameters). Raises
-    ValueError when Lambda and zeta differ in size or the lag grid is bad.
+    Returns
+    -------
+    :class:`RunEnvelope` (no theory values: an RNN run has no SDE parameters)
+
+    Raises
+    ------
+    ValueError when Lambda and zeta differ in size, f_floor is outside [0, 1) or the lag grid is bad.
     """
     from .tauberian import envelope_samples
 
@@ -363,8 +374,13 @@ def jackknife_slope_se(lags, edges, counts, lag_lo: float, lag_hi: float, *,
     lags : (n,) lags > 0; edges : (m+1,) zeta bin edges; counts : (G, m) counts per group
     lag_lo, lag_hi : the fit window (e.g. ``SlopeFit.lag_lo``, ``lag_hi``), >= 2 lags inside
 
-    Returns the SE (a slope, dimensionless), or None for G < 2. Raises ValueError (from fit_slope)
-    when fewer than 2 lags lie in the window.
+    Returns
+    -------
+    float (the SE of a dimensionless slope), or None for G < 2
+
+    Raises
+    ------
+    ValueError (from fit_slope) when fewer than 2 lags lie in the window.
     """
     from .tails import jackknife
     from .tauberian import envelope_hist, fit_slope
