@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from ..run_envelope import LAG_MIN, N_LAGS
+from ..envelope_fit import LAG_MIN, N_LAGS
 from ._common import (UsageError, add_model_args, emit, image_output, integer, json_number, real,
                       reject_flags)
 
@@ -92,7 +92,7 @@ def _grid(args) -> dict:
 def _model_output(args):
     """(lags, f or None, f_func or None, report fields) of the asymptotic prediction."""
     from ..asymptote import asymptotic_envelope
-    from ..run_envelope import lag_grid
+    from ..envelope_fit import lag_grid
 
     g = _grid(args)
     lags = lag_grid(g.pop("lag_max") or 1e6, **g)
@@ -108,7 +108,7 @@ def _model_output(args):
 
 def _run_output(args):
     """(lags, f, None, report fields) of the envelope of the run ``--from`` and its fits."""
-    from ..run_envelope import fit_run_envelope, rnn_envelope, simulation_envelope
+    from ..envelope_fit import fit_run_envelope, rnn_envelope, simulation_envelope
 
     run = load_run(args.run_file)
     try:

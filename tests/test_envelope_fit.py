@@ -1,4 +1,4 @@
-"""The library functions behind ``levysde envelope`` (levysde.run_envelope, levysde.asymptote)
+"""The library functions behind ``levysde envelope`` (levysde.envelope_fit, levysde.asymptote)
 against closed forms, exact finite sums and a replication study of the jackknife."""
 import math
 import warnings
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from levysde import asymptote as AS
-from levysde import run_envelope as RE
+from levysde import envelope_fit as EF
 from levysde.tauberian import fit_slope
 
 
@@ -61,15 +61,15 @@ def test_asymptotic_envelope_phases():
 
 
 def test_sampling_floor_and_lag_grid():
-    assert RE.sampling_floor(1e6) == pytest.approx(1e-4)                   # 100 / n
-    assert RE.sampling_floor(100.0) == pytest.approx(0.1)                  # sqrt(n) / n
+    assert EF.sampling_floor(1e6) == pytest.approx(1e-4)                   # 100 / n
+    assert EF.sampling_floor(100.0) == pytest.approx(0.1)                  # sqrt(n) / n
     with pytest.raises(ValueError, match="n_indep"):
-        RE.sampling_floor(0)
-    np.testing.assert_allclose(RE.lag_grid(1e3, n_lags=4), [1.0, 10.0, 100.0, 1e3], rtol=1e-14)
-    np.testing.assert_array_equal(RE.lag_grid(1.0, lags=[3.0, 1.0, 3.0]), [1.0, 3.0])
+        EF.sampling_floor(0)
+    np.testing.assert_allclose(EF.lag_grid(1e3, n_lags=4), [1.0, 10.0, 100.0, 1e3], rtol=1e-14)
+    np.testing.assert_array_equal(EF.lag_grid(1.0, lags=[3.0, 1.0, 3.0]), [1.0, 3.0])
     for kw, name in ((dict(lag_min=10.0), "lag_max"), (dict(n_lags=1), "n_lags"), (dict(lags=[0.0]), "lags")):
         with pytest.raises(ValueError, match=name):
-            RE.lag_grid(5.0, **kw)
+            EF.lag_grid(5.0, **kw)
 
 
 def test_rnn_envelope_is_the_exact_elr_sum():
@@ -78,14 +78,14 @@ def test_rnn_envelope_is_the_exact_elr_sum():
     lam = rng.uniform(0.5, 1.5, size=(2, 50))
     run = dict(kind="rnn", zeta=zeta, Lambda=lam, step=np.array([0, 10]), meta={})
     lags = np.array([1.0, 10.0, 100.0])
-    env = RE.run_envelope(run, lags=lags)
+    env = EF.run_envelope(run, lags=lags)
     direct = (lam[-1] * np.exp(-lags[:, None] * np.exp(zeta[-1]))).sum(1) / lam[-1].sum()
     np.testing.assert_allclose(env.f, direct, rtol=1e-12)
-    assert env.kind == "rnn" and env.f_floor == RE.RNN_F_FLOOR and "step 10" in env.source
-    plain = RE.rnn_envelope(run, lags=lags, weighted=False)
+    assert env.kind == "rnn" and env.f_floor == EF.RNN_F_FLOOR and "step 10" in env.source
+    plain = EF.rnn_envelope(run, lags=lags, weighted=False)
     np.testing.assert_allclose(plain.f, np.exp(-lags[:, None] * np.exp(zeta[-1])).mean(1), rtol=1e-12)
     with pytest.raises(ValueError, match="Lambda"):
-        RE.rnn_envelope(dict(run, Lambda=lam[:, :10]), lags=lags)
+        EF.rnn_envelope(dict(run, Lambda=lam[:, :10]), lags=lags)
 
 
 def test_simulation_envelope_outside_mass_closed_form():
@@ -96,15 +96,15 @@ def test_simulation_envelope_outside_mass_closed_form():
     run = dict(kind="simulation", hist_edges=edges, hist_counts=counts, hist_outside=outside,
                final_zeta=np.zeros(4), meta={"beta_theory": None})
     l = np.array([0.5, 3.0, 1e3, 1e17])
-    env = RE.simulation_envelope(run, lags=l, f_floor=0.01)
+    env = EF.simulation_envelope(run, lags=l, f_floor=0.01)
     np.testing.assert_allclose(env.f, 0.5 * np.exp(-l) + 0.5 * np.exp(-l * math.exp(-40.0)), rtol=1e-9)
     assert env.outside_mass_fraction == pytest.approx(0.5) and env.f_floor == 0.01
     with pytest.raises(ValueError, match="f_floor"):
-        RE.simulation_envelope(run, lags=l, f_floor=1.0)
+        EF.simulation_envelope(run, lags=l, f_floor=1.0)
     with pytest.raises(ValueError, match="source"):
-        RE.simulation_envelope(run, source="trajectories")
+        EF.simulation_envelope(run, source="trajectories")
     with pytest.raises(ValueError, match="empty"):
-        RE.simulation_envelope(dict(run, hist_counts=0 * counts))
+        EF.simulation_envelope(dict(run, hist_counts=0 * counts))
 
 
 def _laplace_groups(rng, beta, groups, n, edges):
@@ -131,25 +131,25 @@ def test_jackknife_slope_se_matches_the_spread_of_replicates():
         sel = (lags >= lo) & (lags <= hi)
         f = envelope_hist(lags[sel], edges, counts.sum(axis=0))
         slopes.append(fit_slope(lags[sel], f, lag_range=(lo, hi), min_points=2).slope)
-        ses.append(RE.jackknife_slope_se(lags, edges, counts, lo, hi))
+        ses.append(EF.jackknife_slope_se(lags, edges, counts, lo, hi))
     sd = float(np.std(slopes, ddof=1))
     assert 0.6 < float(np.mean(ses)) / sd < 1.4, (np.mean(ses), sd)
-    assert RE.jackknife_slope_se(lags, edges, counts[:1], lo, hi) is None
+    assert EF.jackknife_slope_se(lags, edges, counts[:1], lo, hi) is None
     same = np.repeat(counts[:1], 4, axis=0)                  # identical groups: no spread
-    assert RE.jackknife_slope_se(lags, edges, same, lo, hi) == pytest.approx(0.0, abs=1e-12)
+    assert EF.jackknife_slope_se(lags, edges, same, lo, hi) == pytest.approx(0.0, abs=1e-12)
 
 
 def test_fit_run_envelope_reports_what_it_could_not_fit():
     lags = np.geomspace(1, 1e3, 30)
-    env = RE.RunEnvelope(lags=lags, f=np.exp(-lags / 5.0), f_floor=0.5, floor_reason="given",
+    env = EF.RunEnvelope(lags=lags, f=np.exp(-lags / 5.0), f_floor=0.5, floor_reason="given",
                          source="test", kind="rnn")
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        fits = RE.fit_run_envelope(env)
+        fits = EF.fit_run_envelope(env)
     assert fits.slope is None and fits.decay_class is None
     assert any("slope not determined" in str(x.message) for x in w)
-    env = RE.RunEnvelope(lags=lags, f=np.minimum(1.0, 2.0 * lags ** -0.7), f_floor=1e-12,
+    env = EF.RunEnvelope(lags=lags, f=np.minimum(1.0, 2.0 * lags ** -0.7), f_floor=1e-12,
                          floor_reason="given", source="test", kind="rnn")
-    fits = RE.fit_run_envelope(env)
+    fits = EF.fit_run_envelope(env)
     assert fits.decay_class == "polynomial" and fits.slope == pytest.approx(-0.7, rel=1e-6)
     assert fits.slope_se_method.startswith("OLS")
