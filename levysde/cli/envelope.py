@@ -113,9 +113,8 @@ def _run_output(args):
     run = load_run(args.run_file)
     try:
         if run["kind"] == "rnn":
-            if args.source is not None or args.n_samples is not None:
-                flag = "--source" if args.source is not None else "--n-samples"
-                raise UsageError(f"{flag} applies to simulation runs only; an RNN run's envelope is "
+            if args.source is not None:          # (--n-samples needs --source samples)
+                raise UsageError("--source applies to simulation runs only; an RNN run's envelope is "
                                  "the exact ELR sum over its neurons (THEORY §9)")
             env = rnn_envelope(run, weighted=not args.unweighted, f_floor=args.f_floor, **_grid(args))
         else:
