@@ -13,7 +13,13 @@ side by side in one run (ratios are meaningful on a shared machine; absolute rat
 * numba_steps_per_s_1thread, parallel_speedup, load_average: to read the ratios on a
   shared machine (a busy second core caps the 2-thread speed-up)
 
-Usage: python benchmarks/bench_simulate.py [--json] [--quick]
+With ``--backend cuda`` it measures the GPU backend instead (:func:`cuda_benchmark`):
+particle-steps/s of levysde.simulate(backend="cuda") at 1e6 particles (goal >= 1e11 on one H200,
+fp64), a profile (no recording, no jumps) and the ratio to the CPU backend on all host cores,
+side by side. Under NUMBA_ENABLE_CUDASIM=1 it runs (tiny, with --quick) but measures nothing
+meaningful.
+
+Usage: python benchmarks/bench_simulate.py [--json] [--quick] [--backend {cpu,cuda}]
 """
 from __future__ import annotations
 
@@ -83,19 +89,53 @@ def gaussian_limit(n, steps, seed=0):
     return 2.0 * n * steps / (time.perf_counter() - t0)
 
 
-def numba_rate(n, steps, *, eta_j=ETA_J, record=True):
+def numba_rate(n, steps, *, eta_j=ETA_J, record=True, backend="cpu", n_groups=64):
     t_end = steps * DT
     burn = 0.0 if record else t_end - DT
+    kw = {} if backend == "cpu" else {"backend": backend}
     r = S.simulate(eta_j, eta_g=ETA_G, kappa=KAPPA, alpha=ALPHA, lam=LAM, gamma=GAMMA, z0=Z0,
-                   particles=n, t_end=t_end, burn_in=burn, dt=DT, seed=1)
+                   particles=n, t_end=t_end, burn_in=burn, dt=DT, seed=1, n_groups=n_groups, **kw)
     return r.meta["particle_steps_per_s"], r.meta["threads"]
+
+
+def cuda_benchmark(quick=False):
+    """GPU backend: particle-steps/s at 1e6 particles (goal 1e11 on one H200), a profile in
+    ns per particle-step (full, no recording, no jumps and no recording), and the ratio to
+    the CPU backend on all host cores measured in the same run."""
+    import numba
+
+    r = S.simulate(ETA_J, particles=64, n_groups=8, t_end=2 * DT, burn_in=DT, dt=DT,
+                   backend="cuda")                      # compile / load the kernel cache
+    device = r.meta["device"]
+    n, steps = (64, 10) if quick else (1_000_000, 20_000)
+    rounds = 1 if quick else 3
+    prof = {}
+    for label, kw in (("full", {}), ("no_recording", {"record": False}),
+                      ("no_jumps_no_recording", {"eta_j": 0.0, "record": False})):
+        best = max(numba_rate(n, steps, backend="cuda", n_groups=4 if quick else 64, **kw)[0]
+                   for _ in range(rounds))
+        prof[label] = 1e9 / best
+    gpu = 1e9 / prof["full"]
+    n_cpu, steps_cpu = (256, 20) if quick else (200_000, 200)
+    cpu = max(numba_rate(n_cpu, steps_cpu)[0] for _ in range(rounds))
+    return {"backend": "cuda", "device": device, "particles": n, "steps": steps, "quick": quick,
+            "cuda_steps_per_s": gpu, "goal_cuda_steps_per_s": 1e11,
+            "cpu_steps_per_s": cpu, "cpu_threads": numba.get_num_threads(),
+            "cpu_particles": n_cpu, "cpu_steps": steps_cpu,
+            "ratio_cuda_vs_cpu": gpu / cpu, "profile_ns_per_step_cuda": prof,
+            "simulator": device == "CUDA simulator", "load_average": os.getloadavg()[0],
+            "rounds": rounds}
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", action="store_true")
     p.add_argument("--quick", action="store_true", help="small sizes (CI smoke run)")
+    p.add_argument("--backend", choices=("cpu", "cuda"), default="cpu",
+                   help="cuda: measure the GPU backend against the CPU one (default %(default)s)")
     args = p.parse_args(argv)
+    if args.backend == "cuda":
+        return _print(cuda_benchmark(args.quick), args.json)
     n, steps = (20_000, 40) if args.quick else (100_000, 200)
     rounds = 2 if args.quick else 3
     numba_rate(256, 2)                                   # compile / load the cache
@@ -129,7 +169,11 @@ def main(argv=None):
            "parallel_speedup": numba_steps / numba_1t,
            "load_average": os.getloadavg()[0],
            "rounds": rounds, "profile_ns_per_step_1thread": prof}
-    if args.json:
+    return _print(out, args.json)
+
+
+def _print(out, as_json):
+    if as_json:
         print(json.dumps(out, indent=2))
     else:
         for k, v in out.items():

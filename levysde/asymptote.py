@@ -119,7 +119,7 @@ def _power_law_case(rec, eta_j, alpha, A):
     from scipy import special
 
     rate = float(rec["tail_rate"])
-    g_rate = float(special.gamma(rate))
+    log_ag = math.log(A) + float(special.gammaln(rate))     # log(A Gamma(rate)): no overflow at rate > 171
     fields = dict(decay_class="polynomial", slope=-rate)
     if rec["beta"] is None and eta_j > 0:
         k = 1.0 + alpha
@@ -128,12 +128,12 @@ def _power_law_case(rec, eta_j, alpha, A):
                             "(ln tau)^-(1+alpha), so f ~ A Gamma(lam) l^-lam (ln l)^-(1+alpha) (the log "
                             "factor is included in f; the local log-log slope -lam - (1+alpha)/ln l "
                             "tends to the reported slope -lam only slowly)"))
-        return (lambda l: A * g_rate * l ** (-rate) * np.log(l) ** (-k)), 1.0, fields
+        return (lambda l: np.exp(log_ag - rate * np.log(l)) * np.log(l) ** (-k)), 1.0, fields
     fields["form"] = "A Gamma(beta) l^-beta"
     if rec["beta"] is None:
         fields["note"] = ("collapsed: no Cramer root; tail rate kappa/eta_G (Gaussian noise only), "
                           "f ~ A Gamma(kappa/eta_G) l^-(kappa/eta_G)")
-    return (lambda l: A * g_rate * l ** (-rate)), 0.0, fields
+    return (lambda l: np.exp(log_ag - rate * np.log(l))), 0.0, fields
 
 
 def asymptotic_envelope(eta_j, eta_g=None, kappa=None, alpha=None, lam=None, *,

@@ -95,7 +95,7 @@ def _unavail(reason):
 
 
 def _beta_tail(late, n_groups=8, tail_fraction=0.1):
-    from .tauberian import tail_fit
+    from .tails import power_law_note, tail_fit
 
     z = late[np.isfinite(late)]
     cols = np.broadcast_to(np.arange(late.shape[1])[None, :], late.shape)[np.isfinite(late)]
@@ -115,6 +115,7 @@ def _beta_tail(late, n_groups=8, tail_fraction=0.1):
         return _unavail(f"tail not resolved: {exc}")
     k_neurons = len(np.unique(cols[-z > t.u]))
     flag = f"{k_neurons} neurons reach the tail" + (" (few: unreliable)" if k_neurons < 20 else "")
+    flag += f"; {power_law_note(t)}" if power_law_note(t) else ""
     return Estimate(t.beta, t.se_beta, flag)
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .params import DEFAULTS, check_param
+from .params import DEFAULTS, check_int, check_param
 from .theory import PHASES, classify
 
 __all__ = ["AXES", "PhaseDiagram", "phase_diagram", "DEFAULT_RANGES", "simulated_overlay",
@@ -107,9 +107,7 @@ def phase_diagram(x: str = "eta_j", y: str = "kappa", *, x_range=None, y_range=N
     clash = {x, y} & set(fixed)
     if clash:
         raise ValueError(f"{', '.join(sorted(clash))} is an axis and cannot also be fixed")
-    for name, n in (("nx", nx), ("ny", ny)):
-        if int(n) != n or n < 2:
-            raise ValueError(f"{name} must be an integer >= 2; got {n!r}")
+    nx, ny = check_int("nx", nx, 2), check_int("ny", ny, 2)
     grids = []
     for axis, rng, log in ((x, x_range, log_x), (y, y_range, log_y)):
         lo, hi = DEFAULT_RANGES[axis] if rng is None else rng
@@ -150,7 +148,8 @@ def simulate_point(point: dict, seed: int) -> dict:
     """Sweep task: simulate one grid point with the saturating drift and estimate beta_hat.
 
     ``point`` holds the five model parameters plus the simulation settings
-    (particles, t_end, burn_in, dt, u: the threshold on X = -zeta). Returns
+    (particles, t_end, burn_in, dt, u: the threshold on X = -zeta; optional backend,
+    "cpu" or "cuda", default "cpu"). Returns
     beta_hat and its jackknife error at u, beta* and the simulated model's
     own rate beta_model (THEORY.md §7, §8). Top-level so that Dask can ship it.
 
@@ -165,7 +164,8 @@ def simulate_point(point: dict, seed: int) -> dict:
     res = simulate(point["eta_j"], eta_g=point["eta_g"], kappa=point["kappa"], alpha=point["alpha"],
                    lam=point["lam"], gamma=2.0 * point["kappa"], particles=int(point["particles"]),
                    t_end=point["t_end"],
-                   burn_in=point["burn_in"], dt=point["dt"], seed=seed, n_groups=32)
+                   burn_in=point["burn_in"], dt=point["dt"], seed=seed, n_groups=32,
+                   backend=point.get("backend", "cpu"))
     t = res.tail(point["u"])
     bt = res.meta.get("beta_theory")
     bm = res.meta.get("beta_model")
@@ -175,9 +175,9 @@ def simulate_point(point: dict, seed: int) -> dict:
 
 
 def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick: bool = False,
-                      master_seed: int = 0, scheduler: str = "local", n_workers: int = 2,
+                      master_seed: int = 0, scheduler: str = "local", n_workers: int | None = None,
                       store=None, progress: bool = True, settings: dict | None = None,
-                      connect_timeout: float = 10.0) -> dict:
+                      connect_timeout: float = 10.0, backend: str = "cpu") -> dict:
     """Simulate the SDE on a coarse sub-grid of ``diagram`` and measure beta_hat (THEORY.md §7-§8).
 
     The sub-grid has ``nx x ny`` points strictly inside the diagram's ranges; points
@@ -187,17 +187,28 @@ def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick:
     resumable through ``store``).
 
     Returns a dict of arrays ``x, y, beta_hat, se, beta_theory, beta_model`` and
-    the ``wall_s`` of the sweep. ``connect_timeout`` (seconds) bounds the wait for a
+    the ``wall_s`` of the sweep. ``n_workers`` (default 2) applies to ``scheduler="local"``
+    only. ``connect_timeout`` (seconds) bounds the wait for a
     ``tcp://`` scheduler; an unreachable one raises ConnectionError (see
-    :func:`levysde.sweep.run_sweep`).
+    :func:`levysde.sweep.run_sweep`). ``backend`` ("cpu" or "cuda") is the simulator of
+    every point (:func:`levysde.simulate`); it is part of each point, so a store is resumed
+    only with the backend that wrote it (the two draw different random numbers).
     """
     import time
 
     from .sweep import run_sweep
 
-    if int(nx) != nx or int(ny) != ny or nx < 1 or ny < 1:
-        raise ValueError(f"nx and ny must be integers >= 1; got {nx!r}, {ny!r}")
+    if not isinstance(diagram, PhaseDiagram):
+        raise ValueError(f"diagram must be a PhaseDiagram (from phase_diagram); got {type(diagram).__name__}")
+    nx, ny = check_int("nx", nx, 1), check_int("ny", ny, 1)
+    unknown = set(settings or {}) - set(SIM_SETTINGS["full"])
+    if unknown:
+        raise ValueError(f"unknown settings {sorted(unknown)}; allowed: {', '.join(SIM_SETTINGS['full'])}")
+    if backend not in ("cpu", "cuda"):
+        raise ValueError(f"backend must be 'cpu' or 'cuda'; got {backend!r}")
     cfg = dict(SIM_SETTINGS["quick" if quick else "full"], **(settings or {}))
+    if backend != "cpu":                    # cpu points stay as before: existing stores resume
+        cfg["backend"] = backend
     xs = diagram.x[0] + (np.arange(nx) + 0.5) / nx * (diagram.x[-1] - diagram.x[0])
     ys = diagram.y[0] + (np.arange(ny) + 0.5) / ny * (diagram.y[-1] - diagram.y[0])
     points = []

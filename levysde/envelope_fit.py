@@ -57,6 +57,8 @@ class RunEnvelope:
     outside_mass_fraction : mass outside the histogram range (simulation histograms), or None
     beta_theory, tail_rate, phase : the model's beta* (None when there is no root), tail rate
         and phase from the run's parameters (:func:`run_theory`); None for RNN runs
+    note : "not a power law ..." when the left tail of zeta fails the stability check of
+        :func:`levysde.tails.tail_check` (beta and the Tauberian slope then do not apply), else None
     """
 
     lags: np.ndarray
@@ -71,6 +73,7 @@ class RunEnvelope:
     beta_theory: float | None = None
     tail_rate: float | None = None
     phase: str | None = None
+    note: str | None = None
 
 
 def sampling_floor(n_indep: float) -> float:
@@ -157,20 +160,24 @@ def _histogram(run):
 
 def _excursion_lag(run, edges):
     """Largest lag that >= MIN_EXCURSIONS independent excursions reached: exp(-zeta) at the
-    zeta where the cumulative excursion count from below reaches MIN_EXCURSIONS (THEORY §8);
-    None without excursion counts or with too few excursions."""
+    zeta where the cumulative excursion count from below reaches MIN_EXCURSIONS (THEORY §8;
+    +inf beyond the double range); None without excursion counts or with too few excursions."""
+    from .tauberian import valid_lag_max
+
     if "excursion_counts" not in run:
         return None
     cum = np.cumsum(np.asarray(run["excursion_counts"], dtype=float).sum(axis=0))
     if cum[-1] < MIN_EXCURSIONS:
         return None
     i = int(np.searchsorted(cum, MIN_EXCURSIONS))
-    return math.exp(-float(edges[i + 1]))
+    return valid_lag_max(float(edges[i + 1]))
 
 
 def _add_outside_mass(run, lags, f, counts):
     """f with the mass outside the histogram range added as point masses at its mean zeta
-    (below and above); (f, outside mass fraction or None)."""
+    (below and above; exp(-l e^zeta) without overflow); (f, outside mass fraction or None)."""
+    from .tauberian import envelope_samples
+
     if "hist_outside" not in run:
         return f, None
     o = np.asarray(run["hist_outside"], dtype=float).sum(axis=0)   # (n_below, sum_below, n_above, sum_above)
@@ -181,11 +188,12 @@ def _add_outside_mass(run, lags, f, counts):
     f = f * (m_in / tot_mass)
     for cnt, zsum in ((o[0], o[1]), (o[2], o[3])):
         if cnt > 0:
-            f = f + cnt / tot_mass * np.exp(-lags * math.exp(zsum / cnt))
+            f = f + cnt / tot_mass * envelope_samples(lags, [zsum / cnt], errors=False).f
     return f, float((o[0] + o[2]) / tot_mass)
 
 
 def _histogram_envelope(run, grid, f_floor):
+    from .tails import power_law_note, tail_check
     from .tauberian import envelope_hist, valid_lag_max
 
     edges, counts = _histogram(run)
@@ -203,11 +211,13 @@ def _histogram_envelope(run, grid, f_floor):
             f">= {MIN_EXCURSIONS:g} independent excursions below -log l (l <= {exc_lag:.4g})"))
     else:
         floor, reason = _chosen_floor(f_floor, (sampling_floor(n_indep), _SAMPLING_RULE))
+    note = power_law_note(tail_check(hist=(edges, counts, run.get("hist_sums"), run.get("hist_outside"))))
     return dict(lags=lags, f=f, f_floor=floor, floor_reason=reason, source="histogram",
-                groups=(edges, counts), outside_mass_fraction=outside)
+                groups=(edges, counts), outside_mass_fraction=outside, note=note)
 
 
 def _sample_envelope(run, grid, f_floor, n_samples, seed):
+    from .tails import power_law_note, tail_check
     from .tauberian import envelope_samples, valid_lag_max
 
     if "final_zeta" not in run:
@@ -219,7 +229,7 @@ def _sample_envelope(run, grid, f_floor, n_samples, seed):
     r = envelope_samples(lags, z)
     floor, reason = _chosen_floor(f_floor, (sampling_floor(r.n_eff), _SAMPLING_RULE))
     return dict(lags=lags, f=r.f, f_floor=floor, floor_reason=reason, source="final_zeta samples",
-                stderr=r.stderr)
+                stderr=r.stderr, note=power_law_note(tail_check(zeta=z)))
 
 
 def simulation_envelope(run: dict, *, source: str = "hist", lags=None, lag_min=None, lag_max=None,
@@ -321,6 +331,7 @@ def rnn_envelope(run: dict, *, weighted: bool = True, lags=None, lag_min=None, l
     ------
     ValueError when Lambda and zeta differ in size, f_floor is outside [0, 1) or the lag grid is bad.
     """
+    from .tails import power_law_note, tail_check
     from .tauberian import envelope_samples
 
     z = _last_record(run["zeta"])
@@ -348,7 +359,8 @@ def rnn_envelope(run: dict, *, weighted: bool = True, lags=None, lag_min=None, l
                   + ("Lambda-weighted)" if w is not None else "unweighted mean over neurons)"))
     floor, reason = _chosen_floor(f_floor, (RNN_F_FLOOR, f"numerical floor {RNN_F_FLOOR:g} (exact "
                                                          f"finite sum over {z.size} neurons, no sampling noise)"))
-    return RunEnvelope(lags=lags, f=f, f_floor=floor, floor_reason=reason, source=source, kind="rnn")
+    return RunEnvelope(lags=lags, f=f, f_floor=floor, floor_reason=reason, source=source, kind="rnn",
+                       note=power_law_note(tail_check(zeta=z, weights=w)))
 
 
 def run_envelope(run: dict, **kwargs) -> RunEnvelope:

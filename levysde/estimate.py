@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, stats
 
+from .tails import hill_index
+
 
 __all__ = ["Estimate", "DriftEstimate", "NoiseEstimate", "SDEFit", "increments", "estimate_drift",
            "robust_scale", "estimate_noise", "spread", "fit_sde", "predict", "Prediction"]
@@ -234,16 +236,6 @@ class NoiseEstimate:
     method: str = ""
 
 
-def _hill_scan(z, u):
-    out = []
-    for q in (1.0, 1.5, 2.0, 3.0):
-        ex = z[z > u * q]
-        if ex.size >= 10:
-            a = ex.size / float(np.log(ex / (u * q)).sum())
-            out.append((u * q, a, a / math.sqrt(ex.size), int(ex.size)))
-    return out
-
-
 def _ecf_fit(cos_g, cos2_g, n_g, xi, dt, start=None):
     """Weighted least squares of -log(ECF)/dt = eta_G xi^2 - char_exponent(xi) (THEORY.md §2, §8).
 
@@ -341,7 +333,7 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
     k = int(jump.sum())
     expected = float(r.size * 2 * stats.norm.sf(threshold))
     u = float(np.median(ucut))
-    hill = _hill_scan(a[jump], u) if k else []
+    hill = hill_index(a[jump], u) if k else []
     excess = k >= expected + 5 * math.sqrt(max(expected, 1.0))
     if k < min_jumps or not excess:
         eg = Estimate(s * s / 2, s * s * math.sqrt(_MAD_VAR / r.size))

@@ -60,7 +60,8 @@ def sample_complexity(f, *, alpha_g: float = 2.0, C: float = 1.0):
     fv = np.asarray(f, dtype=float)
     if not np.all(np.isfinite(fv)) or np.any(fv <= 0) or np.any(fv > 1):
         raise ValueError("f must be in (0, 1] (N(l) is infinite where f = 0)")
-    out = C * fv ** (-k)
+    with np.errstate(over="ignore"):
+        out = C * fv ** (-k)          # +inf beyond the double range (f ~ 0), no warning
     return float(out) if out.ndim == 0 else out
 
 
@@ -92,6 +93,8 @@ def learnability_window(N: float, *, lags=None, f=None, f_func=None, alpha_g: fl
     k = kappa_alpha(alpha_g)
     if (f_func is None) == (f is None):
         raise ValueError("give exactly one of f (with lags) or f_func")
+    if f_func is not None and lags is not None:
+        raise ValueError("lags apply only to a tabulated f; with f_func give no lags")
     log_thr = (math.log(C) - math.log(N)) / k           # log f*
     if log_thr > 0:
         return 0.0

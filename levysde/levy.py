@@ -26,9 +26,17 @@ alpha, exact at alpha = 1). For x <= 1/4 the even series
 ``c_(k+1) = c_k (alpha-2k)(alpha-2k-1)/((2k+1)(2k+2))`` (all c_k > 0) removes the
 small-beta cancellation. The characteristic exponent is the same function at
 ``x = i xi/lam``: the series in ``y = x^2 = -(xi/lam)^2`` and, beyond, the complex
-form ``S = 2 Re[(1 + i u) g(Log(1 + i u))]``. Relative accuracy about 1e-15 over
-alpha in [0.05, 1.95] and beta in [1e-8 lam, lam] (tests/test_levy.py checks 1e-12
-against mpmath quadrature of nu).
+form ``S = 2 Re[(1 + i u) g(Log(1 + i u))]``; for u > 1e4 the same form divided by
+``rho^alpha`` (rho = |1 + i u|) and multiplied back as ``hypot(lam, xi)^alpha`` in log
+space, so no finite xi overflows (``char_exponent(1e160, alpha=1.5, lam=2, eta_j=3)
+= -3e240``). For alpha <= 1/2 the direct forms are taken in alpha instead of delta,
+``S = [expm1(alpha L+) + expm1(alpha L-)]/delta``, which keeps the O(alpha) value
+free of cancellation as alpha -> 0. Products ``eta_J lam^alpha S`` that overflow or
+underflow in floating point are formed in log space. ``c_alpha`` uses the reflected
+sine ``sin(pi (2 - alpha)/2)`` for alpha > 1 (full relative accuracy as alpha -> 2).
+Relative accuracy about 1e-15 over alpha in [1e-13, 2 - 1e-13] and beta in
+[1e-8 lam, lam] (tests/test_levy.py checks 1e-12 against mpmath quadrature of nu and
+the closed form at 50-100 digits, xi up to 1e300).
 """
 from __future__ import annotations
 
@@ -43,6 +51,8 @@ __all__ = ["c_alpha", "psi", "psi_adjoint", "psi_unit_over_beta", "char_exponent
 
 _SERIES_Y = 1.0 / 16.0       # series used for |x|^2 <= 1/16, i.e. |x| <= 1/4
 _SERIES_TERMS = 18           # (1/16)^17 < 1e-20: truncation far below rounding
+_ALPHA_LOW = 0.5            # alpha <= this: the direct forms in alpha instead of delta = alpha - 1
+_U_SCALED = 1e4              # char_exponent: xi/lam beyond this uses the overflow-free scaled form
 
 
 def _check_real(name: str, value) -> np.ndarray:
@@ -55,12 +65,22 @@ def _check_real(name: str, value) -> np.ndarray:
     return arr
 
 
+def _sin_half_pi(a):
+    """sin(pi a/2) for a in [0, 2], reflected to a' = min(a, 2 - a) (2 - a is exact for a >= 1
+    by Sterbenz's lemma), so that the result keeps full relative accuracy as a -> 2, where
+    sin(pi a/2) -> 0 and the naive argument pi a/2 carries an absolute rounding error of ~1e-16."""
+    a = np.asarray(a, dtype=float)
+    return np.sin(0.5 * np.pi * np.where(a > 1.0, 2.0 - a, a))
+
+
 def c_alpha(alpha):
     """Normalising constant c_alpha of the Levy density (THEORY.md §2).
 
     ``c_alpha = -1/(2 Gamma(-alpha) cos(pi alpha/2))``, evaluated in the
     equivalent form ``Gamma(1+alpha) sin(pi alpha/2)/pi`` (reflection formula),
-    which is regular at alpha = 1 (c_1 = 1/pi).
+    which is regular at alpha = 1 (c_1 = 1/pi); the sine is reflected
+    (``sin(pi alpha/2) = sin(pi (2 - alpha)/2)``) so that the relative error stays
+    ~1e-16 up to alpha = 2 - 1e-13 (c_alpha -> 0 linearly there).
 
     Parameters
     ----------
@@ -75,7 +95,7 @@ def c_alpha(alpha):
     ValueError if alpha is outside (0, 2) or not finite.
     """
     a = check_param("alpha", alpha)
-    out = special.gamma(1.0 + a) * np.sin(0.5 * np.pi * a) / np.pi
+    out = special.gamma(1.0 + a) * _sin_half_pi(a) / np.pi
     return out[()] if out.ndim == 0 else out
 
 
@@ -119,8 +139,13 @@ def _unit_real(x, alpha, *, over_x: bool = False):
         delta = ab - 1.0
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             edge = xb >= 1.0
-            minus = np.where(edge, 0.0, (1.0 - xb) * _g(delta, np.log1p(-np.where(edge, 0.0, xb))))
-            s_direct = minus + (1.0 + xb) * _g(delta, np.log1p(xb))
+            lm_, lp_ = np.log1p(-np.where(edge, 0.0, xb)), np.log1p(xb)
+            minus = np.where(edge, 0.0, (1.0 - xb) * _g(delta, lm_))
+            s_direct = minus + (1.0 + xb) * _g(delta, lp_)
+            # alpha <= 1/2: S = [(1+x)^alpha + (1-x)^alpha - 2]/delta = [expm1(alpha L+) +
+            # expm1(alpha L-)]/delta; the delta form cancels to O(alpha) there
+            s_low = (np.expm1(ab * lp_) + np.where(edge, -1.0, np.expm1(ab * lm_))) / delta
+            s_direct = np.where(ab <= _ALPHA_LOW, s_low, s_direct)
         if over_x:
             s_direct = s_direct / xb
         out[big] = s_direct / _denominator(delta)
@@ -128,7 +153,9 @@ def _unit_real(x, alpha, *, over_x: bool = False):
 
 
 def _unit_imag(u, alpha):
-    """S(i u)/D(delta) for real u >= 0: the characteristic-exponent analogue (real)."""
+    """S(i u)/D(delta) for real u >= 0: the characteristic-exponent analogue (real).
+
+    For u <= _U_SCALED only (u^2 must not overflow); beyond, :func:`_unit_imag_scaled`."""
     delta = alpha - 1.0
     y = -(u * u)
     small = -y <= _SERIES_Y
@@ -142,11 +169,57 @@ def _unit_imag(u, alpha):
                       (np.expm1(da) * np.cos(db) - 2.0 * np.sin(0.5 * db) ** 2) / safe)
         gi = np.where(delta == 0.0, b, np.exp(da) * np.sin(db) / safe)
         s_direct = 2.0 * (gr - u * gi)      # 2 Re[(1 + iu)(gr + i gi)]
+        # alpha <= 1/2: 2 Re[(1 + iu)^alpha - 1 - iu]/delta = 2 Re[expm1(alpha Log(1 + iu))]/delta
+        s_low = 2.0 * (np.expm1(alpha * a) * np.cos(alpha * b) - 2.0 * np.sin(0.5 * alpha * b) ** 2) / delta
+        s_direct = np.where(alpha <= _ALPHA_LOW, s_low, s_direct)
     return np.where(small, s_series, s_direct) / _denominator(delta)
+
+
+def _unit_imag_scaled(xi, lam, alpha):
+    """S(i u)/(rho^alpha D(delta)) with u = xi/lam, rho = |1 + i u| = hypot(lam, xi)/lam,
+    for large u (no overflow for any finite xi, lam > 0).
+
+    From S(iu) = 2 Re[(1 + iu)^alpha - 1 - iu]/delta and Log(1 + iu) = a + i b:
+    ``S/rho^alpha = 2 [(-2 sin^2(delta b/2) - expm1(-delta a))/(delta rho) - (u/rho) sin(delta b)/delta]``
+    (-> 2 (a - u b)/rho at delta = 0); a = log(hypot(lam, xi)/lam), b = atan2(xi, lam).
+    """
+    delta = alpha - 1.0
+    R = np.hypot(lam, xi)
+    inv_rho, u_over_rho = lam / R, xi / R
+    a = np.log(R) - np.log(lam)
+    b = np.arctan2(xi, lam)
+    da, db = delta * a, delta * b
+    safe = np.where(delta == 0.0, 1.0, delta)
+    # expm1(-delta a)/rho: as exp(-alpha a) - 1/rho where |delta a| > 1 (no cancellation
+    # there, and no inf * 0 when rho^(1 - alpha) overflows while 1/rho underflows)
+    em = np.where(np.abs(da) <= 1.0, np.expm1(-np.minimum(da, 1.0)) * inv_rho,
+                  np.exp(-alpha * a) - inv_rho)
+    first = np.where(delta == 0.0, a * inv_rho, (-2.0 * np.sin(0.5 * db) ** 2 * inv_rho - em) / safe)
+    second = np.where(delta == 0.0, b, np.sin(db) / safe)
+    high = 2.0 * (first - u_over_rho * second)
+    # alpha <= 1/2: 2 [cos(alpha b) - rho^-alpha]/delta, no cancellation to O(alpha)
+    low = 2.0 * (-2.0 * np.sin(0.5 * alpha * b) ** 2 - np.expm1(-alpha * a)) / delta
+    return np.where(alpha <= _ALPHA_LOW, low, high) / _denominator(delta)
 
 
 def _out(arr):
     return arr[()] if np.ndim(arr) == 0 else arr
+
+
+def _scale(c, base, power):
+    """``c * base**power`` (base >= 0), taken in log space where the direct product
+    overflows or underflows although the result is representable (e.g. eta_J = 1e-200
+    times lam^alpha = 1e400): ``sign(c) exp(log|c| + power log base)``."""
+    c, base, power = np.broadcast_arrays(np.asarray(c, dtype=float), np.asarray(base, dtype=float),
+                                         np.asarray(power, dtype=float))
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        direct = c * base ** power
+        redo = (~np.isfinite(direct) | ((direct == 0.0) & (c != 0.0) & (base > 0.0))) & ~np.isnan(c)
+        if np.any(redo):
+            logv = np.log(np.abs(c[redo])) + power[redo] * np.log(base[redo])
+            direct = np.array(direct, copy=True)
+            direct[redo] = np.sign(c[redo]) * np.exp(logv)
+    return direct
 
 
 def psi(beta, *, alpha, lam, eta_j=1.0):
@@ -183,7 +256,7 @@ def psi(beta, *, alpha, lam, eta_j=1.0):
         x = np.where(pos, b / np.where(pos, lm, 1.0), 0.0)
         inside = pos & (x <= 1.0)
         xs = np.where(inside, x, 0.0)
-        val = ej * lm ** a * _unit_real(xs, a)
+        val = _scale(ej * _unit_real(xs, a), lm, a)
     out = np.where(inside, val, np.where(b == 0.0, 0.0, np.inf))
     out = np.where(ej == 0.0, 0.0, out)
     return _out(out)
@@ -247,9 +320,13 @@ def char_exponent(xi, *, alpha, lam, eta_j=1.0):
     u0, a, lm, ej = np.broadcast_arrays(u0, a, lm, ej)
     pos = lm > 0
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        u = np.where(pos, u0 / np.where(pos, lm, 1.0), 0.0)
-        tempered = ej * lm ** a * _unit_imag(u, a)
-        stable = -ej * u0 ** a
+        lm1 = np.where(pos, lm, 1.0)
+        u = np.where(pos, u0 / lm1, 0.0)
+        big = u > _U_SCALED
+        near = _scale(ej * _unit_imag(np.where(big, 0.0, u), a), lm, a)
+        far = _scale(ej * _unit_imag_scaled(u0, lm1, a), np.hypot(lm1, u0), a)
+        tempered = np.where(big, far, near)
+        stable = _scale(-ej, u0, a)
     out = np.where(pos, tempered, stable)
     return _out(np.where(ej == 0.0, 0.0, out))
 
@@ -283,9 +360,8 @@ def cumulant(n: int, *, alpha, lam, eta_j=1.0):
     a, lm, ej = np.broadcast_arrays(a, lm, ej)
     if n % 2:
         return _out(np.zeros(a.shape))
-    with np.errstate(divide="ignore"):
-        val = 2.0 * ej * (special.gamma(1.0 + a) * np.sin(0.5 * np.pi * a) / np.pi) \
-            * special.gamma(n - a) * np.where(lm > 0, lm, 0.0) ** (a - n)
+    with np.errstate(divide="ignore", over="ignore", under="ignore"):
+        val = np.where(lm > 0, _scale(2.0 * ej * c_alpha(a) * special.gamma(n - a), lm, a - n), np.inf)
     return _out(np.where(ej == 0.0, 0.0, val))
 
 

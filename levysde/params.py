@@ -65,6 +65,19 @@ def check_param(name: str, value) -> np.ndarray:
     return arr
 
 
+def check_int(name: str, value, lo: int) -> int:
+    """``int(value)``; ValueError naming ``name`` unless ``value`` is an integer >= ``lo``
+    (numpy integers and integral floats pass; bools, None, strings and arrays do not). The one
+    integer check of the package (grid sizes, seeds, particle counts, worker counts)."""
+    try:
+        ok = not isinstance(value, (bool, str, bytes)) and int(value) == value and value >= lo
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be an integer >= {lo}; got {value!r}")
+    return int(value)
+
+
 def check_params(**kwargs) -> dict:
     """Validate several named parameters at once (see :func:`check_param`)."""
     return {k: check_param(k, v) for k, v in kwargs.items()}

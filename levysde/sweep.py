@@ -21,10 +21,10 @@ Schedulers:
   * ``"tcp://HOST:PORT"``: an existing Dask cluster;
   * ``"sequential"``: a plain loop in this process (no Dask), the reference.
 
-Ctrl-C (KeyboardInterrupt) stops a sweep quietly: the local workers start with SIGINT
-blocked (the terminal sends it to the whole process group), and the cluster is closed with Dask's
-logging silenced, so the only output is the caller's own message; finished points stay on
-disk and the locks of unfinished ones are released.
+Ctrl-C (KeyboardInterrupt) stops a sweep quietly: the local workers ignore SIGINT (the
+terminal sends it to the whole process group) and write nothing to the terminal, and the
+cluster is closed with Dask's logging silenced, so the only output is the caller's own
+message; finished points stay on disk and the locks of unfinished ones are released.
 """
 from __future__ import annotations
 
@@ -35,12 +35,15 @@ import os
 import pathlib
 import signal
 import sys
+import threading
 import time
+import warnings
 from typing import Callable
 
 import numpy as np
 
-from ._io import atomic_write, claim, lock_is_stale, refresh, release
+from ._io import atomic_write, check_regular, claim, lock_is_stale, refresh, release
+from .params import check_int
 
 __all__ = ["point_seed", "run_sweep", "load_point"]
 
@@ -50,9 +53,7 @@ POLL_S = 0.25
 
 def point_seed(master_seed: int, index: int) -> int:
     """64-bit seed of grid point ``index`` derived from ``master_seed`` (SeedSequence)."""
-    if int(master_seed) != master_seed or master_seed < 0:
-        raise ValueError(f"master_seed must be an integer >= 0; got {master_seed!r}")
-    ss = np.random.SeedSequence([int(master_seed), int(index)])
+    ss = np.random.SeedSequence([check_int("master_seed", master_seed, 0), check_int("index", index, 0)])
     return int(ss.generate_state(1, np.uint64)[0])
 
 
@@ -71,11 +72,16 @@ def _save_point(store: pathlib.Path, index: int, point: dict, seed: int, result:
 
 
 def load_point(path) -> tuple[dict, int, dict]:
-    """Read one stored point: (point, seed, result dict)."""
-    with np.load(path, allow_pickle=False) as z:
-        meta = json.loads(str(z["meta"]))
-        result = {k[2:]: (z[k][()] if z[k].ndim == 0 else z[k]) for k in z.files if k.startswith("r_")}
-    return meta["point"], meta["seed"], result
+    """Read one stored point: (point, seed, result dict). ValueError (one line naming ``path``)
+    when it is not a point file written by :func:`run_sweep`."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            result = {k[2:]: (z[k][()] if z[k].ndim == 0 else z[k]) for k in z.files if k.startswith("r_")}
+        return meta["point"], meta["seed"], result
+    except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
+        raise ValueError(f"cannot read sweep point {path!r}: not a point file of levysde.sweep "
+                         f"({type(exc).__name__})") from None
 
 
 def _call(task, point, seed, numba_threads):
@@ -102,6 +108,7 @@ def _open_store(store, points: list, master_seed: int) -> pathlib.Path:
                          f"({exc.strerror or type(exc).__name__})") from None
     manifest = {"master_seed": int(master_seed), "points": points}
     mpath = store / "sweep.json"
+    check_regular(mpath, "sweep manifest")
     if not mpath.exists():
         text = json.dumps(manifest, indent=1).encode()
         tmp = store / f".sweep.json.{os.getpid()}.new"
@@ -127,9 +134,8 @@ def _open_store(store, points: list, master_seed: int) -> pathlib.Path:
 
 def _start_client(scheduler: str, n_workers: int, connect_timeout: float):
     """(client, cluster, slots): a Dask client for ``scheduler`` and the number of tasks kept in
-    flight. Local workers are started with SIGINT blocked (the signal mask is inherited by the
-    cluster's threads and worker processes), so Ctrl-C reaches only this process; a Ctrl-C
-    during start-up stays pending and takes effect as soon as the cluster is up."""
+    flight. Local workers are spawned by :func:`_spawn_workers`, so that Ctrl-C reaches only
+    this process and nothing the workers print reaches the terminal."""
     from distributed import Client, LocalCluster
 
     if scheduler != "local":
@@ -139,36 +145,77 @@ def _start_client(scheduler: str, n_workers: int, connect_timeout: float):
             msg = " ".join(str(exc).split()) or type(exc).__name__
             raise ConnectionError(f"cannot connect to the Dask scheduler at {scheduler} ({msg})") from None
         return client, None, max(1, sum(client.nthreads().values()))
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    cluster = LocalCluster(n_workers=0, threads_per_worker=1, processes=True, dashboard_address=":0",
+                           silence_logs=logging.CRITICAL)
+    client = None
     try:
-        cluster = LocalCluster(n_workers=int(n_workers), threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-    try:
+        _spawn_workers(cluster, n_workers)
         client = Client(cluster)
+        client.wait_for_workers(n_workers, timeout=300)
     except BaseException:
-        _close(None, cluster, quiet=True)
+        _close(client, cluster, quiet=True)
         raise
     return client, cluster, int(n_workers)
 
 
+def _spawn_workers(cluster, n: int, timeout: float = 60.0) -> None:
+    """Start ``n`` worker processes of ``cluster`` with SIGINT ignored and stderr on /dev/null.
+
+    Both are inherited through fork + exec and kept by Python, so the terminal's Ctrl-C (sent to
+    the whole process group) reaches only this process, and worker tracebacks or log lines
+    during a shutdown never reach the terminal (task errors still reach the caller through
+    their futures). Only the spawn itself runs under this guard, a fraction of a second; a
+    Ctrl-C then is ignored. From a thread other than the main thread the signal disposition
+    cannot be changed and only stderr is redirected."""
+    import multiprocessing
+
+    main = threading.current_thread() is threading.main_thread()
+    before = len(multiprocessing.active_children())
+    sys.stderr.flush()
+    saved_fd = os.dup(2)
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+        cluster.scale(n)
+        t0 = time.monotonic()
+        while len(multiprocessing.active_children()) < before + n and time.monotonic() - t0 < timeout:
+            time.sleep(0.02)
+    finally:
+        os.dup2(saved_fd, 2)
+        os.close(saved_fd)
+        if old is not None:
+            signal.signal(signal.SIGINT, old)
+
+
 def _close(client, cluster, *, quiet: bool) -> None:
     """Close the client and the local cluster; ``quiet`` (after an interruption or error):
-    silence Dask's, tornado's and asyncio's logging and unraisable-exception reports first, so
-    that no worker or connection tracebacks follow the caller's one-line message."""
+    silence Dask's, tornado's and asyncio's logging and unraisable-exception reports while
+    closing (restored afterwards), so that no worker or connection tracebacks follow the
+    caller's one-line message."""
+    names = ("distributed", "tornado", "asyncio")
+    saved = [logging.getLogger(n).level for n in names], sys.unraisablehook
     if quiet:
-        for name in ("distributed", "tornado", "asyncio"):
-            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+        for n in names:
+            logging.getLogger(n).setLevel(logging.CRITICAL + 1)
         sys.unraisablehook = lambda unraisable: None
-    for obj in (client, cluster):
-        if obj is None:
-            continue
-        try:
-            obj.close(timeout=5) if quiet else obj.close()
-        except BaseException:        # noqa: BLE001 - closing after an interruption must not raise
-            if not quiet:
-                raise
+        # an interrupted Client leaves coroutines that are collected later, even at exit
+        warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
+    try:
+        for obj in (client, cluster):
+            if obj is None:
+                continue
+            try:
+                obj.close(timeout=5) if quiet else obj.close()
+            except BaseException:        # noqa: BLE001 - closing after an interruption must not raise
+                if not quiet:
+                    raise
+    finally:
+        if quiet:
+            for n, level in zip(names, saved[0]):
+                logging.getLogger(n).setLevel(level)
+            sys.unraisablehook = saved[1]
 
 
 class _Runner:
@@ -255,7 +302,7 @@ class _Runner:
 
 
 def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_seed: int = 0,
-              store=None, scheduler: str = "local", n_workers: int = 2,
+              store=None, scheduler: str = "local", n_workers: int | None = None,
               numba_threads: int | None = 1, progress: bool = True,
               connect_timeout: float = 10.0) -> list[dict]:
     """Run ``task(point, seed)`` for every point; return the result dicts in point order.
@@ -271,7 +318,8 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
         seed is refused. Sweeps running at the same time on one store share the
         points (lock files; module docstring).
     scheduler : ``"local"``, ``"sequential"`` or a ``"tcp://HOST:PORT"`` address.
-    n_workers : worker processes of the local cluster (>= 1).
+    n_workers : worker processes of the local cluster (>= 1; default 2); only with
+        ``scheduler="local"`` (a ValueError otherwise, rather than silently ignored).
     numba_threads : Numba threads per task (default 1: workers are the parallelism).
     progress : tqdm bar on stderr.
     connect_timeout : seconds to wait for a ``tcp://`` scheduler (default 10).
@@ -286,12 +334,20 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
     """
     if not points:
         raise ValueError("points must contain at least one grid point")
-    if int(n_workers) != n_workers or n_workers < 1:
-        raise ValueError(f"n_workers must be an integer >= 1; got {n_workers!r}")
     if not (scheduler in ("local", "sequential") or str(scheduler).startswith("tcp://")):
         raise ValueError(f"scheduler must be 'local', 'sequential' or 'tcp://HOST:PORT'; got {scheduler!r}")
-    if not connect_timeout > 0:
+    if n_workers is None:
+        n_workers = 2
+    elif scheduler != "local":
+        raise ValueError(f"n_workers applies only to scheduler='local' (got scheduler={scheduler!r})")
+    n_workers = check_int("n_workers", n_workers, 1)
+    if numba_threads is not None:
+        numba_threads = check_int("numba_threads", numba_threads, 1)
+    if isinstance(connect_timeout, bool) or not isinstance(connect_timeout, (int, float)) \
+            or not connect_timeout > 0:
         raise ValueError(f"connect_timeout must be > 0 seconds; got {connect_timeout!r}")
+    if store is not None and not isinstance(store, (str, os.PathLike)):
+        raise ValueError(f"store must be a directory path (str or os.PathLike) or None; got {store!r}")
     seeds = [point_seed(master_seed, i) for i in range(len(points))]
     results: list = [None] * len(points)
     if store is not None:

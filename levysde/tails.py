@@ -1,13 +1,23 @@
-"""Stationary left-tail estimators for zeta (THEORY.md §8).
+"""Stationary left-tail estimators for zeta: the one home of tail estimation (THEORY.md §8).
 
 With X = -zeta (long time scales are the left tail of zeta) and a threshold u,
 
-* the exponential-tail MLE (the Hill estimator of tau = e^X)
-  ``beta_hat(u) = 1 / mean(X - u | X > u)``, from samples or from histogram
-  counts; from a run of :func:`levysde.simulate.simulate` it is exact at bin
-  edges because the run also stores per-bin sums of zeta;
+* the exponential-tail MLE, the Hill estimator of tau = e^X,
+  ``beta_hat(u) = sum_{X>u} w / sum_{X>u} w (X - u)`` (:func:`hill_rate`; every
+  estimator here reduces to it through per-group sums), from samples, weighted
+  samples or histogram counts; from a run of :func:`levysde.simulate.simulate` it is
+  exact at bin edges because the run also stores per-bin sums of zeta;
 * errors by the jackknife over independent particle groups (samples along a path
   are correlated; the naive ``beta_hat/sqrt(k)`` is 10-20x too small);
+* a stability-over-thresholds check of the power law: beta_hat at u against
+  beta_hat at the deeper threshold ``u2 = u + log(4)/beta_hat(u)`` (a quarter of the
+  exceedances lie beyond it under an exponential tail of X, i.e. a power law of tau),
+  the difference divided by its jackknife error; the tail is flagged "not a power
+  law" when |z| exceeds the two-sided 0.27% quantile (3 sigma) of Student's t with
+  G - 1 degrees of freedom (G groups). Rates that climb with the threshold (e.g.
+  exponentially distributed tau, or a tempered tail) fail it;
+* the tail amplitude A of ``rho(zeta) ~ A e^{beta zeta}`` with its error
+  (:func:`tail_fit`, the Tauberian input of THEORY §5);
 * a threshold scan reporting, for each u, the number of independent excursions
   (from the equilibrium) that reached X > u, and the effective number of
   independent exceedances ``(beta_hat/se)^2`` implied by the jackknife error;
@@ -24,11 +34,19 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
+from scipy import optimize, stats
 
-__all__ = ["TailEstimate", "hill_rate", "tail_from_samples", "tail_from_histogram",
+__all__ = ["TailEstimate", "hill_rate", "hill_index", "tail_from_samples", "tail_from_histogram",
            "tail_from_result", "threshold_scan", "threshold_scan_result", "TemperedFit",
-           "tempered_fit", "tempered_fit_result", "jackknife"]
+           "tempered_fit", "tempered_fit_result", "jackknife", "TailFit", "tail_fit",
+           "power_law_note", "tail_check", "CHECK_LEVEL"]
+
+#: two-sided level of the stability-over-thresholds check (the 3-sigma normal level)
+CHECK_LEVEL = 0.0027
+#: the check's deeper threshold: u2 = u + log(4)/beta_hat(u)
+_CHECK_DEPTH = math.log(4.0)
+#: fewest exceedances beyond u2 for the check to be made (else power_law is None)
+_CHECK_MIN = 10
 
 
 def jackknife(values_loo):
@@ -43,9 +61,72 @@ def jackknife(values_loo):
     return float(math.sqrt((g - 1) / g * np.sum((v - v.mean()) ** 2)))
 
 
+def _check_samples(zeta, weights):
+    """Flattened finite samples and optional weights (>= 0, positive sum), ValueError otherwise."""
+    z = np.asarray(zeta, dtype=float).ravel()
+    if z.size == 0:
+        raise ValueError("zeta must contain at least one sample")
+    if not np.all(np.isfinite(z)):
+        raise ValueError("zeta must be finite (no NaN/inf samples)")
+    if weights is None:
+        return z, None
+    w = np.asarray(weights, dtype=float).ravel()
+    if w.shape != z.shape:
+        raise ValueError(f"weights must have the shape of zeta ({z.size},); got {np.shape(weights)}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("weights must be finite and >= 0")
+    if not w.sum() > 0:
+        raise ValueError("weights must have a positive sum")
+    return z, w
+
+
+# --- the Hill estimator ----------------------------------------------------------------------
+
+def _hill(c, s):
+    """beta_hat = (weight of the exceedances) / (their weighted excess sum), elementwise."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(c, dtype=float) / np.asarray(s, dtype=float)
+
+
+def hill_rate(x, u, weights=None):
+    """Hill estimator ``beta_hat = sum_{x>u} w / sum_{x>u} w (x - u)`` (THEORY.md §8).
+
+    The MLE of the rate of an exponential tail of X above u, i.e. the Hill estimator
+    of the power-law index of tau = e^X.
+
+    Parameters: x, samples of X (any shape); u, threshold; weights, optional (shape of
+    x, >= 0; integer weights are repetitions).
+    Returns a float (1/units of x). Raises ValueError when no sample exceeds u.
+    """
+    x = np.asarray(x, dtype=float).ravel()
+    w = np.ones_like(x) if weights is None else np.asarray(weights, dtype=float).ravel()
+    m = x > u
+    if not np.any(m & (w > 0)):
+        raise ValueError(f"no sample exceeds the threshold u = {u:g}")
+    return float(_hill(w[m].sum(), (w[m] * (x[m] - u)).sum()))
+
+
+def hill_index(sizes, u, *, factors=(1.0, 1.5, 2.0, 3.0), min_exceed: int = 10):
+    """Hill scan of a power-law index from positive sizes (e.g. jump sizes, THEORY.md §8).
+
+    ``alpha_hat(u_i) = hill_rate(log sizes, log u_i)`` at ``u_i = u * factor`` for each
+    factor with at least ``min_exceed`` sizes beyond, with the iid error
+    ``alpha_hat / sqrt(k)``. Returns a list of tuples (u_i, alpha_hat, se, k).
+    """
+    z = np.asarray(sizes, dtype=float).ravel()
+    z = z[z > 0]
+    out = []
+    for q in factors:
+        k = int(np.count_nonzero(z > u * q))
+        if k >= min_exceed:
+            a = hill_rate(np.log(z), math.log(u * q))
+            out.append((u * q, a, a / math.sqrt(k), k))
+    return out
+
+
 @dataclass(frozen=True)
 class TailEstimate:
-    """beta_hat(u) with its jackknife error.
+    """beta_hat(u) with its jackknife error and the stability-over-thresholds check.
 
     Attributes
     ----------
@@ -57,6 +138,11 @@ class TailEstimate:
         (None when unknown)
     n_effective : (beta_hat/se)^2, the number of independent exponential samples
         that would give the same error
+    u_check, beta_check : the deeper threshold u2 = u + log(4)/beta_hat and beta_hat(u2)
+    z_check : (beta_check - beta_hat) / (jackknife error of that difference)
+    power_law : False when |z_check| exceeds the t_{G-1} quantile of level CHECK_LEVEL
+        (the rate changes with the threshold: not a power law of tau); True when it
+        passes; None when not testable (< 3 groups or < 10 exceedances beyond u2)
     """
 
     u: float
@@ -65,47 +151,73 @@ class TailEstimate:
     n_exceed: float
     n_excursions: float | None
     n_effective: float
+    u_check: float = math.nan
+    beta_check: float = math.nan
+    z_check: float = math.nan
+    power_law: bool | None = None
 
     def asdict(self) -> dict:
         return {k: getattr(self, k) for k in
-                ("u", "beta_hat", "se", "n_exceed", "n_excursions", "n_effective")}
+                ("u", "beta_hat", "se", "n_exceed", "n_excursions", "n_effective",
+                 "u_check", "beta_check", "z_check", "power_law")}
 
 
-def hill_rate(x, u):
-    """beta_hat = 1/mean(x - u | x > u) for samples ``x`` (any shape) of X.
+def _stability(at, u, beta, c1, s1):
+    """The check of TailEstimate: ``at(u)`` gives (c_g, s_g, u_used, n) per group at a threshold;
+    c1, s1 are the group sums at u itself."""
+    nan = (math.nan, math.nan, math.nan, None)
+    if not (math.isfinite(beta) and beta > 0):
+        return nan
+    c2, s2, u2, n2 = at(u + _CHECK_DEPTH / beta)
+    G = c1.size
+    if G < 3 or not u2 > u or not n2 >= _CHECK_MIN or not s2.sum() > 0:
+        return (u2, math.nan, math.nan, None)
+    C1, S1, C2, S2 = c1.sum(), s1.sum(), c2.sum(), s2.sum()
+    b2 = float(_hill(C2, S2))
+    diff_loo = _hill(C2 - c2, S2 - s2) - _hill(C1 - c1, S1 - s1)
+    se = jackknife(diff_loo) if np.all(np.isfinite(diff_loo)) else math.nan
+    if not se > 0:
+        return (u2, b2, math.nan, None)
+    z = (b2 - beta) / se
+    crit = float(stats.t.ppf(1.0 - CHECK_LEVEL / 2.0, G - 1))
+    return (float(u2), b2, float(z), bool(abs(z) <= crit))
 
-    Raises ValueError when no sample exceeds u.
-    """
-    x = np.asarray(x, dtype=float).ravel()
-    exc = x[x > u] - u
-    if exc.size == 0:
-        raise ValueError(f"no sample exceeds the threshold u = {u:g}")
-    return float(1.0 / exc.mean())
 
-
-def _estimate(c_g, s_g, u, n_exc=None) -> TailEstimate:
-    """From per-group counts c_g and sums s_g of the excesses X - u (X > u)."""
-    c_g = np.asarray(c_g, dtype=float)
-    s_g = np.asarray(s_g, dtype=float)
+def _estimate(at, u, n_exc=None) -> TailEstimate:
+    """From ``at(u) -> (c_g, s_g, u_used, n)``: per-group exceedance weights c_g and sums s_g
+    of the excesses X - u_used (X > u_used), and the number n of exceedances."""
+    c_g, s_g, u_used, _ = at(u)
     C, S = c_g.sum(), s_g.sum()
     if not (C > 0 and S > 0):
-        return TailEstimate(float(u), float("nan"), float("nan"), float(C), n_exc, float("nan"))
-    beta = C / S
-    with np.errstate(divide="ignore", invalid="ignore"):
-        loo = (C - c_g) / (S - s_g)
+        return TailEstimate(float(u_used), float("nan"), float("nan"), float(C), n_exc, float("nan"))
+    beta = float(_hill(C, S))
+    loo = _hill(C - c_g, S - s_g)
     se = jackknife(loo) if np.all(np.isfinite(loo)) else float("nan")
     neff = (beta / se) ** 2 if se > 0 else float("nan")
-    return TailEstimate(float(u), float(beta), float(se), float(C), n_exc, float(neff))
+    u_chk, b_chk, z_chk, ok = _stability(at, u_used, beta, c_g, s_g)
+    return TailEstimate(float(u_used), beta, float(se), float(C), n_exc, float(neff),
+                        u_chk, b_chk, z_chk, ok)
 
 
-def tail_from_samples(x, u, groups=None) -> TailEstimate:
-    """beta_hat(u) from samples of X = -zeta, jackknifed over groups.
+def _sample_sums(x, w, lab, G):
+    """``at(u)`` for samples x with weights w and group labels lab in [0, G)."""
+    def at(u):
+        m = x > u
+        c = np.bincount(lab[m], weights=w[m], minlength=G)
+        s = np.bincount(lab[m], weights=w[m] * (x[m] - u), minlength=G)
+        return c, s, float(u), int(np.count_nonzero(m & (w > 0)))
+    return at
+
+
+def tail_from_samples(x, u, groups=None, weights=None) -> TailEstimate:
+    """beta_hat(u) from samples of X = -zeta, jackknifed over groups, with the stability check.
 
     Parameters
     ----------
     x : (G, n) array (row g = samples of independent group g), or 1-d with ``groups``
     u : threshold (same units as x)
     groups : optional int labels (same length as 1-d x) of independent groups
+    weights : optional, shape of x, >= 0
 
     Returns TailEstimate (n_excursions None). Raises ValueError on bad shapes.
     """
@@ -113,17 +225,15 @@ def tail_from_samples(x, u, groups=None) -> TailEstimate:
     if groups is None:
         if x.ndim != 2:
             raise ValueError("x must be 2-d (groups, samples) when groups is not given")
-        exc = np.where(x > u, x - u, 0.0)
-        return _estimate((x > u).sum(axis=1), exc.sum(axis=1), u)
-    groups = np.asarray(groups).ravel()
-    x = x.ravel()
-    if groups.size != x.size:
-        raise ValueError("groups must have the same length as x")
-    _, lab = np.unique(groups, return_inverse=True)
-    m = x > u
-    c_g = np.bincount(lab[m], minlength=lab.max() + 1)
-    s_g = np.bincount(lab[m], weights=x[m] - u, minlength=lab.max() + 1)
-    return _estimate(c_g, s_g, u)
+        lab = np.repeat(np.arange(x.shape[0]), x.shape[1])
+    else:
+        lab = np.unique(np.asarray(groups).ravel(), return_inverse=True)[1].ravel()
+        if lab.size != x.size:
+            raise ValueError("groups must have the same length as x")
+    w = np.ones(x.size) if weights is None else np.asarray(weights, dtype=float).ravel()
+    if w.size != x.size:
+        raise ValueError("weights must have the shape of x")
+    return _estimate(_sample_sums(x.ravel(), w, lab, int(lab.max()) + 1), float(u))
 
 
 def _edge_index(edges, u):
@@ -158,19 +268,22 @@ def tail_from_histogram(edges, counts, sums=None, u=3.0, *, outside=None, excurs
     sums = np.atleast_2d(np.asarray(sums, dtype=float))
     if sums.shape != counts.shape:
         raise ValueError("sums must have the same shape as counts")
-    k = _edge_index(edges, u)
-    u_used = -edges[k]
-    c_g = counts[:, :k].sum(axis=1)
-    z_g = sums[:, :k].sum(axis=1)             # sum of zeta over samples with zeta < edge
-    if outside is not None:
-        outside = np.asarray(outside, dtype=float)
-        c_g = c_g + outside[:, 0]
-        z_g = z_g + outside[:, 1]
-    s_g = -z_g - u_used * c_g                 # sum of X - u = -zeta - u
+    outside = None if outside is None else np.asarray(outside, dtype=float)
+
+    def at(uu):
+        k = _edge_index(edges, uu)
+        u_used = -edges[k]
+        c_g = counts[:, :k].sum(axis=1)
+        z_g = sums[:, :k].sum(axis=1)         # sum of zeta over samples with zeta < edge
+        if outside is not None:
+            c_g = c_g + outside[:, 0]
+            z_g = z_g + outside[:, 1]
+        return c_g, -z_g - u_used * c_g, float(u_used), float(c_g.sum())   # sums of X - u
+
     n_exc = None
     if excursions is not None:
-        n_exc = float(np.asarray(excursions, dtype=float)[:, :k].sum())
-    return _estimate(c_g, s_g, u_used, n_exc)
+        n_exc = float(np.asarray(excursions, dtype=float)[:, :_edge_index(edges, u)].sum())
+    return _estimate(at, u, n_exc)
 
 
 def _result_arrays(res):
@@ -242,7 +355,7 @@ def _bin_masses(b, lo, hi, u, x0, alpha):
     half = 0.5 * (hi - lo)
     mid = 0.5 * (hi + lo)
     x = mid[:, None] + half[:, None] * _GL_X[None, :]
-    f = np.exp(-b * (x - u)) * (x - x0) ** (-1.0 - alpha)
+    f = np.exp(-b * (x - u) - (1.0 + alpha) * np.log(x - x0))      # one exponential: no inf * 0
     return half * (f @ _GL_W)
 
 
@@ -314,3 +427,170 @@ def tempered_fit_result(res, u, **kwargs) -> TemperedFit:
     """:func:`tempered_fit` on a :class:`levysde.simulate.SimulationResult`."""
     return tempered_fit(res.hist_edges, res.hist_counts, u, alpha=res.meta["alpha"],
                         x0=-res.meta.get("equilibrium", 0.0), outside=res.hist_outside, **kwargs)
+
+
+# --- amplitude and rate from samples (the Tauberian input) -----------------------------------
+
+@dataclass(frozen=True)
+class TailFit:
+    """Left-tail fit rho(zeta) ~ A e^{beta zeta} (zeta -> -inf), THEORY §1, §8.
+
+    Attributes: A, beta and their standard errors se_A, se_beta; u (threshold on
+    X = -zeta); k (number of exceedances X > u); n (samples); method
+    ('iid' or 'jackknife over G groups'); u_check, beta_check, z_check, power_law:
+    the stability-over-thresholds check of :class:`TailEstimate` (over single samples
+    when no groups are given).
+    """
+
+    A: float
+    beta: float
+    se_A: float
+    se_beta: float
+    u: float
+    k: int
+    n: int
+    method: str
+    u_check: float = math.nan
+    beta_check: float = math.nan
+    z_check: float = math.nan
+    power_law: bool | None = None
+
+
+def _log_amplitude(beta, c, n_w, u):
+    """log A from P(X > u) = (A/beta) e^{-beta u}: A = beta p e^{beta u}, p = c/n_w."""
+    return math.log(beta) + math.log(c / n_w) + beta * u
+
+
+def _default_threshold(x, w, tail_fraction):
+    if not 0 < tail_fraction < 1:
+        raise ValueError(f"tail_fraction must be in (0, 1); got {tail_fraction!r}")
+    order = np.argsort(x)
+    cw = np.cumsum(w[order]) / w.sum()
+    return float(x[order][min(np.searchsorted(cw, 1 - tail_fraction), x.size - 1)])
+
+
+def tail_fit(zeta, *, weights=None, u: float | None = None, tail_fraction: float = 0.05,
+             groups=None) -> TailFit:
+    """Tail amplitude A and rate beta of the left tail of zeta from samples (THEORY §8).
+
+    With X = -zeta and threshold u, the Hill MLE (:func:`hill_rate`)
+    ``beta = sum_{X>u} w / sum_{X>u} w (X - u)``, and from
+    P(X > u) = (A / beta) e^{-beta u}: ``A = beta p e^{beta u}`` with p the
+    (weighted) fraction above u.
+
+    Standard errors: for independent samples se(beta) = beta / sqrt(k_eff) and
+    se(log A) = sqrt(((1 + beta u)^2 + 1 - p) / k_eff) (delta method, k_eff the
+    effective number of exceedances); with ``groups`` (one label per sample,
+    >= 2 independent groups, e.g. particle groups of a simulation) a leave-one-
+    group-out jackknife is used instead, because samples along a path are
+    correlated and the iid error is then 10-20x too small (THEORY §8). The
+    stability check (``power_law``) jackknifes over the groups, or over single
+    samples when none are given (valid for independent samples only).
+
+    Parameters
+    ----------
+    zeta : (n,) samples; weights : optional (n,) >= 0
+    u : threshold on X = -zeta; default: the (1 - tail_fraction) quantile of X
+    tail_fraction : in (0, 1), used when u is None
+    groups : optional (n,) labels
+
+    Returns
+    -------
+    TailFit
+
+    Raises
+    ------
+    ValueError for bad samples/weights, tail_fraction outside (0, 1), fewer than
+    10 exceedances, or fewer than 2 groups.
+    """
+    z, w = _check_samples(zeta, weights)
+    w = np.ones_like(z) if w is None else w
+    x = -z
+    if u is None:
+        u = _default_threshold(x, w, tail_fraction)
+    elif not np.isfinite(u):
+        raise ValueError(f"u must be finite; got {u!r}")
+    k = int(np.count_nonzero(x > u))
+    if k < 10:
+        raise ValueError(f"u: only {k} samples beyond the threshold u = {u:.6g}; need >= 10")
+    if groups is None:
+        lab, G = np.arange(z.size), z.size
+    else:
+        g = np.asarray(groups).ravel()
+        if g.shape != z.shape:
+            raise ValueError(f"groups must have one label per sample ({z.size}); got {np.shape(groups)}")
+        lab = np.unique(g, return_inverse=True)[1].ravel()
+        G = int(lab.max()) + 1
+        if G < 2:
+            raise ValueError("groups must contain at least 2 distinct labels for the jackknife")
+    at = _sample_sums(x, w, lab, G)
+    c_g, s_g, _, _ = at(u)
+    beta = hill_rate(x, u, w)                  # not from the group sums: the same value with any groups
+    C, S, n_w = c_g.sum(), s_g.sum(), w.sum()
+    logA = _log_amplitude(beta, C, n_w, u)
+    k_eff = C * C / (w[x > u] ** 2).sum()
+    if groups is None:
+        se_b = beta / math.sqrt(k_eff)
+        se_logA = math.sqrt(((1 + beta * u) ** 2 + 1 - C / n_w) / k_eff)
+        method = "iid"
+    else:
+        n_g = np.bincount(lab, weights=w, minlength=G)
+        k_g = np.bincount(lab[x > u], minlength=G)
+        if np.any(k - k_g < 10):
+            raise ValueError(f"u: leaving out one group leaves fewer than 10 of the {k} samples "
+                             f"beyond the threshold u = {u:.6g}; need >= 10 for the jackknife")
+        b_loo = _hill(C - c_g, S - s_g)
+        la_loo = np.array([_log_amplitude(b, C - c, n_w - nn, u) for b, c, nn in zip(b_loo, c_g, n_g)])
+        se_b, se_logA = jackknife(b_loo), jackknife(la_loo)
+        method = f"jackknife over {G} groups"
+    u_chk, b_chk, z_chk, ok = _stability(at, float(u), beta, c_g, s_g)
+    A = math.exp(logA)
+    return TailFit(A=A, beta=beta, se_A=A * se_logA, se_beta=float(se_b), u=float(u), k=k,
+                   n=int(z.size), method=method, u_check=u_chk, beta_check=b_chk, z_check=z_chk,
+                   power_law=ok)
+
+
+def power_law_note(est) -> str | None:
+    """One line saying "not a power law ..." when a :class:`TailEstimate` or :class:`TailFit`
+    failed the stability check, else None (also when the check could not be made)."""
+    if getattr(est, "power_law", None) is not False:
+        return None
+    b = est.beta_hat if hasattr(est, "beta_hat") else est.beta
+    return (f"not a power law: the tail rate of X = -zeta changes with the threshold, "
+            f"{b:.4g} at u = {est.u:.4g} but {est.beta_check:.4g} at u = {est.u_check:.4g} "
+            f"(z = {est.z_check:.1f}); beta and the Tauberian slope do not apply")
+
+
+def tail_check(*, zeta=None, weights=None, hist=None, tail_fraction: float = 0.05, n_groups: int = 8):
+    """Tail estimate with the power-law check at the default threshold (THEORY.md §8).
+
+    The threshold u is the (1 - tail_fraction) quantile of X = -zeta. Give either
+    ``zeta`` (independent samples, optional ``weights``; grouped by index modulo
+    ``n_groups`` for the jackknife, :func:`tail_fit`) or ``hist = (edges, counts,
+    sums, outside)`` (per-group zeta histograms as stored by a simulation run;
+    ``sums``/``outside`` may be None; :func:`tail_from_histogram`).
+
+    Returns a :class:`TailFit` or :class:`TailEstimate` (its ``power_law`` and
+    :func:`power_law_note` say whether the tail is a power law of tau), or None when
+    the tail has too few samples for an estimate.
+    Raises ValueError when not exactly one of zeta, hist is given.
+    """
+    if (zeta is None) == (hist is None):
+        raise ValueError("give exactly one of zeta, hist")
+    if zeta is not None:
+        z, w = _check_samples(zeta, weights)
+        try:
+            return tail_fit(z, weights=w, tail_fraction=tail_fraction,
+                            groups=np.arange(z.size) % max(2, min(n_groups, z.size)))
+        except ValueError:
+            return None
+    edges, counts, sums, outside = hist
+    edges = np.asarray(edges, dtype=float)
+    counts = np.atleast_2d(np.asarray(counts, dtype=float))
+    below = 0.0 if outside is None else float(np.asarray(outside, dtype=float)[:, 0].sum())
+    total = counts.sum() + below + (0.0 if outside is None else float(np.asarray(outside)[:, 2].sum()))
+    cum = below + np.concatenate([[0.0], np.cumsum(counts.sum(axis=0))])   # mass below each edge
+    k = int(np.searchsorted(cum, tail_fraction * total))
+    if not 0 < k < edges.size or not cum[k] > 0:
+        return None
+    return tail_from_histogram(edges, counts, sums, float(-edges[k]), outside=outside)

@@ -20,7 +20,8 @@ for lags l >= 0 in steps (THEORY §5). Three ways in, one entry point
 
 Asymptotics (THEORY §5): the Tauberian prediction ``f ~ A Gamma(beta) l^(-beta)``
 for ``p(tau) ~ A tau^(-1-beta)`` (:func:`tauberian_prediction`), the tail
-amplitude and rate from samples (:func:`tail_fit`, THEORY §8), local and fitted
+amplitude and rate from samples (:func:`tail_fit`, which lives in :mod:`levysde.tails`,
+THEORY §8, and is re-exported here), local and fitted
 log-log slopes (:func:`local_slope`, :func:`fit_slope`) and the decay-class
 classifier (:func:`classify_decay`).
 """
@@ -32,6 +33,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import integrate, special
+
+from .tails import TailFit, _check_samples, tail_fit  # noqa: F401  (tail_fit, TailFit: public aliases)
 
 __all__ = [
     "envelope", "envelope_samples", "envelope_hist", "envelope_density", "SampleEnvelope",
@@ -66,24 +69,6 @@ def _check_lags(lags) -> np.ndarray:
     if np.any(bad):
         raise ValueError(f"lags must be finite and >= 0; got {float(arr[bad].flat[0])!r}")
     return arr
-
-
-def _check_samples(zeta, weights):
-    z = np.asarray(zeta, dtype=float).ravel()
-    if z.size == 0:
-        raise ValueError("zeta must contain at least one sample")
-    if not np.all(np.isfinite(z)):
-        raise ValueError("zeta must be finite (no NaN/inf samples)")
-    if weights is None:
-        return z, None
-    w = np.asarray(weights, dtype=float).ravel()
-    if w.shape != z.shape:
-        raise ValueError(f"weights must have the shape of zeta ({z.size},); got {np.shape(weights)}")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError("weights must be finite and >= 0")
-    if not w.sum() > 0:
-        raise ValueError("weights must have a positive sum")
-    return z, w
 
 
 def _check_hist(edges, counts):
@@ -146,20 +131,46 @@ def _bin_moments(z, w, lo, h, nb):
     return W, m, V
 
 
+def _lag_exp(lag, z, s=None):
+    """x = l e^z for every pair (lag_i, z_j), shape (len(lag), len(z)).
+
+    The product l * e^z where e^z is a normal double, ``exp(log l + z)`` where e^z
+    overflows or underflows (no cap on z, no inf * 0): the kernel exp(-x) of THEORY §5
+    is then right for every finite zeta and lag. ``s`` may pass e^z precomputed.
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        s = np.exp(z) if s is None else s
+        x = lag[:, None] * s[None, :]
+        odd = ~np.isfinite(s) | (s < 1e-300)
+        if np.any(odd):
+            x[:, odd] = np.exp(np.log(lag)[:, None] + z[None, odd])
+    return x
+
+
 def _kernel_sums(lags, W, m, V, h, want_bound):
     """sum_b W_b [g(m_b) + g''(m_b) V_b / (2 W_b)] with g(z) = exp(-l e^z), per lag, and
-    the third-order remainder bound sum_b W_b h^3/6 sup_bin |g'''|."""
-    s = np.exp(m)
-    cols = np.stack([W, V * s * s, V * s], axis=1)
+    the third-order remainder bound sum_b W_b h^3/6 sup_bin |g'''|.
+
+    g'' = (x^2 - x) g with x = l e^m; x is clipped at 800 (where g = 0 exactly), so
+    x^2 never overflows into inf * 0."""
+    with np.errstate(over="ignore", under="ignore"):
+        s = np.exp(m)
     out = np.empty(lags.size)
     bound = np.zeros(lags.size)
     chunk = max(1, int(4_000_000 // max(s.size, 1)))
+    # fast form (three matrix-vector products) where no product can overflow
+    fast = float(s.max()) < 1e150 and float(lags.max()) < 1e150 and float(lags.max() * s.max()) < 1e150 \
+        and float(s.min()) > 1e-300
+    cols = np.stack([W, V * s * s, V * s], axis=1) if fast else None
     for i in range(0, lags.size, chunk):
         L = lags[i:i + chunk]
-        X = L[:, None] * s[None, :]
+        X = np.minimum(_lag_exp(L, m, s), 800.0)
         E = np.exp(-X)
-        r = E @ cols
-        out[i:i + chunk] = r[:, 0] + 0.5 * (L * L * r[:, 1] - L * r[:, 2])
+        if fast:
+            r = E @ cols
+            out[i:i + chunk] = r[:, 0] + 0.5 * (L * L * r[:, 1] - L * r[:, 2])
+        else:
+            out[i:i + chunk] = E @ W + 0.5 * ((E * (X * X - X)) @ V)
         if want_bound:
             xh = X * math.exp(h)
             d3 = np.minimum((xh * xh * xh + 3 * xh * xh + xh) * np.exp(-X * math.exp(-h)), _SUP_D3)
@@ -238,11 +249,13 @@ def _sample_kernel_sum(lp, z, w, h, want_bound):
     and the binning bias bound (zeros when exact or not wanted)."""
     ww = np.ones_like(z) if w is None else w
     if h == 0:
-        s = np.exp(np.minimum(z, 700.0))
+        with np.errstate(over="ignore", under="ignore"):
+            s = np.exp(z)
         out = np.empty(lp.size)
         chunk = max(1, int(4_000_000 // z.size))
         for i in range(0, lp.size, chunk):
-            out[i:i + chunk] = np.exp(-lp[i:i + chunk, None] * s[None, :]) @ ww
+            with np.errstate(over="ignore"):
+                out[i:i + chunk] = np.exp(-_lag_exp(lp[i:i + chunk], z, s)) @ ww
         return out, np.zeros(lp.size)
     # far left (l_max e^z < 1e-18): exp(-x) = 1 - x exactly in double; far right
     # (l_min e^z > 760): exp(-x) underflows to 0 for every lag
@@ -264,30 +277,69 @@ def _sample_kernel_sum(lp, z, w, h, want_bound):
 
 # ----------------------------------------------------------------------------- (b) histogram
 
-def _bin_integrals(lag, a, b):
-    """I[i, j] = int_{a_j}^{b_j} exp(-lag_i e^z) dz for lag_i > 0 (exact, THEORY §5).
+def _ein(x):
+    """Ein(x) = int_0^x (1 - e^-t)/t dt = sum_k (-1)^(k+1) x^k/(k k!) for 0 <= x <= 1 (20 terms:
+    the truncation is below 1/(21 21!) < 1e-21)."""
+    k = np.arange(20, 0, -1, dtype=float)
+    acc = np.zeros_like(x)
+    for kk in k:                                 # Horner in x: x (1/1!1 - x (1/2!2 - x (...)))
+        acc = 1.0 / (kk * special.factorial(kk)) - x * acc
+    return x * acc
 
-    E1(l e^a) - E1(l e^b) in general; where l e^b <= 1 and b - a <= 1 that
-    difference cancels (both terms ~ -log x) and the equivalent exact split
-    (b - a) - int_a^b (1 - exp(-l e^z)) dz is used, the small second integral by
-    8-point Gauss-Legendre (its integrand is entire and bounded by l e^b, so the
-    rule is exact to rounding on such bins).
-    """
-    L = lag[:, None]
-    xa = L * np.exp(a)[None, :]
-    xb = L * np.exp(b)[None, :]
-    w = (b - a)[None, :]
+
+def _e1_from_log(logx, x):
+    """E1(x) with x = e^logx; where x underflows, E1 = -gamma - log x + Ein(x) ~ -gamma - logx."""
     with np.errstate(over="ignore", under="ignore"):
-        out = special.exp1(xa) - special.exp1(xb)
-    small = (xb <= 1.0) & np.broadcast_to(w <= 1.0, xb.shape)
-    if np.any(small):
-        c = 0.5 * (a + b)
-        hw = 0.5 * (b - a)
-        nodes = c[:, None] + hw[:, None] * _GL_X[None, :]          # (n_bins, 8)
-        en = np.exp(nodes)
-        ii, jj = np.nonzero(small)
-        J = (-np.expm1(-lag[ii, None] * en[jj])) @ _GL_W * hw[jj]
-        out[ii, jj] = (b - a)[jj] - J
+        return np.where(logx < -700.0, -np.euler_gamma - logx, special.exp1(x))
+
+
+def _bin_integrals(lag, a, b):
+    """I[i, j] = int_{a_j}^{b_j} exp(-lag_i e^z) dz for lag_i > 0 (THEORY §5), exact to rounding.
+
+    With x = l e^z (x_a, x_c, x_b at the lower edge, the midpoint c and the upper edge,
+    half-width hw), four cancellation-free forms:
+
+    * x_b <= 1 and b - a <= 1: ``(b - a) - int_a^b (1 - exp(-l e^z)) dz``, the small second
+      integral by 8-point Gauss-Legendre (integrand entire, bounded by x_b);
+    * x_b <= 1, b - a > 1: ``(b - a) - [Ein(x_b) - Ein(x_a)]`` (Ein by its series; the
+      bracket is < 0.8 while b - a > 1);
+    * narrow bins, hw <= 1/2 and ``x_c expm1(hw) <= 1``:
+      ``hw e^(-x_c) sum_k w_k exp(-x_c expm1(hw t_k))`` (Gauss-Legendre in the offset from
+      the midpoint: no difference of nearly equal numbers, relative error ~(1 + x) eps
+      where 1 + x is the conditioning of the kernel itself);
+    * otherwise ``E1(x_a) - E1(x_b)`` (scipy.special.exp1), where x_b - x_a > 1 or
+      x_a < x_b/e, so E1(x_b) < E1(x_a)/e: at most one digit cancels. E1 of an underflowed
+      x_a is taken from log x_a.
+
+    x = l e^z is formed as a product where it is a normal double and from log l + z
+    beyond (no overflow to inf times 0).
+    """
+    logl = np.log(lag)[:, None]
+    c = 0.5 * (a + b)
+    hw = 0.5 * (b - a)
+    w = np.broadcast_to((b - a)[None, :], (lag.size, a.size))
+    with np.errstate(over="ignore", under="ignore"):
+        xa, xb, xc = _lag_exp(lag, a), _lag_exp(lag, b), _lag_exp(lag, c)
+        la = logl + a[None, :]
+        small = xb <= 1.0
+        narrow = ~small & (hw[None, :] <= 0.5) & (xc * np.expm1(hw)[None, :] <= 1.0)
+        out = np.empty(xb.shape)
+        gen = ~small & ~narrow
+        if np.any(gen):
+            out[gen] = _e1_from_log(la[gen], xa[gen]) - special.exp1(xb[gen])
+        wide = small & (w > 1.0)
+        if np.any(wide):
+            out[wide] = w[wide] - (_ein(xb[wide]) - _ein(xa[wide]))
+        ii, jj = np.nonzero(small & ~wide)
+        if ii.size:
+            en = np.exp(c[jj, None] + hw[jj, None] * _GL_X[None, :])           # (k, 8)
+            J = (-np.expm1(-lag[ii, None] * en)) @ _GL_W * hw[jj]
+            out[ii, jj] = w[ii, jj] - J
+        ii, jj = np.nonzero(narrow)
+        if ii.size:
+            x0 = xc[ii, jj]
+            g = np.exp(-x0[:, None] * np.expm1(hw[jj, None] * _GL_X[None, :])) @ _GL_W
+            out[ii, jj] = hw[jj] * np.exp(-x0) * g
     return out
 
 
@@ -296,8 +348,9 @@ def envelope_hist(lags, edges, counts) -> np.ndarray:
 
     The density is taken constant on each bin, rho = c_j / (sum c * (b_j - a_j)),
     and ``f(l) = sum_j c_j / (sum c (b_j - a_j)) * [E1(l e^{a_j}) - E1(l e^{b_j})]``
-    (scipy.special.exp1; a cancellation-free equivalent on bins where
-    l e^{b_j} <= 1). Mass outside [edges[0], edges[-1]] is not known to the
+    (scipy.special.exp1), each bin's integral in a form without cancellation (small
+    l e^b, narrow bins, wide bins: see ``_bin_integrals``), so a bin of half-width
+    1e-12 at l e^z = 100 keeps a relative error ~1e-16 times (1 + l e^z). Mass outside [edges[0], edges[-1]] is not known to the
     histogram: the result is the envelope of the histogram's own measure.
 
     Parameters
@@ -338,6 +391,16 @@ _GRID_H = 0.005
 _LOG_NEGLIGIBLE = 55.0
 
 
+#: zeta range where tau = e^-zeta is a positive finite double: beyond it p(tau) cannot be evaluated
+_ZETA_TAU_MIN = -math.log(np.finfo(float).max)            # -709.78: tau = 1.8e308
+_ZETA_TAU_MAX = -math.log(np.finfo(float).smallest_subnormal)   # 744.44: tau = 4.9e-324
+
+
+def _tau_str(z: float) -> str:
+    """'tau = e^-zeta' for the message of a bad density value, also beyond the double range."""
+    return f"tau = {math.exp(-z):.6g}" if abs(z) < 700 else f"tau = exp({-z:.6g})"
+
+
 def _zeta_density(tau_pdf, zeta_pdf):
     if (tau_pdf is None) == (zeta_pdf is None):
         raise ValueError("give exactly one of tau_pdf, zeta_pdf")
@@ -349,8 +412,15 @@ def _zeta_density(tau_pdf, zeta_pdf):
         raise ValueError("tau_pdf must be callable p(tau)")
 
     def rho(z):
-        tau = np.exp(-np.asarray(z, dtype=float))
-        return np.asarray(tau_pdf(tau), dtype=float) * tau      # p(tau) |dtau/dzeta|
+        """p(tau) |dtau/dzeta| = p(e^-zeta) e^-zeta, evaluated only where tau is a positive
+        finite double (0 beyond: e^-zeta overflows for zeta < -709.78, and p(inf) * inf or
+        p(0) * 0 would be NaN); the mass beyond is reported by the normalisation check."""
+        z = np.asarray(z, dtype=float)
+        inside = (z >= _ZETA_TAU_MIN) & (z <= _ZETA_TAU_MAX)
+        tau = np.exp(-np.where(inside, z, 0.0))
+        p = np.asarray(tau_pdf(tau), dtype=float)
+        with np.errstate(invalid="ignore"):
+            return np.where(inside, p * tau, 0.0)
 
     return rho, "tau_pdf"
 
@@ -365,18 +435,68 @@ def _eval_grid(rho, name, z):
             v = np.array([float(rho(float(t))) for t in z])
     if np.any(np.isnan(v)) or np.any(v < 0) or np.any(np.isinf(v)):
         bad = np.flatnonzero(np.isnan(v) | (v < 0) | np.isinf(v))[0]
-        where = f"tau = {math.exp(-z[bad]):.6g}" if name == "tau_pdf" else f"zeta = {z[bad]:.6g}"
+        where = _tau_str(float(z[bad])) if name == "tau_pdf" else f"zeta = {z[bad]:.6g}"
         raise ValueError(f"{name} must return finite values >= 0; got {v[bad]!r} at {where}")
     return v
+
+
+def _log_kernel(lag: float, z: float) -> float:
+    """log exp(-l e^z) = -e^(z + log l), without OverflowError (-inf beyond the double range)."""
+    if lag <= 0:
+        return 0.0
+    t = z + math.log(lag)
+    return -math.exp(t) if t < 709.0 else -math.inf
+
+
+def _scalar(rho):
+    """rho as a scalar function, for vectorised or scalar-only callables."""
+    def scalar_rho(z):
+        try:
+            v = np.asarray(rho(np.asarray([z])), dtype=float).ravel()
+            if v.size == 1:
+                return float(v[0])
+        except Exception:
+            pass
+        return float(rho(float(z)))          # a scalar-only callable
+    return scalar_rho
+
+
+def _support_edges(scalar_rho, Z, support, name):
+    """Edges of the support of rho located on the grid Z, bisected to full precision
+    (quad's error estimate misses a jump that lies inside a panel near its end)."""
+    changes = np.flatnonzero(support[1:] != support[:-1])
+    if changes.size > 200:
+        raise ValueError(f"{name}: the support has {changes.size} edges on the locating grid; "
+                         f"at most 200 are supported")
+    breaks = []
+    for i in changes:
+        a, b = float(Z[i]), float(Z[i + 1])
+        in_a = support[i]
+        for _ in range(80):
+            m = 0.5 * (a + b)
+            if m in (a, b):
+                break
+            if (scalar_rho(m) > 0) == in_a:
+                a = m
+            else:
+                b = m
+        breaks.append(0.5 * (a + b))
+    return np.asarray(breaks)
 
 
 def envelope_density(lags, *, tau_pdf=None, zeta_pdf=None, rtol: float = 1e-12,
                      mass_tol: float = 1e-6) -> np.ndarray:
     """Envelope of a density given as a callable, by quadrature in zeta (THEORY §5 (c)).
 
-    ``tau_pdf(tau)`` (p(tau), tau > 0) is turned into rho(zeta) = p(e^-zeta) e^-zeta.
+    ``tau_pdf(tau)`` (p(tau), tau > 0) is turned into rho(zeta) = p(e^-zeta) e^-zeta,
+    evaluated only where tau is a positive finite double (zeta in [-709.78, 744.44]; 0
+    beyond, never e^-zeta = inf times p = 0): a tail whose mass beyond tau = 1.8e308
+    exceeds ``mass_tol`` (Pareto beta < ~0.02) fails the normalisation check with a
+    message that asks for ``zeta_pdf``; below that, the lost mass e^(-709.78 beta) bounds
+    the error. The kernel exp(-l e^zeta) is taken as exp(-e^(zeta + log l)) (no overflow).
     The mass is located first: rho is evaluated on the grid zeta in [-300, 300]
-    (step 0.005) and, per lag, the integrand rho(zeta) exp(-l e^zeta) is
+    (``zeta_pdf``) or [-709.78, 744.44] (``tau_pdf``), step 0.005, and, per lag, the
+    integrand rho(zeta) exp(-l e^zeta) is
     integrated with adaptive Gauss-Kronrod (scipy quad, relative tolerance
     ``rtol``) over the window where its grid values exceed e^-55 times their
     maximum, with the edges of rho's support as break points; tails still
@@ -402,7 +522,10 @@ def envelope_density(lags, *, tau_pdf=None, zeta_pdf=None, rtol: float = 1e-12,
     """
     lag = _check_lags(lags)
     rho, name = _zeta_density(tau_pdf, zeta_pdf)
-    Z = np.arange(-_GRID_L, _GRID_L + _GRID_H / 2, _GRID_H)
+    if name == "tau_pdf":                 # the whole range where tau is a double
+        Z = np.arange(_ZETA_TAU_MIN, _ZETA_TAU_MAX, _GRID_H)
+    else:
+        Z = np.arange(-_GRID_L, _GRID_L + _GRID_H / 2, _GRID_H)
     R = _eval_grid(rho, name, Z)
     if not np.any(R > 0):
         raise ValueError(f"{name}: no mass found on the locating grid zeta in [-300, 300] "
@@ -411,38 +534,12 @@ def envelope_density(lags, *, tau_pdf=None, zeta_pdf=None, rtol: float = 1e-12,
         logR = np.log(R)
     support = R > 0
 
-    def scalar_rho(z):
-        try:
-            v = np.asarray(rho(np.asarray([z])), dtype=float).ravel()
-            if v.size == 1:
-                return float(v[0])
-        except Exception:
-            pass
-        return float(rho(float(z)))          # a scalar-only callable
-
-    # edges of the support, bisected to full precision: quad's error estimate misses a
-    # jump that lies inside a panel near its end
-    changes = np.flatnonzero(support[1:] != support[:-1])
-    if changes.size > 200:
-        raise ValueError(f"{name}: the support has {changes.size} edges on the locating grid; "
-                         f"at most 200 are supported")
-    breaks = []
-    for i in changes:
-        a, b = float(Z[i]), float(Z[i + 1])
-        in_a = support[i]
-        for _ in range(80):
-            m = 0.5 * (a + b)
-            if m in (a, b):
-                break
-            if (scalar_rho(m) > 0) == in_a:
-                a = m
-            else:
-                b = m
-        breaks.append(0.5 * (a + b))
-    breaks = np.asarray(breaks)
+    scalar_rho = _scalar(rho)
+    breaks = _support_edges(scalar_rho, Z, support, name)
 
     def one(l):
-        logh = logR - (l * np.exp(Z) if l > 0 else 0.0)
+        with np.errstate(over="ignore"):
+            logh = logR - (np.exp(Z + math.log(l)) if l > 0 else 0.0)
         top = logh.max()
         ok = np.flatnonzero(logh >= top - _LOG_NEGLIGIBLE)
         i0, i1 = max(ok[0] - 1, 0), min(ok[-1] + 1, Z.size - 1)
@@ -454,7 +551,7 @@ def envelope_density(lags, *, tau_pdf=None, zeta_pdf=None, rtol: float = 1e-12,
                 r = scalar_rho(z)
                 if r <= 0:
                     return 0.0
-                return math.exp(math.log(r) - (l * math.exp(z) if l > 0 else 0.0) - shift)
+                return math.exp(math.log(r) + _log_kernel(l, z) - shift)
 
         pts = breaks[(breaks > lo) & (breaks < hi)]
         peak = Z[np.argmax(logh)]
@@ -471,8 +568,13 @@ def envelope_density(lags, *, tau_pdf=None, zeta_pdf=None, rtol: float = 1e-12,
 
     mass = one(0.0)
     if not abs(mass - 1.0) <= mass_tol:
+        beyond = ""
+        if name == "tau_pdf" and (logR[0] > logR.max() - _LOG_NEGLIGIBLE or
+                                  logR[-1] > logR.max() - _LOG_NEGLIGIBLE):
+            beyond = ("; p(tau) still carries mass at the ends of the double range (tau = 1.8e308 or "
+                      "4.9e-324), which tau_pdf cannot reach: give the density as zeta_pdf")
         raise ValueError(f"{name}: the density integrates to {mass:.12g}, not 1 (normalise it; a "
-                         f"mass narrower than the 0.005 locating grid in zeta is missed)")
+                         f"mass narrower than the 0.005 locating grid in zeta is missed{beyond})")
     flat = lag.ravel()
     f = np.ones(flat.size)
     for i, l in enumerate(flat):
@@ -572,109 +674,11 @@ def tauberian_prediction(lags, *, A: float, beta: float | None = None, phase=Non
     b = _phase_beta(phase) if phase is not None else float(beta)
     if not (np.isfinite(b) and b > 0):
         raise ValueError(f"beta must be finite and > 0; got {beta!r}")
-    return A * special.gamma(b) * lag ** (-b)
-
-
-@dataclass(frozen=True)
-class TailFit:
-    """Left-tail fit rho(zeta) ~ A e^{beta zeta} (zeta -> -inf), THEORY §1, §8.
-
-    Attributes: A, beta and their standard errors se_A, se_beta; u (threshold on
-    X = -zeta); k (number of exceedances X > u); n (samples); method
-    ('iid' or 'jackknife over G groups').
-    """
-
-    A: float
-    beta: float
-    se_A: float
-    se_beta: float
-    u: float
-    k: int
-    n: int
-    method: str
-
-
-def _hill(x, w, u, n_w):
-    ex = x > u
-    if np.count_nonzero(ex) < 10:
-        raise ValueError(f"u: only {np.count_nonzero(ex)} samples beyond the threshold u = {u:.6g}; "
-                         f"need >= 10")
-    we = w[ex]
-    k_w = we.sum()
-    beta = k_w / (we * (x[ex] - u)).sum()
-    p = k_w / n_w
-    return beta, math.log(beta) + math.log(p) + beta * u, int(ex.sum()), k_w * k_w / (we * we).sum(), p
-
-
-def tail_fit(zeta, *, weights=None, u: float | None = None, tail_fraction: float = 0.05,
-             groups=None) -> TailFit:
-    """Tail amplitude A and rate beta of the left tail of zeta from samples (THEORY §8).
-
-    With X = -zeta and threshold u, the MLE (Hill estimator of tau = e^X)
-    ``beta = sum_{X>u} w / sum_{X>u} w (X - u)``, and from
-    P(X > u) = (A / beta) e^{-beta u}: ``A = beta p e^{beta u}`` with p the
-    (weighted) fraction above u.
-
-    Standard errors: for independent samples se(beta) = beta / sqrt(k_eff) and
-    se(log A) = sqrt(((1 + beta u)^2 + 1 - p) / k_eff) (delta method, k_eff the
-    effective number of exceedances); with ``groups`` (one label per sample,
-    >= 2 independent groups, e.g. particle groups of a simulation) a leave-one-
-    group-out jackknife is used instead, because samples along a path are
-    correlated and the iid error is then 10-20x too small (THEORY §8).
-
-    Parameters
-    ----------
-    zeta : (n,) samples; weights : optional (n,) >= 0
-    u : threshold on X = -zeta; default: the (1 - tail_fraction) quantile of X
-    tail_fraction : in (0, 1), used when u is None
-    groups : optional (n,) labels
-
-    Returns
-    -------
-    TailFit
-
-    Raises
-    ------
-    ValueError for bad samples/weights, tail_fraction outside (0, 1), fewer than
-    10 exceedances, or fewer than 2 groups.
-    """
-    z, w = _check_samples(zeta, weights)
-    w = np.ones_like(z) if w is None else w
-    x = -z
-    if u is None:
-        if not 0 < tail_fraction < 1:
-            raise ValueError(f"tail_fraction must be in (0, 1); got {tail_fraction!r}")
-        order = np.argsort(x)
-        cw = np.cumsum(w[order]) / w.sum()
-        u = float(x[order][min(np.searchsorted(cw, 1 - tail_fraction), x.size - 1)])
-    elif not np.isfinite(u):
-        raise ValueError(f"u must be finite; got {u!r}")
-    n_w = w.sum()
-    beta, logA, k, k_eff, p = _hill(x, w, u, n_w)
-    if groups is None:
-        se_b = beta / math.sqrt(k_eff)
-        se_logA = math.sqrt(((1 + beta * u) ** 2 + 1 - p) / k_eff)
-        method = "iid"
-    else:
-        g = np.asarray(groups).ravel()
-        if g.shape != z.shape:
-            raise ValueError(f"groups must have one label per sample ({z.size}); got {np.shape(groups)}")
-        labels = np.unique(g)
-        if labels.size < 2:
-            raise ValueError("groups must contain at least 2 distinct labels for the jackknife")
-        est = []
-        for lab in labels:
-            keep = g != lab
-            bi, lai, ki, _, _ = _hill(x[keep], w[keep], u, w[keep].sum())
-            est.append((bi, lai))
-        est = np.array(est)
-        G = labels.size
-        jk = np.sqrt((G - 1) / G * ((est - est.mean(axis=0)) ** 2).sum(axis=0))
-        se_b, se_logA = float(jk[0]), float(jk[1])
-        method = f"jackknife over {G} groups"
-    A = math.exp(logA)
-    return TailFit(A=A, beta=float(beta), se_A=A * se_logA, se_beta=float(se_b), u=float(u),
-                   k=k, n=int(z.size), method=method)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        direct = A * special.gamma(b) * lag ** (-b)
+        # Gamma(beta) or lag^-beta out of the double range while the product is not: log space
+        logv = math.log(A) + special.gammaln(b) - b * np.log(lag)
+        return np.where(np.isfinite(direct) & (direct > 0), direct, np.exp(logv))
 
 
 # ----------------------------------------------------------------------------- slopes
@@ -709,8 +713,10 @@ def local_slope(lags, f) -> np.ndarray:
 def valid_lag_max(zeta_min: float, factor: float = 1.0) -> float:
     """Largest lag at which an envelope built from data whose smallest zeta is
     ``zeta_min`` still reflects the data rather than its left cut-off:
-    ``factor * exp(-zeta_min)`` (the longest time scale present)."""
-    return factor * math.exp(-zeta_min)
+    ``factor * exp(-zeta_min)`` (the longest time scale present); +inf beyond the
+    double range (zeta_min < -709.78), never OverflowError."""
+    with np.errstate(over="ignore"):
+        return float(factor * np.exp(-float(zeta_min)))
 
 
 @dataclass(frozen=True)

@@ -87,7 +87,11 @@ def phi(beta, eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"],
     """
     ej, eg, k, a, lm = _params(eta_j, eta_g, kappa, alpha, lam)
     b = np.asarray(beta, dtype=float)
-    return _out(eg * b * b + levy.psi_adjoint(b, alpha=a, lam=lm, eta_j=ej) - k * b)
+    jump = levy.psi_adjoint(b, alpha=a, lam=lm, eta_j=ej)
+    with np.errstate(over="ignore", invalid="ignore"):
+        # beta (eta_G beta - kappa): no inf - inf when both eta_G beta^2 and kappa beta overflow
+        out = np.where(np.isinf(jump), jump, b * (eg * b - k) + jump)
+    return _out(out)
 
 
 def _elementwise_mp(fn, arrays, dps):
@@ -151,8 +155,11 @@ def eta_j_critical(eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAU
 
 
 def _h(beta, ej, eg, k, a, lm):
-    """Phi(beta)/beta for 0 < beta <= lam (no cancellation at small beta)."""
-    return eg * beta - k + ej * levy.psi_unit_over_beta(beta, alpha=a, lam=lm)
+    """Phi(beta)/beta for 0 < beta <= lam (no cancellation at small beta); its limit -kappa
+    at beta <= 0 (a bracket end that underflowed to 0), and no 0 * inf where eta_J = 0."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        jump = np.where(ej == 0.0, 0.0, ej * levy.psi_unit_over_beta(beta, alpha=a, lam=lm))
+        return np.where(np.asarray(beta) > 0, eg * beta - k + jump, -k)
 
 
 def _beta_star_mp(ej, eg, k, a, lm, guess, dps):
@@ -233,7 +240,7 @@ def beta_star(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEF
             h_hi = np.where(hi < pl, f(np.where(hi > 0, hi, pl), np.arange(idx.size)), h_lam[idx])
         bad_lo = ~(h_lo <= 0)          # rounding or underflow: fall back to the end 0+
         lo, h_lo = np.where(bad_lo, 0.0, lo), np.where(bad_lo, -pk, h_lo)
-        bad_hi = ~(h_hi >= 0)
+        bad_hi = ~(h_hi >= 0) | ~(hi > 0)
         hi, h_hi = np.where(bad_hi, pl, hi), np.where(bad_hi, h_lam[idx], h_hi)
         with np.errstate(all="ignore"):
             out[idx] = chandrupatla(f, lo, hi, fa=h_lo, fb=h_hi)

@@ -252,6 +252,26 @@ def test_inapplicable_flags_are_refused(tmp_path, capsys, args, words):
     assert out == ""
 
 
+@pytest.mark.parametrize("args", [
+    ["envelope", "--eta-j", "3", "--lag-min", "2", "--lag-max", "1e5", "--n-lags", "5"],
+    ["envelope", "--eta-j", "3", "--N", "1e4", "--alpha-g", "1.5", "--C", "2"],
+    ["envelope", "--from", "RUN", "--source", "samples", "--n-samples", "3", "--seed", "1"],
+    ["envelope", "--eta-j", "3", "--plot", "PLOT", "--force"],
+    ["simulate", "--eta-j", "3", "--drift", "ou", "--gamma", "2", "--particles", "64", "--groups", "4",
+     "--t-end", "2", "--burn-in", "1"],
+])
+def test_flags_that_apply_are_accepted(tmp_path, capsys, args):
+    """The other side of the rule: the same flags in the mode they belong to are accepted."""
+    run = tmp_path / "run.npz"
+    sim_run_file(run)
+    np.savez(run, **dict(np.load(run)), final_zeta=np.linspace(-3.0, 1.0, 64))
+    (tmp_path / "p.png").write_text("old")
+    repl = {"RUN": run, "PLOT": tmp_path / "p.png"}
+    rc, out, err = call(capsys, *[repl.get(a, a) for a in args], "--json")
+    assert rc == 0, err
+    assert "does not apply" not in err
+
+
 def test_inapplicable_flag_subprocess(tmp_path):
     run = sim_run_file(tmp_path / "run.npz")
     p = run_cli("envelope", "--from", run, "--eta-g", "5")
@@ -295,3 +315,58 @@ def test_plots_emit_no_runtime_warning_on_all_nan_input(tmp_path):
         plot_phase_diagram(d, path=tmp_path / "a.png")
         nan = np.full(2, np.nan)
         plot_beta_check({"beta_theory": nan, "beta_hat": nan, "se": nan}, path=tmp_path / "b.png")
+
+
+def test_directory_as_figure_output_is_refused(tmp_path, capsys):
+    """A directory given as a figure name is refused (not turned into DIR.png)."""
+    run = sim_run_file(tmp_path / "run.npz")
+    d = tmp_path / "figs"
+    d.mkdir()
+    for args in (["simulate", "--eta-j", "3", "--plot", d], ["diagram", "--out", d],
+                 ["envelope", "--from", run, "--plot", d], ["check", run, "--plot", d]):
+        rc, _, err = call(capsys, *args)
+        one_line_error(rc, err, "is a directory")
+    assert not (tmp_path / "figs.png").exists()
+
+
+def test_learnability_lags_with_f_func_conflict():
+    """Library audit (item 13's kind): lags next to a closed-form f_func were silently ignored."""
+    from levysde.learnability import learnability_window
+
+    def f(l):
+        return np.asarray(l, dtype=float) ** -0.5
+
+    with pytest.raises(ValueError, match="lags apply only to a tabulated f"):
+        learnability_window(1e4, f_func=f, lags=[1.0, 10.0])
+    # closed form: f(H) = f* = (C/N)^(1/kappa_alpha), kappa_alpha = 2 for alpha_g = 2 -> H = N
+    assert learnability_window(1e4, f_func=f) == pytest.approx(1e4, rel=1e-9)
+
+
+@pytest.mark.parametrize("args,flag", [
+    (["--t-max", "50"], "--t-max"),
+    (["--model", "gru", "--gate-a", "0.3"], "--gate-a"),
+    (["--model", "constgate", "--init", "chrono", "--gate-a", "0.3"], "--gate-a"),
+    (["--delay", "3"], "--delay"),
+    (["--task", "delay", "--kernel", "5"], "--kernel"),
+    (["--inject-target", "gate"], "--inject-target"),
+])
+def test_train_flags_that_do_not_apply_are_refused(tmp_path, capsys, args, flag):
+    pytest.importorskip("torch")
+    rc, out, err = call(capsys, "train", "--out", tmp_path / "r.npz", *args)
+    one_line_error(rc, err, flag, "does not apply")
+    assert not list(tmp_path.iterdir())
+
+
+def test_train_refuses_existing_run_or_checkpoint_without_force(tmp_path, capsys):
+    pytest.importorskip("torch")
+    for existing in (tmp_path / "r.npz", tmp_path / "r.ckpt"):
+        existing.write_text("keep me")
+        rc, _, err = call(capsys, "train", "--out", tmp_path / "r.npz", "--steps", "1")
+        one_line_error(rc, err, "exists", "--force")
+        assert existing.read_text() == "keep me"
+        existing.unlink()
+    fifo = tmp_path / "r.ckpt"
+    os.mkfifo(fifo)
+    rc, _, err = call(capsys, "train", "--out", tmp_path / "r.npz", "--steps", "1", "--force")
+    one_line_error(rc, err, "FIFO")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)

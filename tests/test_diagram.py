@@ -166,3 +166,45 @@ def test_quick_help_matches_settings_and_api_exports():
     assert "200 time units" not in text and "a minute or two" not in text
     assert {"simulated_overlay", "simulate_point"} <= set(mod.__all__)
     assert all(hasattr(mod, name) for name in mod.__all__)
+
+
+def test_bad_argument_types_are_value_errors_naming_them():
+    """Issue 14 item 15: wrong types name the argument (ValueError), and an unknown
+    simulation setting is an error instead of being silently ignored."""
+    from levysde.diagram import simulated_overlay
+
+    with pytest.raises(ValueError, match="nx must be an integer >= 2; got None"):
+        phase_diagram(nx=None)
+    with pytest.raises(ValueError, match="diagram must be a PhaseDiagram"):
+        simulated_overlay(None)
+    d = phase_diagram(nx=3, ny=3)
+    with pytest.raises(ValueError, match=r"unknown settings \['particle'\]"):
+        simulated_overlay(d, settings={"particle": 100})
+    with pytest.raises(ValueError, match="n_workers applies only to scheduler='local'"):
+        simulated_overlay(d, nx=1, ny=1, scheduler="sequential", n_workers=2)
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_simulated_sweep_is_one_line(tmp_path):
+    """Issue 14 item 14: Ctrl-C (SIGINT to the process group) on `diagram --simulate --store`
+    while the Dask workers simulate prints exactly `levysde diagram: interrupted`, exit 130; no
+    worker tracebacks or Dask log lines, no lock left behind."""
+    import os
+    import signal
+    import time
+
+    store = tmp_path / "st"
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    p = subprocess.Popen([sys.executable, "-m", "levysde", "diagram", "--simulate", "--store", str(store),
+                          "--json", "--resolution", "10", "10", "--sim-grid", "2", "1", "--out", "d.png"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                         start_new_session=True, env=dict(os.environ, PYTHONPATH=root))
+    t0 = time.time()
+    while not list(store.glob("*.lock")) and time.time() - t0 < 120 and p.poll() is None:
+        time.sleep(0.1)
+    assert list(store.glob("*.lock")), p.communicate()
+    time.sleep(1.0)
+    os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130 and err == "levysde diagram: interrupted\n", err
+    assert not list(store.glob("*.lock")) and not (tmp_path / "d.png").exists()

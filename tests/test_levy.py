@@ -208,3 +208,109 @@ def test_bad_parameters_raise_naming_them(name, kwargs):
         levy.psi(float("nan"), alpha=1.5, lam=1.0)
     with pytest.raises(ValueError, match="alpha"):
         levy.c_alpha(2.5)
+
+
+# --- issue 14.2: alpha -> 2 (sin(pi alpha/2) near pi); 14.10: extreme arguments ---------------
+
+ALPHAS_NEAR_2 = [1.5, 1.95, 2 - 1e-6, 2 - 1e-10, 2 - 1e-13]
+
+
+@pytest.mark.parametrize("alpha", ALPHAS_NEAR_2 + [1e-13, 1e-6])
+def test_c_alpha_and_moments_keep_digits_at_the_ends_of_alpha_range(alpha):
+    lam, eta = 2.0, 1.3
+    with mp.workdps(50):
+        a = mp.mpf(alpha)
+        c = c_alpha_ref(a)
+        var = 2 * eta * c * mp.gamma(2 - a) * mp.mpf(lam) ** (a - 2)
+        k4 = 2 * eta * c * mp.gamma(4 - a) * mp.mpf(lam) ** (a - 4)
+    assert rel(levy.c_alpha(alpha), c) < 1e-14
+    assert rel(levy.variance(alpha=alpha, lam=lam, eta_j=eta), var) < 1e-13
+    assert rel(levy.cumulant4(alpha=alpha, lam=lam, eta_j=eta), k4) < 1e-13
+
+
+def test_variance_near_two_issue_numbers():
+    # issue 14 item 2: 1.99999999999956 at alpha = 2 - 1e-13, 1.99999999956 at 2 - 1e-10
+    assert abs(levy.variance(alpha=2 - 1e-13, lam=2) - 1.99999999999956) < 1e-13
+    assert abs(levy.variance(alpha=2 - 1e-10, lam=2) - 1.99999999956) < 1e-11
+
+
+@pytest.mark.parametrize("alpha", [2 - 1e-13, 2 - 1e-10, 1.999])
+def test_psi_and_char_exponent_near_alpha_two(alpha):
+    lam = 2.0
+    for b in (1e-3, 0.7, 2.0):
+        assert rel(levy.psi(b, alpha=alpha, lam=lam, eta_j=1.3), psi_closed_ref(b, alpha, lam, 1.3)) < 1e-12
+    for xi in (1e-3, 0.7, 30.0, 1e6):
+        assert rel(levy.char_exponent(xi, alpha=alpha, lam=lam, eta_j=1.3), char_ref(xi, alpha, lam, 1.3)) < 1e-12
+
+
+def _char_ref_hp(xi, alpha, lam, eta):
+    """THEORY §2 closed form at 100 digits (no overflow in mpmath), alpha = 1 by its limit."""
+    with mp.workdps(100):
+        xi, a, lam, eta = (mp.mpf(v) for v in (xi, alpha, lam, eta))
+        if a == 1:
+            return -eta * (2 * xi * mp.atan(xi / lam) - lam * mp.log(1 + (xi / lam) ** 2)) / mp.pi
+        return -eta * (2 * mp.re((lam + 1j * xi) ** a) - 2 * lam ** a) / (2 * mp.cos(mp.pi * a / 2))
+
+
+def test_char_exponent_issue_case_1e160():
+    # issue 14 item 10: NaN (alpha 1.5), +inf (1), +6 (0.5) before; -3e240 for alpha = 1.5
+    for a in (1.5, 1.0, 0.5):
+        got = levy.char_exponent(1e160, alpha=a, lam=2, eta_j=3)
+        ref = _char_ref_hp(1e160, a, 2, 3)
+        assert got < 0 and rel(got, ref) < 1e-13, (a, got, ref)
+    assert rel(levy.char_exponent(1e160, alpha=1.5, lam=2, eta_j=3), -3e240) < 1e-9
+
+
+@pytest.mark.parametrize("alpha", [1e-13, 0.05, 0.5, 1 - 1e-9, 1.0, 1 + 1e-7, 1.5, 1.95, 2 - 1e-13])
+@pytest.mark.parametrize("lam", [1e-200, 2.0, 1e200])
+def test_char_exponent_over_the_whole_double_range(alpha, lam):
+    for u in (0.3, 3.0, 9.9e3, 1.01e4, 1e10, 1e100, 1e300):
+        xi = u * lam
+        if not math.isfinite(xi):
+            continue
+        got = levy.char_exponent(xi, alpha=alpha, lam=lam, eta_j=3.0)
+        ref = _char_ref_hp(xi, alpha, lam, 3.0)
+        if abs(ref) > 1.7e308:
+            assert got == -math.inf
+        elif abs(ref) > 1e-300:
+            assert got <= 0 and rel(got, ref) < 1e-12, (u, got, ref)
+
+
+def test_extreme_parameters_give_no_nan():
+    # products like eta_J lam^alpha taken in log space where they would overflow/underflow
+    assert rel(levy.psi(1e300, alpha=1.5, lam=1e300, eta_j=1e-300), psi_closed_ref(1e300, 1.5, 1e300, 1e-300)) < 1e-12
+    assert levy.variance(alpha=1e-300, lam=0.0, eta_j=1e-300) == math.inf
+    with mp.workdps(40):
+        ref = 2 * mp.mpf(1e-300) * c_alpha_ref(1.5) * mp.gamma(mp.mpf(0.5)) * mp.mpf(1e-200) ** mp.mpf(-0.5)
+    assert rel(levy.variance(alpha=1.5, lam=1e-200, eta_j=1e-300), ref) < 1e-12
+    for a in (1e-300, 1e-13, 0.5, 1.0, 1.5, 2 - 1e-13):
+        for lam in (1e-300, 1.0, 1e300):
+            for xi in (1e-300, 1.0, 1e300):
+                v = levy.char_exponent(xi, alpha=a, lam=lam, eta_j=1.0)
+                assert not math.isnan(v) and v <= 0, (a, lam, xi, v)
+
+
+@pytest.mark.parametrize("alpha", [1e-13, 1e-6, 0.01])
+def test_psi_keeps_digits_as_alpha_goes_to_zero(alpha):
+    lam = 2.0
+    for x in XS:
+        assert rel(levy.psi(x * lam, alpha=alpha, lam=lam), psi_closed_ref(x * lam, alpha, lam)) < 1e-12, x
+    for u in (0.3, 3.0, 1e3, 1e6, 1e100):
+        assert rel(levy.char_exponent(u * lam, alpha=alpha, lam=lam), _char_ref_hp(u * lam, alpha, lam, 1)) < 1e-12
+
+
+@pytest.mark.parametrize("alpha", ALPHAS_NEAR_2 + [1e-6, 0.5, 1.0])
+def test_jump_scheme_rates_keep_digits_near_alpha_two(alpha):
+    # Lambda_eps and sigma_eps^2 of THEORY §7 take c_alpha from levy.c_alpha (reflected sine)
+    try:
+        from levysde.simulation.scheme import big_jump_rate, small_jump_variance
+    except ImportError:
+        from levysde.simulate import big_jump_rate, small_jump_variance
+    lam, eta, eps = 2.0, 1.3, 0.05
+    with mp.workdps(50):
+        a = mp.mpf(alpha)
+        c = c_alpha_ref(a)
+        big = 2 * eta * c * mp.quad(lambda z: mp.exp(-lam * z) * z ** (-1 - a), [eps, 1, mp.inf])
+        small = 2 * eta * c * mp.mpf(lam) ** (a - 2) * mp.gammainc(2 - a, 0, lam * eps)
+    assert rel(big_jump_rate(eps, alpha=alpha, lam=lam, eta_j=eta), big) < 1e-12
+    assert rel(small_jump_variance(eps, alpha=alpha, lam=lam, eta_j=eta), small) < 1e-12

@@ -405,9 +405,11 @@ def test_cli_notes(tmp_path):
     d = json.loads(_cli("--eta-j", "0", *_SMALL, "--json").stdout)
     assert d["beta_hat"] is None and d["beta_hat_flag"] == "no_exceedances"
     assert any("--threshold" in n for n in d["notes"])
-    # OU: no plateau caveat, --kappa ignored
+    # OU: no plateau caveat; --kappa does not apply to it (an error, not silently ignored)
     d = json.loads(_cli("--eta-j", "3", "--drift", "ou", *_SMALL, "--json").stdout)
-    assert any("no restoration plateau" in n and "--kappa is ignored" in n for n in d["notes"])
+    assert any("no restoration plateau" in n for n in d["notes"])
+    p = _cli("--eta-j", "3", "--drift", "ou", "--kappa", "2", *_SMALL, "--json")
+    assert p.returncode == 2 and "--kappa" in p.stderr and len(p.stderr.strip().splitlines()) == 1
     # t_end / burn_in rounded to whole steps: said so
     p = _cli("--eta-j", "3", "--particles", "256", "--groups", "8", "--t-end", "1", "--dt", "0.3",
              "--burn-in", "0.5")

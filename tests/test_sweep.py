@@ -59,6 +59,9 @@ def test_bad_arguments():
         run_sweep(draw, POINTS, scheduler="mpi", progress=False)
     with pytest.raises(ValueError, match="n_workers"):
         run_sweep(draw, POINTS, n_workers=0, progress=False)
+    # n_workers only configures the local cluster: with another scheduler it is an error
+    with pytest.raises(ValueError, match="n_workers applies only to scheduler='local'"):
+        run_sweep(draw, POINTS, scheduler="sequential", n_workers=3, progress=False)
 
 
 def test_store_that_is_a_file_is_refused(tmp_path):
@@ -241,3 +244,23 @@ def test_ctrl_c_on_a_local_cluster_sweep_is_quiet(tmp_path):
     out, err = p.communicate(timeout=120)
     assert p.returncode == 130 and err == "interrupted\n", err
     assert not list(store.glob("*.lock"))
+
+
+@pytest.mark.parametrize("kw,msg", [
+    ({"master_seed": None}, "master_seed must be an integer >= 0; got None"),
+    ({"master_seed": [1, 2]}, "master_seed must be an integer"),
+    ({"store": [1, 2]}, "store must be a directory path"),
+    ({"numba_threads": "2"}, "numba_threads must be an integer >= 1"),
+    ({"connect_timeout": None}, "connect_timeout must be > 0"),
+])
+def test_bad_argument_types_are_value_errors_naming_them(kw, msg):
+    """Issue 14 item 15: wrong types give a ValueError naming the argument, not a TypeError."""
+    with pytest.raises(ValueError, match=msg):
+        run_sweep(draw, POINTS, scheduler="sequential", progress=False, **kw)
+
+
+def test_load_point_of_a_non_point_names_the_file(tmp_path):
+    (tmp_path / "x.npz").write_bytes(b"not a zip")
+    for path in (tmp_path / "x.npz", tmp_path, tmp_path / "missing.npz"):
+        with pytest.raises(ValueError, match="cannot read sweep point"):
+            load_point(path)

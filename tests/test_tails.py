@@ -118,3 +118,107 @@ def test_threshold_scan_drops_thin_thresholds():
     assert max(e.u for e in scan) < 8.0      # P(X > 8) * 32000 ~ 11 < 20
     for e in scan:
         assert abs(e.beta_hat - 1.0) < 4 * e.se + 0.02
+
+
+# --- issue 14.3: a tail that is not a power law is flagged ---------------------------------------
+
+def test_exponential_tau_is_flagged_not_a_power_law():
+    # tau ~ Exp(1): X = log tau has P(X > x) = exp(-e^x), rates climb with the threshold
+    rng = np.random.default_rng(5)
+    x = np.log(rng.exponential(1.0, size=(10, 20_000)))
+    for u in (-1.0, 0.0, 0.5, 1.0):
+        est = T.tail_from_samples(x, u)
+        # the true local rate at u is e^u: the deeper estimate is larger by many errors
+        assert est.power_law is False and est.z_check > 10, (u, est)
+        assert est.beta_check > est.beta_hat
+        assert "not a power law" in T.power_law_note(est)
+    fit = T.tail_fit(-x.ravel(), u=0.0)                    # iid path: single-sample jackknife
+    assert fit.power_law is False and "not a power law" in T.power_law_note(fit)
+
+
+def test_true_power_law_passes_and_the_check_is_calibrated():
+    # exponential X (Pareto tau): z_check ~ t with 9 dof (sd sqrt(9/7) = 1.134); 400 fixed-seed
+    # replicates: no flag expected at the 0.27% level (P(>= 3 flags) < 1e-3 for a Binomial(400, 0.0027))
+    rng = np.random.default_rng(11)
+    z, flags = [], 0
+    for _ in range(400):
+        est = T.tail_from_samples(rng.exponential(1 / 0.8, size=(10, 2000)), 1.0)
+        assert est.power_law is not None
+        z.append(est.z_check)
+        flags += est.power_law is False
+    z = np.asarray(z)
+    assert flags <= 2
+    assert abs(z.mean()) < 4 * 1.134 / math.sqrt(z.size)
+    # sd of the sample sd of 400 draws of a t_9: about 1.134 * 0.05
+    assert abs(z.std() - 1.134) < 4 * 0.06
+    # the iid path of tail_fit: z ~ N(0, 1)
+    zi = [T.tail_fit(-rng.exponential(1 / 0.8, size=20_000), u=1.0).z_check for _ in range(100)]
+    assert abs(np.std(zi) - 1.0) < 4 * 0.071 and abs(np.mean(zi)) < 4 / math.sqrt(100)
+
+
+def test_check_on_histograms_and_untestable_cases():
+    rng = np.random.default_rng(2)
+    G = 10
+    edges = np.linspace(-12.0, 4.0, 321)
+    for zeta, flagged in ((-rng.exponential(1 / 0.8, size=(G, 20_000)), False),
+                          (-np.log(rng.exponential(1.0, size=(G, 20_000))), True)):
+        counts = np.stack([np.histogram(z, edges)[0] for z in zeta]).astype(float)
+        sums = np.stack([np.histogram(z, edges, weights=z)[0] for z in zeta])
+        est = T.tail_from_histogram(edges, counts, sums, 0.5)
+        assert est.power_law is (not flagged), est
+        scan = T.threshold_scan(edges, counts, sums, [0.0, 0.5, 1.0])
+        assert all(e.power_law is (not flagged) for e in scan)
+    # two groups: no t-quantile worth testing with; too few exceedances beyond u2: untestable
+    x = rng.exponential(1.0, size=(2, 1000))
+    assert T.tail_from_samples(x, 1.0).power_law is None
+    x = rng.exponential(1.0, size=(10, 30))
+    assert T.tail_from_samples(x, 3.0).power_law is None and T.power_law_note(T.tail_from_samples(x, 3.0)) is None
+
+
+def test_hill_index_of_pareto_sizes_is_the_one_hill_estimator():
+    rng = np.random.default_rng(4)
+    sizes = 0.1 * rng.uniform(size=50_000) ** (-1 / 1.5)         # Pareto index 1.5 above 0.1
+    scan = T.hill_index(sizes, 0.1)
+    for u, a, se, k in scan:
+        assert abs(a - 1.5) < 4 * se and k == np.count_nonzero(sizes > u)
+        assert a == pytest.approx(T.hill_rate(np.log(sizes), math.log(u)), rel=1e-15)
+    # weighted Hill: integer weights are repetitions
+    x = rng.exponential(1.0, 1000)
+    rep = np.arange(1000) % 3 + 1
+    assert T.hill_rate(x, 0.5, rep.astype(float)) == pytest.approx(T.hill_rate(np.repeat(x, rep), 0.5), rel=1e-12)
+
+
+def _envelope_cli(*args):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "levysde", "envelope", *args], capture_output=True, text=True)
+
+
+def test_envelope_cli_says_not_a_power_law(tmp_path):
+    # a simulation-like run whose zeta = -log tau with tau ~ Exp(1) (no power law), and one with
+    # an exponential left tail of zeta (a power law of tau): only the first gets the note
+    import json
+    rng = np.random.default_rng(3)
+    edges = np.linspace(-30.0, 6.0, 1441)          # the whole sample range: no mass outside
+    for name, zeta, flagged in (("exp", -np.log(rng.exponential(1.0, size=(8, 20_000))), True),
+                                ("pareto", -rng.exponential(1 / 0.8, size=(8, 20_000)) + 1.0, False)):
+        counts = np.stack([np.histogram(z, edges)[0] for z in zeta]).astype(float)
+        sums = np.stack([np.histogram(z, edges, weights=z)[0] for z in zeta])
+        run = tmp_path / f"{name}.npz"
+        np.savez(run, hist_edges=edges, hist_counts=counts, hist_sums=sums, final_zeta=zeta.ravel(),
+                 meta=np.array(json.dumps({"kind": "simulation", "beta_theory": None})))
+        for src in ("hist", "samples"):
+            p = _envelope_cli("--from", str(run), "--source", src, "--lags", "1", "10", "100")
+            assert p.returncode == 0, p.stderr
+            assert ("not a power law" in p.stdout) is flagged, (name, src, p.stdout)
+
+
+def test_check_tail_line_says_not_a_power_law():
+    # levysde check: the tail line's flag carries the note (late zeta, records x neurons)
+    from levysde.check import _beta_tail
+
+    rng = np.random.default_rng(8)
+    bad = _beta_tail(-np.log(rng.exponential(1.0, size=(200, 400))))
+    assert "not a power law" in bad.flag, bad
+    good = _beta_tail(-rng.exponential(1 / 0.8, size=(200, 400)))
+    assert "not a power law" not in good.flag and abs(good.value - 0.8) < 4 * good.se, good

@@ -220,3 +220,20 @@ def test_mp_bisection_when_root_is_extremely_close_to_lam():
     star = float(theory.eta_j_star(alpha=0.1))
     b = theory.beta_star(star * (1 + 1e-6), alpha=0.1, precision="mp")
     assert b == 2.0 or 2.0 - b < 1e-15
+
+
+def test_phi_and_beta_star_at_overflowing_arguments():
+    # issue 14.10: Phi = eta_G beta^2 - kappa beta + Psi with both products overflowing was
+    # inf - inf = NaN; the value beta (eta_G beta - kappa) is -inf (true value ~ -5e599)
+    assert theory.phi(5e299, 0.0, 0.1, 1e300, 1.5, 1e300) == -math.inf
+    with mp.workdps(30):
+        ref = 0.1 * mp.mpf(5e150) ** 2 - mp.mpf(1e155) * mp.mpf(5e150)
+    assert close(float(theory.phi(5e150, 0.0, 0.1, 1e155, 1.5, 1e151)), float(ref), 1e-13)
+    # outside [-lam, lam] Phi is +inf whatever the polynomial part does
+    assert theory.phi(3.0, 1.0, 1e300, 1e300, 1.5, 2.0) == math.inf
+    # beta* = kappa/eta_G = 1e-600 is below the double range: the documented error, not a NaN
+    # raised from inside the root finder
+    with pytest.raises(ValueError, match="floating-point range"):
+        theory.beta_star(0.0, 1e300, 1e-300, 1.5, 2.0)
+    with pytest.raises(ValueError, match="floating-point range"):
+        theory.beta_star(1.0, 1e300, 1e-300, 0.5, 1e-300)

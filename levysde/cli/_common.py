@@ -80,9 +80,8 @@ def image_output(path: str, flag: str, force: bool, formats=None) -> str:
     and the file obeys :func:`check_output`. Returns the path that will be written."""
     import os
 
-    if os.path.isdir(path):
-        raise UsageError(f"argument {flag}: {path} is a directory; give an image file name such as "
-                         f"{os.path.join(path, 'figure.png')}")
+    if os.path.isdir(path) or path.endswith(os.sep):   # before ".png" would make it a new name
+        check_output(path, flag, force, example="figure.png")
     ext = os.path.splitext(path)[1]
     if not ext:
         path, ext = path + ".png", ".png"
@@ -208,3 +207,22 @@ def emit(text: str) -> None:
             os.close(devnull)
         except (OSError, ValueError):
             pass
+
+
+def check_store(store: str, flag: str) -> None:
+    """One-line UsageError naming ``flag`` unless ``store`` is, or can be created as, a writable
+    directory (for per-point result files). Nothing is created."""
+    import os
+    import pathlib
+
+    p = pathlib.Path(store)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"argument {flag}: {store!r} exists and is not a directory "
+                         f"(give a directory for the per-point files)")
+    anc = p.absolute()
+    while not anc.exists():
+        anc = anc.parent
+    if not anc.is_dir():
+        raise UsageError(f"argument {flag}: cannot create {store!r}: {str(anc)!r} is not a directory")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise UsageError(f"argument {flag}: cannot write in directory {str(anc)!r}")

@@ -1,11 +1,11 @@
 """``levysde diagram``: phase diagrams over two model parameters (docs/theory.md)."""
 from __future__ import annotations
 
-import os
 import pathlib
 import re
 
-from ._common import UsageError, check_output, image_output, integer, print_json, real, same_file
+from ._common import (UsageError, check_output, check_store, image_output, integer, print_json, real,
+                      same_file)
 
 _AXES = ("eta_j", "kappa", "eta_g", "alpha", "lam")
 
@@ -15,7 +15,7 @@ _MAX_AXIS = 1e300
 #: sweep flags: (flag, attribute, default); they need --simulate
 _SIM_FLAGS = (("--quick", "quick", False), ("--sim-grid", "sim_grid", (4, 4)),
               ("--scheduler", "scheduler", "local"), ("--workers", "workers", 2),
-              ("--store", "store", None), ("--seed", "seed", 0))
+              ("--store", "store", None), ("--seed", "seed", 0), ("--backend", "backend", "cpu"))
 
 
 def _quick_help() -> str:
@@ -68,25 +68,12 @@ def add_parser(sub):
     sim.add_argument("--store", metavar="DIR",
                      help="write each finished point here; a rerun resumes and skips finished points")
     sim.add_argument("--seed", type=integer(0), help="master seed of the sweep (default 0)")
+    sim.add_argument("--backend", choices=("cpu", "cuda"),
+                     help="simulator backend of every point (default cpu; cuda needs a GPU and "
+                          "numba-cuda, docs/simulate.md)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=run)
     return p
-
-
-def _check_store(store: str) -> None:
-    """One-line UsageError naming --store unless ``store`` is, or can be created as, a writable
-    directory. Nothing is created."""
-    p = pathlib.Path(store)
-    if p.exists() and not p.is_dir():
-        raise UsageError(f"argument --store: {store!r} exists and is not a directory "
-                         f"(give a directory for the per-point files)")
-    anc = p.absolute()
-    while not anc.exists():
-        anc = anc.parent
-    if not anc.is_dir():
-        raise UsageError(f"argument --store: cannot create {store!r}: {str(anc)!r} is not a directory")
-    if not os.access(anc, os.W_OK | os.X_OK):
-        raise UsageError(f"argument --store: cannot write in directory {str(anc)!r}")
 
 
 def _sim_flags(args) -> set:
@@ -165,7 +152,14 @@ def _check_sweep(args, given) -> None:
     if sched != "local" and "workers" in given:
         raise UsageError(f"argument --workers: only applies to --scheduler local (got --scheduler {sched})")
     if args.store is not None:
-        _check_store(args.store)
+        check_store(args.store, "--store")
+    if args.backend == "cuda":
+        from ..simulation._backend import CudaUnavailableError, load_cuda
+
+        try:
+            load_cuda()
+        except CudaUnavailableError as exc:
+            raise UsageError(f"argument --backend: {exc}") from None
 
 
 def _overlay(args, d, companion):
@@ -176,8 +170,9 @@ def _overlay(args, d, companion):
     try:
         overlay = simulated_overlay(d, nx=args.sim_grid[0], ny=args.sim_grid[1], quick=args.quick,
                                     master_seed=args.seed, scheduler=args.scheduler,
-                                    n_workers=args.workers, store=args.store, progress=not args.json,
-                                    connect_timeout=10.0)
+                                    n_workers=args.workers if args.scheduler == "local" else None,
+                                    store=args.store, progress=not args.json,
+                                    connect_timeout=10.0, backend=args.backend)
     except ConnectionError as exc:
         if not args.scheduler.startswith("tcp://"):
             raise

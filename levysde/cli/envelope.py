@@ -129,6 +129,7 @@ def _run_output(args):
                f_floor_reason="--f-floor" if args.f_floor is not None else env.floor_reason)
     if env.outside_mass_fraction is not None:
         out["outside_mass_fraction"] = env.outside_mass_fraction
+    out["note"] = env.note
     fits = fit_run_envelope(env)
     out.update(decay_class=fits.decay_class, slope=fits.slope)
     if fits.decay_fit is not None:
@@ -177,7 +178,8 @@ def _reject_inapplicable(args) -> None:
     """One-line UsageError for a flag that would be silently ignored by this combination."""
     if args.lags is not None:
         reject_flags(args, ("lag_min", "lag_max", "n_lags"), "with --lags (explicit lags replace the log grid)")
-    reject_flags(args, ("alpha_g", "C"), "without --N (they only enter the learnability window H_N)")
+    if args.N is None:
+        reject_flags(args, ("alpha_g", "C"), "without --N (they only enter the learnability window H_N)")
     if args.run_file is not None:
         reject_flags(args, ("eta_g", "kappa", "alpha", "lam", "amplitude"),
                      "with --from (the model flags give the asymptotic prediction, not a run's envelope)")

@@ -21,7 +21,7 @@ def add_parser(sub):
                    help="saturating kappa tanh(gamma (z0 - z)/kappa) or Ornstein-Uhlenbeck "
                         "-gamma (z - z0) (default %(default)s)")
     g.add_argument("--gamma", type=real(), default=1.0,
-                   help="drift slope at the equilibrium; > 0 for the saturating drift (default "
+                   help="drift slope at the equilibrium, > 0 (default "
                         "%(default)s). --dt must satisfy gamma*dt <= 0.5")
     g.add_argument("--z0", type=real(), default=0.0, help="equilibrium (default %(default)s)")
     s = p.add_argument_group("simulation (THEORY.md §7)")
@@ -39,6 +39,9 @@ def add_parser(sub):
                         "particle-step Lambda_eps*dt must be <= 1e3")
     s.add_argument("--groups", type=integer(2, 4096), default=64,
                    help="independent particle groups for jackknife errors (default %(default)s)")
+    s.add_argument("--backend", choices=("cpu", "cuda"), default="cpu",
+                   help="cpu: Numba on all host cores; cuda: an NVIDIA GPU through numba-cuda "
+                        "(pip install 'levysde[gpu]'; docs/simulate.md) (default %(default)s)")
     s.add_argument("--threshold", type=real(0.0, lo_open=True), default=3.0,
                    help="tail threshold on X = -zeta, measured from the equilibrium (default %(default)s)")
     o = p.add_argument_group("output")
@@ -101,16 +104,17 @@ def _notes(args, res, est, scan):
 
 
 def run(args) -> int:
-    from ..simulation import DivergenceError, OUDrift, SaturatingDrift, SimulationInputError, simulate
+    from ..simulation import (CudaUnavailableError, DivergenceError, OUDrift, SaturatingDrift,
+                              SimulationInputError, simulate)
 
     if args.burn_in >= args.t_end:
         raise UsageError(f"--burn-in must be smaller than --t-end = {args.t_end:g}; got {args.burn_in:g}")
     if args.groups > args.particles:
         raise UsageError(f"--groups must be at most --particles = {args.particles}; got {args.groups}")
+    if not args.gamma > 0:
+        raise UsageError(f"--gamma must be in (0, inf) (gamma <= 0 is no restoring drift, so there is "
+                         f"no stationary law whose tail could be estimated); got {args.gamma:g}")
     if args.drift == "saturating":
-        if not args.gamma > 0:
-            raise UsageError(f"--gamma must be in (0, inf) for --drift saturating (gamma <= 0 is no "
-                             f"restoring drift); got {args.gamma:g}")
         drift = SaturatingDrift(args.kappa, args.gamma, args.z0)
     else:
         reject_flags(args, ("kappa",), "to --drift ou (no restoration plateau: the OU drift has "
@@ -121,11 +125,13 @@ def run(args) -> int:
         res = simulate(args.eta_j, eta_g=args.eta_g, alpha=args.alpha, lam=args.lam, drift=drift,
                        particles=args.particles, t_end=args.t_end, burn_in=args.burn_in, dt=args.dt,
                        seed=args.seed, eps=args.eps, n_groups=args.groups,
-                       threshold_u=args.threshold, progress=not args.json)
+                       threshold_u=args.threshold, progress=not args.json, backend=args.backend)
     except SimulationInputError as exc:
         raise UsageError(exc.render(FLAGS)) from None
     except DivergenceError as exc:
         raise UsageError(str(exc)) from None
+    except CudaUnavailableError as exc:
+        raise UsageError(f"--backend cuda: {exc}") from None
     m = res.meta
     est = res.tail()
     scan = res.tail_scan()
@@ -151,6 +157,7 @@ def run(args) -> int:
         "beta_theory": json_number(m["beta_theory"]), "beta_model": json_number(m["beta_model"]),
         "tail_rate_theory": json_number(m["tail_rate_theory"]), "phase": m["phase"],
         "eps": m["eps"], "dt": m["dt"], "particle_steps_per_s": m["particle_steps_per_s"],
+        "backend": m["backend"], "device": m["device"],
         "wall_time_s": m["wall_time_s"], "particles": m["particles"], "t_end": m["t_end"],
         "burn_in": m["burn_in"], "seed": m["seed"],
         "tempered_fit_b": json_number(fit.b) if fit else None,
@@ -173,7 +180,8 @@ def run(args) -> int:
           f"lam = {m['lam']:g}   drift = {m['drift']} (gamma = {args.gamma:g}, z0 = {args.z0:g})")
     print(f"particles = {m['particles']}   t_end = {m['t_end']:g}   burn-in = {m['burn_in']:g}   "
           f"dt = {m['dt']:g}   eps = {m['eps']:.4g}   seed = {m['seed']}")
-    print(f"wall time = {m['wall_time_s']:.1f} s   particle-steps/s = {m['particle_steps_per_s']:.3g}")
+    print(f"wall time = {m['wall_time_s']:.1f} s   particle-steps/s = {m['particle_steps_per_s']:.3g}   "
+          f"backend = {m['backend']} ({m['device']})")
     print(f"phase = {m['phase']}   beta* = {f(m['beta_theory'])}   beta_model (root of Phi_eps) = "
           f"{f(m['beta_model'])}   theory tail rate = {f(m['tail_rate_theory'])}")
     print(f"beta_hat(u = {est.u:g}) = {f(est.beta_hat)} +- {f(est.se)} (jackknife over {res.n_groups} groups, "

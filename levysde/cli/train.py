@@ -9,7 +9,7 @@ import os
 import signal
 import sys
 
-from ._common import UsageError, fail, integer, real
+from ._common import UsageError, check_output, fail, integer, real, reject_flags
 
 MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
 OPTIMIZERS = ("sgd", "adam", "adamw")
@@ -154,6 +154,24 @@ def _config_fields(args, base: dict | None) -> dict:
     return merged
 
 
+#: (condition on the config under which the flags do not apply, flags, why)
+_INAPPLICABLE = (
+    (lambda f: f["init"] != "chrono", ("t_max",), "without --init chrono"),
+    (lambda f: f["model"] != "constgate" or f["init"] != "default", ("gate_a",),
+     "unless --model constgate --init default"),
+    (lambda f: f["task"] != "delay", ("delay",), "without --task delay"),
+    (lambda f: f["task"] != "powerlaw", ("power", "kernel"), "without --task powerlaw"),
+    (lambda f: f.get("inject_alpha") is None, ("inject_target",), "without --inject-alpha"),
+)
+
+
+def _reject_inapplicable(args, fields) -> None:
+    """One-line UsageError for a flag given on the command line that the config would ignore."""
+    for ignored, dests, why in _INAPPLICABLE:
+        if ignored(fields):
+            reject_flags(args, dests, why)
+
+
 def run(args) -> int:
     try:
         import torch  # noqa: F401
@@ -170,8 +188,8 @@ def run(args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     ckpt = checkpoint_path(args.out)
-    if os.path.isdir(ckpt):
-        raise UsageError(f"--out: its checkpoint {ckpt!r} is a directory")
+    # a directory, FIFO or device is refused; an existing one needs --force (or --resume)
+    check_output(ckpt, "--out: its checkpoint", args.force or args.resume, example="run.ckpt")
     base = None
     if args.resume:
         if not os.path.exists(ckpt):
@@ -188,6 +206,7 @@ def run(args) -> int:
     if fields["lag_max"] < fields["n_lags"]:
         raise UsageError(f"--n-lags {fields['n_lags']} exceeds --lag-max {fields['lag_max']} "
                          f"(the lags are distinct integers from 1 to --lag-max)")
+    _reject_inapplicable(args, fields)
     cfg = TrainConfig(**fields)
 
     def _term(signum, frame):  # SIGTERM: stop; the records so far are on disk

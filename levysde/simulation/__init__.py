@@ -8,6 +8,9 @@ One module per concept; the entry point :func:`simulate` only wires them togethe
   small-jump variance and symbol, the simulated model's tail rate :func:`beta_model`);
 * :mod:`levysde.simulation.result`: :class:`SimulationResult` (``.npz`` save/load, tail estimates);
 * ``levysde.simulation._kernels``: the compiled (Numba) samplers and time stepper;
+* ``levysde.simulation._step``: drift and big-jump rejection, written once for both backends;
+* ``levysde.simulation._backend``, ``levysde.simulation._cuda``: the backend choice and the CUDA
+  kernel (numba-cuda, imported only for ``backend="cuda"``);
 * ``levysde.simulation._checks``: the argument checks and the errors
   (:class:`DivergenceError`, :class:`SimulationInputError`, :class:`StepSizeError`);
 * ``levysde.simulation._simulate``: :func:`simulate` and :func:`sample_increments`.
@@ -19,6 +22,7 @@ error to the bulk; with exact jump counts the tail rate does not depend on dt (T
 
 ``levysde.simulate`` is :func:`simulate`; ``levysde.simulation.X`` is the home of every name below.
 """
+from ._backend import BACKENDS, CudaUnavailableError
 from ._checks import MAX_SLOPE_DT, MAX_STEPS, DivergenceError, SimulationInputError, StepSizeError
 from ._simulate import sample_increments, simulate
 from .drift import OUDrift, SaturatingDrift, TabulatedDrift
@@ -30,4 +34,4 @@ __all__ = ["simulate", "SimulationResult", "SaturatingDrift", "OUDrift", "Tabula
            "sample_increments", "default_eps", "big_jump_rate", "small_jump_variance",
            "small_jump_symbol", "beta_model", "DivergenceError", "SimulationInputError",
            "StepSizeError", "DEFAULT_EPS_FACTOR", "MAX_SLOPE_DT", "MAX_JUMPS_PER_STEP", "MAX_STEPS",
-           "MAX_SERIES_BETA_EPS"]
+           "MAX_SERIES_BETA_EPS", "BACKENDS", "CudaUnavailableError"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import os
 
-from ..params import check_param
+from ..params import check_int, check_param, describe_range  # noqa: F401  (check_int re-exported)
 
 __all__ = ["DivergenceError", "SimulationInputError", "StepSizeError", "MAX_SLOPE_DT", "MAX_STEPS"]
 
@@ -73,16 +73,21 @@ def check_dt(dt) -> float:
     return positive("dt", dt)
 
 
-def check_int(name, value, lo) -> int:
-    if isinstance(value, bool) or int(value) != value or value < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}; got {value!r}")
-    return int(value)
+def scalar_param(name, value) -> float:
+    """A model parameter of one run as a float: :func:`levysde.params.check_param` (ValueError
+    naming ``name`` and its range) and a scalar (ValueError naming ``name`` for an array: one
+    simulation per call; loop, or sweep with :mod:`levysde.sweep`, for several values)."""
+    arr = check_param(name, value)
+    if arr.ndim != 0 and arr.size != 1:
+        raise ValueError(f"{name} must be a single real number in {describe_range(name)} (one "
+                         f"simulation per call; loop or use levysde.sweep for several values); "
+                         f"got an array of shape {arr.shape}")
+    return float(arr.reshape(()))
 
 
 def jump_params(alpha, lam, eta_j):
-    """(alpha, lam, eta_j) as floats, each checked against its range (:func:`levysde.params.check_param`)."""
-    return (float(check_param("alpha", alpha)), float(check_param("lam", lam)),
-            float(check_param("eta_j", eta_j)))
+    """(alpha, lam, eta_j) as floats, each a scalar checked against its range (:func:`scalar_param`)."""
+    return scalar_param("alpha", alpha), scalar_param("lam", lam), scalar_param("eta_j", eta_j)
 
 
 def time_grid(t_end, burn_in, dt):

@@ -6,40 +6,35 @@ shared between threads, so results do not depend on the thread count.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit, prange
 
 from .. import _rng
+from . import _step
 
-#: drift kinds of :func:`_drift` (``drift._kernel_args()[0]``); the tabulated drift is the rest
-DRIFT_SATURATING, DRIFT_OU, DRIFT_TABULATED = 0, 1, 2
+from ._step import DRIFT_OU, DRIFT_SATURATING, DRIFT_TABULATED  # noqa: F401 (drift kinds)
 _BLOCK = 256      # particles advanced together in the kernel (state of a block stays in L1)
+
+
+#: the backend-neutral step pieces (:mod:`levysde.simulation._step`, shared with the CUDA backend)
+_drift_value = njit(cache=True, inline="always")(_step.drift)
+_jump_proposal = njit(cache=True, inline="always")(_step.jump_proposal)
+_jump_accepted = njit(cache=True, inline="always")(_step.jump_accepted)
 
 
 @njit(cache=True, inline="always")
 def _big_jump(eps, alpha, lam, exp_proposal, s0, s1, s2, s3):
-    """One jump with |z| > eps: density ~ exp(-lam|z|)|z|^(-1-alpha), exact rejection."""
+    """One jump with |z| > eps: density ~ exp(-lam|z|)|z|^(-1-alpha), exact rejection
+    (:func:`levysde.simulation._step.jump_accepted`); sign from the lowest bit of the draw."""
     while True:
         r, s0, s1, s2, s3 = _rng.next_u64(s0, s1, s2, s3)
         u1 = 1.0 - float(np.int64(r >> np.uint64(11))) * 1.1102230246251565e-16   # (0, 1]
         neg = (r & np.uint64(1)) != 0
-        if exp_proposal:
-            zz = eps - math.log(u1) / lam
-        else:
-            zz = eps * math.exp(math.log(u1) * (-1.0 / alpha))      # eps U^(-1/alpha)
+        zz = _jump_proposal(u1, eps, alpha, lam, exp_proposal)
         if lam == 0.0:
             return (-zz if neg else zz), s0, s1, s2, s3
         u2, s0, s1, s2, s3 = _rng.uniform(s0, s1, s2, s3)
-        if exp_proposal:
-            acc = (zz / eps) ** (-1.0 - alpha)
-        else:
-            d = lam * (zz - eps)
-            if u2 < 1.0 - d:                  # squeeze: exp(-d) >= 1 - d, accept without exp
-                return (-zz if neg else zz), s0, s1, s2, s3
-            acc = math.exp(-d)
-        if u2 < acc:
+        if _jump_accepted(zz, u2, eps, alpha, lam, exp_proposal):
             return (-zz if neg else zz), s0, s1, s2, s3
 
 
@@ -67,30 +62,9 @@ def _increments_kernel(states, n, block, dt, s_gauss, rate, eps, alpha, lam, exp
 
 @njit(cache=True, inline="always")
 def _drift(kind, x, dpar, grid, vals):
-    """F(x) for the drift ``kind`` with the arguments of ``drift._kernel_args()``."""
-    if kind == DRIFT_SATURATING:                     # dpar = (kappa, gamma/kappa, z0)
-        # kappa tanh(y) as kappa sign(y) (1 - e)/(1 + e), e = exp(-2|y|): faster than libm tanh,
-        # absolute error ~1e-16 kappa
-        y = dpar[1] * (dpar[2] - x)
-        e = math.exp(-2.0 * abs(y))
-        t = (1.0 - e) / (1.0 + e)
-        return dpar[0] * (t if y >= 0.0 else -t)
-    if kind == DRIFT_OU:                             # dpar = (0, gamma, z0)
-        return -dpar[1] * (x - dpar[2])
-    m = grid.size
-    if x <= grid[0]:
-        return vals[0]
-    if x >= grid[m - 1]:
-        return vals[m - 1]
-    lo, hi = 0, m - 1
-    while hi - lo > 1:
-        mid = (lo + hi) >> 1
-        if grid[mid] <= x:
-            lo = mid
-        else:
-            hi = mid
-    t = (x - grid[lo]) / (grid[hi] - grid[lo])
-    return vals[lo] + t * (vals[hi] - vals[lo])
+    """F(x) for the drift ``kind`` with the arguments of ``drift._kernel_args()``
+    (:func:`levysde.simulation._step.drift`)."""
+    return _drift_value(kind, x, dpar[0], dpar[1], dpar[2], grid, vals)
 
 
 @njit(cache=True, parallel=True)

@@ -16,16 +16,20 @@ import numba
 import numpy as np
 
 from .. import _rng
-from ..params import DEFAULTS, check_param
+from ..params import DEFAULTS
 from . import _checks
-from ._checks import (DivergenceError, check_dt, check_eps, check_int, finite, jump_params, step_size,
-                      time_grid)
+from ._backend import check_backend, cpu_name, load_cuda
+from ._checks import (DivergenceError, check_dt, check_eps, check_int, finite, jump_params, scalar_param,
+                      step_size, time_grid)
 from ._kernels import _increments_kernel, _run_chunk
 from .drift import OUDrift, SaturatingDrift, TabulatedDrift
 from .result import SimulationResult
 from .scheme import _scheme, beta_model, default_eps
 
 __all__ = ["simulate", "sample_increments"]
+
+#: the default drift's parameters (kappa: THEORY.md §4 default plateau)
+_DRIFT_DEFAULTS = {"kappa": DEFAULTS["kappa"], "gamma": 1.0, "z0": 0.0}
 
 
 def sample_increments(n, dt, *, alpha, lam, eta_j, eps=None, seed=0, eta_g=0.0):
@@ -55,12 +59,10 @@ def sample_increments(n, dt, *, alpha, lam, eta_j, eps=None, seed=0, eta_g=0.0):
 
     Raises ValueError naming a bad argument.
     """
-    if int(n) != n or n < 1:
-        raise ValueError(f"n must be an integer >= 1; got {n!r}")
-    n = int(n)
+    n = check_int("n", n, 1)
     dt = check_dt(dt)
     a, lm, ej = jump_params(alpha, lam, eta_j)
-    eg = float(check_param("eta_g", eta_g))
+    eg = scalar_param("eta_g", eta_g)
     eps = default_eps(dt, eta_j=ej, alpha=a) if eps is None else check_eps(eps)
     rate, sig2, exp_prop = _scheme(dt, eps, a, lm, ej, eg)
     block = 4096
@@ -139,11 +141,18 @@ def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particle
     """The checks of :func:`simulate` that need no theory, in the order of its signature
     (ValueError naming the argument; StepSizeError for ``|F'| dt > MAX_SLOPE_DT``)."""
     a, lm, ej = jump_params(alpha, lam, eta_j)
-    eg = float(check_param("eta_g", eta_g))
+    eg = _checks.scalar_param("eta_g", eta_g)
+    shape = {"kappa": kappa, "gamma": gamma, "z0": z0}
     if drift is None:
-        drift = SaturatingDrift(kappa, gamma, z0)
-    if not isinstance(drift, (SaturatingDrift, OUDrift, TabulatedDrift)):
+        drift = SaturatingDrift(*(_DRIFT_DEFAULTS[k] if v is None else v for k, v in shape.items()))
+    elif not isinstance(drift, (SaturatingDrift, OUDrift, TabulatedDrift)):
         raise ValueError(f"drift must be a SaturatingDrift, OUDrift or TabulatedDrift; got {drift!r}")
+    else:
+        clash = [k for k, v in shape.items() if v is not None]
+        if clash:
+            raise ValueError(f"{' and '.join(clash)} conflict{'s' if len(clash) == 1 else ''} with drift = "
+                             f"{drift!r}: the drift carries its own plateau, slope and equilibrium; "
+                             f"give either drift or kappa/gamma/z0, not both")
     dt = check_dt(dt)
     particles = check_int("particles", particles, 1)
     n_groups = check_int("n_groups", n_groups, 1)
@@ -156,7 +165,10 @@ def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particle
     if bin_width <= 0:
         raise ValueError(f"bin_width must be in (0, inf); got {bin_width!r}")
     traj_particles = check_int("traj_particles", traj_particles, 0)
-    traj_every = check_int("traj_every", traj_every, 1)
+    if traj_every is not None and traj_particles == 0:
+        raise ValueError("traj_every applies only with traj_particles >= 1 (no trajectories are kept "
+                         "with traj_particles = 0)")
+    traj_every = check_int("traj_every", 100 if traj_every is None else traj_every, 1)
     threshold_u = finite("threshold_u", threshold_u)
     return _Config(ej, eg, a, lm, drift, dt, eps, particles, n_groups, n_steps, rec_start, bin_width,
                    min(traj_particles, particles), traj_every, threshold_u)
@@ -211,11 +223,13 @@ def _layout(cfg: _Config, tail_rate, hist_halfwidth, window) -> _Layout:
     return _Layout(zeq, hist_lo, bin_width, n_bins, edges, win_lo, win_hi)
 
 
-def _initial_state(cfg: _Config, lay: _Layout, seed, z_init, rate) -> _State:
+def _initial_state(cfg: _Config, lay: _Layout, seed, z_init, rate, streams=True) -> _State:
     """One stream per particle from ``seed``; zeta at z_init (default the equilibrium); the first
-    waiting time to a big jump from each particle's own stream; empty accumulators."""
+    waiting time to a big jump from each particle's own stream; empty accumulators. With
+    ``streams=False`` (the CUDA backend, which keys its own generator by the seed) no streams
+    and no waiting times are drawn."""
     particles, n_groups = cfg.particles, cfg.n_groups
-    states = _rng.seed_states(seed, particles)
+    states = _rng.seed_states(seed, particles if streams else 0)
     if z_init is None:
         z = np.full(particles, lay.zeq)
     else:
@@ -226,7 +240,7 @@ def _initial_state(cfg: _Config, lay: _Layout, seed, z_init, rate) -> _State:
         if not np.all(np.isfinite(z)):
             raise ValueError("z_init must be finite")
     wait = np.full(particles, np.inf)
-    if rate > 0:
+    if rate > 0 and streams:
         e = np.empty((particles, 1))
         _rng.fill_uniform(states, e)
         wait = -np.log1p(-e[:, 0]) / rate
@@ -236,6 +250,28 @@ def _initial_state(cfg: _Config, lay: _Layout, seed, z_init, rate) -> _State:
                   gstart=(np.arange(n_groups + 1) * particles) // n_groups,
                   acc=np.zeros((n_groups, lay.n_bins, 2)), outside=np.zeros((n_groups, 4)),
                   exc_counts=np.zeros((n_groups, lay.n_bins)), traj=np.zeros((cfg.n_traj, n_traj_rec)))
+
+
+def _progress_bar(cfg: _Config, progress):
+    """A tqdm bar over the particle-steps on stderr (silent off a terminal), or None."""
+    if not progress:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=cfg.n_steps * cfg.particles, unit="step", unit_scale=True, desc="simulate",
+                leave=False, dynamic_ncols=True, disable=None)
+
+
+def _check_diverged(cfg: _Config, lay: _Layout, st: _State, s_gauss):
+    """DivergenceError (with the likely cause) if a particle left the window or became non-finite."""
+    if st.diverged.any():
+        bad = np.flatnonzero(st.diverged)
+        t_bad = st.diverged[bad].min() * cfg.dt
+        raise DivergenceError(
+            f"{bad.size} of {cfg.particles} particles left the window [{lay.win_lo:g}, "
+            f"{lay.win_hi:g}] or became non-finite by t = {t_bad:g}; likely cause: "
+            + _divergence_cause(cfg.drift, cfg.dt, cfg.alpha, cfg.lam, cfg.eta_j, s_gauss,
+                                (lay.win_lo, lay.win_hi)))
 
 
 def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, progress) -> float:
@@ -248,12 +284,7 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
     kind, dpar, grid, vals = cfg.drift._kernel_args()
     n_chunks = max(1, min(n_steps, 200, (n_steps * particles) // 4_000_000))
     bounds = [(i * n_steps) // n_chunks for i in range(n_chunks + 1)]
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=n_steps * particles, unit="step", unit_scale=True, desc="simulate",
-                   leave=False, dynamic_ncols=True, disable=None)   # silent off a terminal
+    bar = _progress_bar(cfg, progress)
     t0 = time.perf_counter()
     # dynamic scheduling of the groups (chunks of one group): keeps both cores busy when
     # the machine is shared; results do not depend on it (one stream per particle)
@@ -266,14 +297,7 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
                        cfg.alpha, cfg.lam, exp_prop, lay.hist_lo, 1.0 / lay.bin_width, lay.n_bins,
                        st.acc, st.outside, st.exc_counts, lay.zeq, lay.win_lo, lay.win_hi,
                        st.traj, cfg.traj_every)
-            if st.diverged.any():
-                bad = np.flatnonzero(st.diverged)
-                t_bad = st.diverged[bad].min() * cfg.dt
-                raise DivergenceError(
-                    f"{bad.size} of {particles} particles left the window [{lay.win_lo:g}, "
-                    f"{lay.win_hi:g}] or became non-finite by t = {t_bad:g}; likely cause: "
-                    + _divergence_cause(cfg.drift, cfg.dt, cfg.alpha, cfg.lam, cfg.eta_j, s_gauss,
-                                        (lay.win_lo, lay.win_hi)))
+            _check_diverged(cfg, lay, st, s_gauss)
             if bar is not None:
                 bar.update((e_ - s) * particles)
     finally:
@@ -281,6 +305,30 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
         if bar is not None:
             bar.close()
     return time.perf_counter() - t0
+
+
+def _advance_cuda(cu, cfg: _Config, lay: _Layout, st: _State, seed, rate, exp_prop, s_gauss,
+                  progress) -> tuple[float, int]:
+    """The same run on the GPU (``levysde.simulation._cuda``, module ``cu``): fills ``st`` in
+    place like :func:`_advance` (``st.states``/``st.wait`` unused: the kernel keys Philox by
+    the seed). Returns (wall time in seconds, threads per block). Raises DivergenceError
+    after the first launch in which a particle diverged."""
+    bar = _progress_bar(cfg, progress)
+    try:
+        out = cu.run(st.z, seed=seed, gstart=st.gstart, n_steps=cfg.n_steps, rec_start=cfg.rec_start,
+                     dt=cfg.dt, drift_args=cfg.drift._kernel_args(), s_gauss=s_gauss, rate=rate,
+                     eps=cfg.eps, alpha=cfg.alpha, lam=cfg.lam, exp_prop=exp_prop,
+                     hist_lo=lay.hist_lo, bin_width=lay.bin_width, n_bins=lay.n_bins,
+                     exc_level=lay.zeq, win_lo=lay.win_lo, win_hi=lay.win_hi, n_traj=cfg.n_traj,
+                     traj_every=cfg.traj_every, progress=None if bar is None else bar.update)
+    finally:
+        if bar is not None:
+            bar.close()
+    st.z[:], st.exc_min[:], st.diverged[:] = out["z"], out["exc_min"], out["diverged"]
+    st.acc[...], st.outside[...], st.exc_counts[...] = out["acc"], out["outside"], out["exc_counts"]
+    st.traj[...] = out["traj"]
+    _check_diverged(cfg, lay, st, s_gauss)
+    return out["wall_s"], out["threads_per_block"]
 
 
 def _close_open_excursions(lay: _Layout, st: _State):
@@ -294,8 +342,9 @@ def _close_open_excursions(lay: _Layout, st: _State):
 
 
 def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig2, exp_prop,
-            wall) -> SimulationResult:
-    """Averages per recorded step and the metadata (keys listed in :func:`simulate`)."""
+            wall, backend) -> SimulationResult:
+    """Averages per recorded step and the metadata (keys listed in :func:`simulate`);
+    ``backend`` is (name, device name, threads)."""
     from .. import __version__
 
     def num(v):
@@ -311,7 +360,8 @@ def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig
             "t_end": n_steps * dt, "burn_in": cfg.rec_start * dt, "particles": cfg.particles,
             "n_groups": cfg.n_groups, "steps": n_steps, "record_steps": n_rec,
             "big_jump_rate": rate, "sigma_eps2": sig2, "exp_proposal": exp_prop,
-            "window": [lay.win_lo, lay.win_hi], "threads": int(numba.get_num_threads()),
+            "window": [lay.win_lo, lay.win_hi], "backend": backend[0], "device": backend[1],
+            "threads": int(backend[2]),
             "wall_time_s": wall, "particle_steps_per_s": cfg.particles * n_steps / wall,
             "beta_theory": num(th.beta), "beta_model": num(th.beta_model),
             "tail_rate_theory": num(th.tail_rate), "phase": th.phase,
@@ -325,10 +375,11 @@ def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig
 
 
 def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEFAULTS["lam"],
-             drift=None, kappa=DEFAULTS["kappa"], gamma=1.0, z0=0.0,
+             drift=None, kappa=None, gamma=None, z0=None,
              particles=16384, t_end=800.0, burn_in=50.0, dt=0.01, seed=0, eps=None,
              n_groups=64, bin_width=0.05, hist_halfwidth=None, window=None,
-             z_init=None, traj_particles=0, traj_every=100, threshold_u=3.0, progress=False):
+             z_init=None, traj_particles=0, traj_every=None, threshold_u=3.0, progress=False,
+             backend="cpu"):
     """Simulate N particles of ``dzeta = F dt + sqrt(2 eta_G) dW + dJ`` by Euler-Maruyama.
 
     Scheme and bias: :mod:`levysde.simulation.scheme` (THEORY.md §3, §7).
@@ -339,6 +390,9 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
         alpha in (0, 2), lam >= 0).
     drift : SaturatingDrift | OUDrift | TabulatedDrift; default
         ``SaturatingDrift(kappa, gamma, z0)``.
+    kappa, gamma, z0 : the default drift's plateau (> 0, default 1), slope at the
+        equilibrium (> 0, default 1) and equilibrium (default 0); only without ``drift``
+        (giving both is a ValueError naming them, not a silent choice).
     particles : int >= 1; t_end > 0 : simulated time (burn-in included);
     burn_in in [0, t_end) : time before recording; dt > 0 : time step.
     seed : int >= 0 (``numpy.random.SeedSequence`` entropy). Same seed -> same
@@ -350,10 +404,15 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
         that zeq is an edge).
     window : (lo, hi) divergence window; default zeq -/+ 1e3 (1e12 when lam = 0).
     z_init : initial state(s), default the drift's equilibrium.
-    traj_particles, traj_every : keep every ``traj_every``-th step of the first
-        ``traj_particles`` paths.
+    traj_particles, traj_every : keep every ``traj_every``-th step (default 100) of the first
+        ``traj_particles`` paths; ``traj_every`` without trajectories is a ValueError.
     threshold_u : default tail threshold on X = -zeta, relative to -zeq (stored in meta).
     progress : show a tqdm bar on stderr.
+    backend : "cpu" (Numba on all host threads, default) or "cuda" (an NVIDIA GPU through
+        numba-cuda, or Numba's CUDA simulator under NUMBA_ENABLE_CUDASIM=1;
+        ``levysde.simulation._cuda``, docs/simulate.md "GPU backend"). Same scheme and
+        result; the GPU draws its own random numbers (Philox4x32-10 keyed by seed and
+        particle), so the two backends agree in law, not bit for bit.
 
     Returns
     -------
@@ -362,8 +421,10 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     n_groups, steps, record_steps, big_jump_rate, sigma_eps2, wall_time_s,
     particle_steps_per_s, beta_theory (None when no admissible root or no plateau),
     beta_model, tail_rate_theory, phase, threshold_u, threads, version, notes (list of
-    strings, e.g. beta_model unresolved). t_end and burn_in are the values actually
-    simulated: round(t_end/dt) and round(burn_in/dt) steps.
+    strings, e.g. beta_model unresolved), backend ("cpu" or "cuda"), device (CPU model or
+    GPU name). threads is the Numba thread count (cpu) or the CUDA block size (cuda).
+    t_end and burn_in are the values actually simulated: round(t_end/dt) and
+    round(burn_in/dt) steps.
 
     Raises
     ------
@@ -379,19 +440,29 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
 
     DivergenceError when particles leave the window or become non-finite during the
     run (the message names the likely cause).
+
+    CudaUnavailableError (a RuntimeError, one line) when ``backend="cuda"`` and no usable GPU
+    or no numba-cuda is present, or the GPU lacks memory for the run.
     """
+    backend = check_backend(backend)
     cfg = _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particles, t_end,
                            burn_in, dt, eps, n_groups, bin_width, traj_particles, traj_every, threshold_u)
+    cu = load_cuda() if backend == "cuda" else None
     th = _theory(cfg)
     lay = _layout(cfg, th.tail_rate, hist_halfwidth, window)
     rate, sig2, exp_prop = _scheme(cfg.dt, cfg.eps, cfg.alpha, cfg.lam, cfg.eta_j, cfg.eta_g)
     _checks.memory(cfg.particles, cfg.n_groups, lay.n_bins, cfg.n_traj,
                    cfg.n_steps // cfg.traj_every if cfg.n_traj else 0)
     s_gauss = math.sqrt((2.0 * cfg.eta_g + sig2) * cfg.dt)
-    st = _initial_state(cfg, lay, seed, z_init, rate)
-    wall = _advance(cfg, lay, st, rate, exp_prop, s_gauss, progress)
+    st = _initial_state(cfg, lay, seed, z_init, rate, streams=cu is None)
+    if cu is None:
+        wall = _advance(cfg, lay, st, rate, exp_prop, s_gauss, progress)
+        run_on = ("cpu", cpu_name(), numba.get_num_threads())
+    else:
+        wall, block = _advance_cuda(cu, cfg, lay, st, seed, rate, exp_prop, s_gauss, progress)
+        run_on = ("cuda", cu.device_name(), block)
     _close_open_excursions(lay, st)
-    return _result(cfg, th, lay, st, seed, rate, sig2, exp_prop, wall)
+    return _result(cfg, th, lay, st, seed, rate, sig2, exp_prop, wall, run_on)
 
 
 def _divergence_cause(drift, dt, alpha, lam, eta_j, noise=None, win=None):

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..params import DEFAULTS, check_param
-from ._checks import finite
+from ..params import DEFAULTS
+from ._checks import finite, scalar_param
 from ._kernels import DRIFT_OU, DRIFT_SATURATING, DRIFT_TABULATED
 
 __all__ = ["SaturatingDrift", "OUDrift", "TabulatedDrift"]
@@ -34,7 +34,7 @@ class SaturatingDrift:
     name = "saturating"
 
     def __post_init__(self):
-        object.__setattr__(self, "kappa", float(check_param("kappa", self.kappa)))
+        object.__setattr__(self, "kappa", scalar_param("kappa", self.kappa))
         object.__setattr__(self, "gamma", finite("gamma", self.gamma))
         object.__setattr__(self, "z0", finite("z0", self.z0))
         if not self.gamma > 0:

@@ -51,10 +51,11 @@ class SimulationResult:
     traj_zeta: np.ndarray | None = None
 
     def save(self, path) -> str:
-        """Write an uncompressed ``.npz`` at exactly ``path``, atomically (temporary file in the
-        same directory + ``os.replace``: an interrupted save leaves any earlier file intact and
-        no partial file); returns the path. Overwrites: callers check for an existing file."""
-        from ..runfile import atomic_write
+        """Write an uncompressed ``.npz`` at exactly ``path``, atomically
+        (:func:`levysde._io.atomic_write`: an interrupted save leaves any earlier file intact and
+        no partial file; a non-regular target such as a FIFO or device is refused with
+        ValueError); returns the path. Overwrites: callers check for an existing file."""
+        from .._io import atomic_write
 
         arrays = {k: getattr(self, k) for k in _ARRAYS}
         if self.traj_zeta is not None:
@@ -66,20 +67,27 @@ class SimulationResult:
 
     @classmethod
     def load(cls, path) -> "SimulationResult":
-        """Read a file written by :meth:`save` (``allow_pickle=False``).
+        """Read a file written by :meth:`save` (``allow_pickle=False``, through
+        :func:`levysde.runfile.read_run`).
 
-        Raises ValueError if the file is not a levysde simulation run.
+        Raises ValueError, one line naming ``path`` and what a simulation run file is, when the
+        file is missing, a directory, not a ``.npz`` archive (or holds pickled objects), a run of
+        another kind (an RNN run), or lacks the arrays of a simulation run.
         """
-        with np.load(os.fspath(path), allow_pickle=False) as f:
-            missing = [k for k in _ARRAYS + ("meta",) if k not in f.files]
-            if missing:
-                raise ValueError(f"{path}: not a levysde simulation file (missing {', '.join(missing)})")
-            meta = json.loads(str(f["meta"][()]))
-            if meta.get("kind") != "simulation":
-                raise ValueError(f"{path}: meta.kind is {meta.get('kind')!r}, expected 'simulation'")
-            arrays = {k: f[k] for k in _ARRAYS}
-            traj = {k: f[k] for k in ("traj_t", "traj_zeta") if k in f.files}
-        return cls(meta=meta, **arrays, **traj)
+        from ..runfile import read_run
+
+        path = os.fspath(path)
+        try:
+            data = read_run(path, kinds=("simulation",))
+        except ValueError as exc:
+            raise ValueError(f"SimulationResult.load: {exc} (expected a .npz simulation run written "
+                             f"by SimulationResult.save or levysde simulate --out)") from None
+        missing = [k for k in _ARRAYS if k not in data]
+        if missing:
+            raise ValueError(f"SimulationResult.load: {path} is not a complete levysde simulation "
+                             f"run (missing {', '.join(missing)})")
+        traj = {k: data[k] for k in ("traj_t", "traj_zeta") if k in data}
+        return cls(meta=data["meta"], **{k: data[k] for k in _ARRAYS}, **traj)
 
     @property
     def n_groups(self) -> int:

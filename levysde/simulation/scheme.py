@@ -28,9 +28,9 @@ import numpy as np
 from scipy import special
 
 from ..levy import c_alpha
-from ..params import DEFAULTS, check_param
+from ..params import DEFAULTS
 from ..roots import chandrupatla
-from ._checks import SimulationInputError, check_dt, check_eps, jump_params
+from ._checks import SimulationInputError, check_dt, check_eps, jump_params, scalar_param
 
 __all__ = ["default_eps", "big_jump_rate", "small_jump_variance", "small_jump_symbol", "beta_model",
            "DEFAULT_EPS_FACTOR", "MAX_JUMPS_PER_STEP", "MAX_SERIES_BETA_EPS"]
@@ -61,8 +61,8 @@ def default_eps(dt, *, eta_j, alpha):
     eps for increment-law checks.
     """
     dt = check_dt(dt)
-    a = float(check_param("alpha", alpha))
-    ej = float(check_param("eta_j", eta_j))
+    a = scalar_param("alpha", alpha)
+    ej = scalar_param("eta_j", eta_j)
     return DEFAULT_EPS_FACTOR * ((ej if ej > 0 else 1.0) * dt) ** (1.0 / a)
 
 
@@ -226,8 +226,8 @@ def beta_model(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DE
 
     eps = check_eps(eps)
     a, lm, ej = jump_params(alpha, lam, eta_j)
-    eg = float(check_param("eta_g", eta_g))
-    k = float(check_param("kappa", kappa))
+    eg = scalar_param("eta_g", eta_g)
+    k = scalar_param("kappa", kappa)
     if lm == 0:
         return float("nan")
     pref = 2.0 * ej * float(c_alpha(a))
@@ -236,7 +236,7 @@ def beta_model(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DE
     def h(x, idx=None):
         x = np.asarray(x, dtype=float)
         out = np.empty_like(x)
-        near = (x * eps <= 20.0) & (x > 0)
+        near = (x > 0) & (x <= 20.0 / eps)             # x eps <= 20 without overflow at huge eps
         out[x <= 0] = -k                                 # the limit at 0+
         with np.errstate(all="ignore"):
             if near.any():
@@ -271,8 +271,8 @@ def _scheme(dt, eps, alpha, lam, eta_j, eta_g=0.0):
     """(Lambda_eps, sigma_eps^2, exponential proposal?) with the checks that keep a run finite.
 
     Raises SimulationInputError naming eps when Lambda_eps dt > MAX_JUMPS_PER_STEP (the
-    run would hang drawing jumps), or naming eta_j/eps/eta_g/dt when the per-step
-    Gaussian scale is not finite in float64."""
+    run would hang drawing jumps), or naming the culprit (eta_g; eps and eta_j through
+    sigma_eps^2) when the per-step Gaussian variance overflows float64."""
     rate = big_jump_rate(eps, alpha=alpha, lam=lam, eta_j=eta_j)
     if not rate * dt <= MAX_JUMPS_PER_STEP:
         raise SimulationInputError(
@@ -280,9 +280,18 @@ def _scheme(dt, eps, alpha, lam, eta_j, eta_g=0.0):
             f"particle-step exceeds {MAX_JUMPS_PER_STEP:g}; use the default eps (eta_J dt)^(1/alpha) = "
             f"{default_eps(dt, eta_j=eta_j, alpha=alpha):.3g} or a larger one")
     sig2 = small_jump_variance(eps, alpha=alpha, lam=lam, eta_j=eta_j)
-    if not math.isfinite(math.sqrt((2.0 * eta_g + sig2) * dt)):
+    eta_g, sig2 = float(eta_g), float(sig2)
+    if not math.isfinite((2.0 * eta_g + sig2) * dt):    # the simulator's s_gauss**2, same order
+        if not math.isfinite(2.0 * eta_g * dt):
+            raise SimulationInputError(
+                f"{{eta_g}} = {eta_g:.3g} is too large: the Gaussian step variance 2 eta_G dt "
+                f"overflows float64 (sigma_eps^2 = {sig2:.3g} is fine); reduce {{eta_g}}")
+        if not math.isfinite(sig2 * dt):
+            raise SimulationInputError(
+                f"the small-jump variance sigma_eps^2 dt = {sig2:.3g} * {dt:g} overflows float64; "
+                f"reduce {{eps}} or {{eta_j}}")
         raise SimulationInputError(
-            f"the Gaussian step sqrt((2 eta_G + sigma_eps^2) dt) is not finite in float64 "
-            f"(sigma_eps^2 = {sig2:.3g}); reduce {{eta_j}}, {{eps}}, {{eta_g}} or {{dt}}")
+            f"the Gaussian step variance (2 eta_G + sigma_eps^2) dt overflows float64 ({{eta_g}} = "
+            f"{eta_g:.3g}, sigma_eps^2 = {sig2:.3g}); reduce {{eta_g}}, {{eps}} or {{dt}}")
     exp_prop = bool(lam > 0 and lam * eps > alpha)
     return rate, sig2, exp_prop

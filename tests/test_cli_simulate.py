@@ -1,0 +1,117 @@
+"""Issue 14, items 13, 15, 19 for the simulator: conflicting arguments are errors, errors name
+the argument at fault (library ValueErrors, one-line CLI errors), and valid extreme input
+emits no numpy warning."""
+import json
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from levysde.simulation import OUDrift, SaturatingDrift, SimulationResult, beta_model, simulate
+from levysde.theory import classify
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TINY = dict(particles=16, n_groups=2, t_end=0.5, burn_in=0.1)
+SMALL = ["--particles", "256", "--groups", "8", "--t-end", "5", "--burn-in", "1"]
+
+
+def cli(*args):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "levysde", "simulate", *map(str, args)],
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+# ----------------------------------------------------------------------------- item 13
+
+@pytest.mark.parametrize("drift,kw,names", [
+    (SaturatingDrift(1, 1, 0), {"kappa": 5}, "kappa conflicts"),
+    (SaturatingDrift(1, 1, 0), {"gamma": 2.0, "z0": 1.0}, "gamma and z0 conflict"),
+    (OUDrift(1.0, 0.0), {"kappa": 1.0}, "kappa conflicts"),          # even equal to the default
+])
+def test_drift_and_its_parameters_conflict(drift, kw, names):
+    with pytest.raises(ValueError, match=names) as info:
+        simulate(3, drift=drift, **kw, **TINY)
+    assert "drift" in str(info.value)
+
+
+def test_default_drift_takes_kappa_gamma_z0():
+    """Without a drift, kappa/gamma/z0 build the saturating drift (the plateau reaches the
+    theory: beta* of kappa = 2 is recorded, not that of the default kappa = 1)."""
+    res = simulate(3, kappa=2.0, gamma=3.0, z0=0.5, **TINY)
+    assert (res.meta["kappa"], res.meta["gamma"], res.meta["z0"]) == (2.0, 3.0, 0.5)
+    assert res.meta["beta_theory"] == pytest.approx(float(classify(3, 0.1, 2.0, 1.5, 2.0).beta_star), rel=1e-12)
+    with pytest.raises(ValueError, match="traj_every applies only with traj_particles"):
+        simulate(3, traj_every=5, **TINY)
+
+
+# ----------------------------------------------------------------------------- item 15
+
+@pytest.mark.parametrize("kw,name", [
+    ({"eta_j": [1, 2]}, "eta_j must be a single real number"),
+    ({"eta_j": 3, "eta_g": np.array([0.1, 0.2])}, "eta_g must be a single real number"),
+    ({"eta_j": None}, "eta_j must be a real number"),
+    ({"eta_j": "3"}, "eta_j must be a real number"),
+])
+def test_simulate_bad_parameter_is_a_value_error_naming_it(kw, name):
+    with pytest.raises(ValueError, match=name):
+        simulate(**kw, **TINY)
+
+
+@pytest.mark.parametrize("value", [None, "x", [1, None]])
+def test_classify_bad_input_names_the_parameter(value):
+    with pytest.raises(ValueError, match=r"eta_j must be a real number in \[0, inf\); got"):
+        classify(value)
+
+
+def test_load_of_a_non_run_names_the_file_and_what_is_expected(tmp_path):
+    png = tmp_path / "x.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 100)
+    np.save(tmp_path / "a.npy", np.zeros(3))
+    np.savez(tmp_path / "rnn.npz", config=np.array(json.dumps({"kind": "rnn"})))
+    for path in (png, tmp_path / "missing.npz", tmp_path, tmp_path / "a.npy", tmp_path / "rnn.npz"):
+        with pytest.raises(ValueError, match="SimulationResult.load") as info:
+            SimulationResult.load(path)
+        msg = str(info.value)
+        assert str(path) in msg and "simulation run" in msg and "\n" not in msg
+
+
+def test_huge_eta_g_names_eta_g():
+    with pytest.raises(ValueError, match=r"eta_g = 1e\+308 is too large") as info:
+        simulate(3, eta_g=1e308, **TINY)
+    assert "sigma_eps^2 = " not in str(info.value).split("(")[0]
+    p = cli("--eta-j", "3", "--eta-g", "1e308", *SMALL)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+    assert p.stderr.startswith("levysde simulate: error: --eta-g = 1e+308 is too large"), p.stderr
+
+
+# ----------------------------------------------------------------------------- item 19
+
+def test_huge_eps_is_valid_and_silent():
+    """eps = 1e308: every jump is carried by the Gaussian stand-in; beta_model is the root of
+    eta_G b^2 + sigma^2 b^2 / 2 - kappa b (Gaussian only): b = kappa / (eta_G + sigma^2/2),
+    with sigma^2 the whole tempered jump variance 2 eta_J c_alpha Gamma(2 - alpha) lam^(alpha-2)
+    (levysde.levy.variance). No RuntimeWarning on the way."""
+    from levysde.levy import variance
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        b = beta_model(3.0, 0.1, 1.0, 1.5, 2.0, eps=1e308)
+        res = simulate(3.0, eps=1e308, **TINY)
+    s2 = float(variance(alpha=1.5, lam=2.0, eta_j=3.0))
+    assert b == pytest.approx(1.0 / (0.1 + s2 / 2), rel=1e-9)
+    assert res.meta["sigma_eps2"] == pytest.approx(s2, rel=1e-9)
+
+
+@pytest.mark.parametrize("args,err", [
+    (["--eps", "1e308"], None),
+    (["--drift", "ou", "--gamma", "-1"], "--gamma must be in (0, inf)"),
+])
+def test_cli_no_leaked_warnings(args, err):
+    p = cli("--eta-j", "3", *SMALL, "--json", *args)
+    if err is None:
+        assert p.returncode == 0 and p.stderr == "", p.stderr
+    else:
+        assert p.returncode == 2 and p.stderr.count("\n") == 1 and err in p.stderr, p.stderr
