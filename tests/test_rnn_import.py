@@ -4,7 +4,17 @@ import subprocess
 import sys
 import textwrap
 
-BLOCK = "import sys; sys.modules['torch'] = None\n"
+#: torch made uninstallable the way a machine without it behaves: importing it raises
+#: ModuleNotFoundError and sys.modules has no 'torch' entry. (``sys.modules['torch'] = None``
+#: would leave an entry that scipy's array-API helpers read as the torch module and crash on.)
+BLOCK = textwrap.dedent("""
+    import sys
+    class _NoTorch:
+        def find_spec(self, name, path=None, target=None):
+            if name == "torch" or name.startswith("torch."):
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+    sys.meta_path.insert(0, _NoTorch())
+""")
 
 
 def _py(code):
