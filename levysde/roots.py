@@ -15,12 +15,13 @@ Used for the characteristic equation Phi(beta)/beta = 0 (THEORY.md §4), the
 simulated model's own tail rate (the root of Phi_eps, THEORY.md §7) and the
 learnability window (THEORY.md §6).
 
-Speed (``benchmarks/bench_theory.py``, both timed side by side in one run, 2 shared
-cores at load ~9): beta* on the 10^6-point grid takes the same time as with the
-package's former hand-written loop (ratio 0.99, 8.4 s each); a single-bracket call
-costs about 4.6 ms instead of 1.1 ms (SciPy's fixed per-iteration overhead), i.e.
-~2.3x on the 200 scalar tail-rate solves of the benchmark. Single brackets are solved
-once per simulation run or CLI call, so the maintained implementation is kept.
+Speed (``benchmarks/bench_theory.py``, both timed side by side in one run on 2 shared
+cores): beta* on the 10^6-point grid takes the same time as with the package's former
+hand-written loop (SciPy / hand-written = 0.99 at load ~9, 0.93 at load ~5); the 200
+single-bracket tail-rate solves of the benchmark (:func:`levysde.simulation.beta_model`)
+take 1.6x (load ~5) to 2.3x (load ~9) as long, i.e. ~2-3 ms more per call from SciPy's
+fixed per-iteration overhead. Single brackets are solved once per simulation run or CLI
+call, so the maintained implementation is kept.
 """
 from __future__ import annotations
 
