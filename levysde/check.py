@@ -1,29 +1,44 @@
-"""Check the theory on a trained network's run file (THEORY.md §4, §5, §8, §9).
+"""Check the theory on a trained network's trajectories (THEORY.md §4, §5, §8, §9).
 
 :func:`check_run` reads a run file of ``levysde train`` (numpy only; torch is not
-needed), fits the SDE to the zeta_q trajectories (:mod:`levysde.estimate`),
-predicts beta* and the phase from the fitted parameters, and compares the
-prediction with
+needed) and hands its arrays to :func:`check_trajectories`, which
 
-* the left tail of the network's pooled late-training spectrum (``beta_tail``,
-  Hill/MLE jackknifed over neuron groups), and
-* the exponent of its recorded envelope (``beta_envelope`` = minus the fitted
-  large-lag log-log slope of the last record's ELR envelope);
+* fits the SDE to the zeta_q trajectories of the late records (:func:`levysde.estimate.fit_sde`:
+  plateau kappa from the fitted saturating drift, noise from the increments' characteristic
+  function) and predicts beta* and the phase (:func:`levysde.estimate.predict`);
+* tests the late part for stationarity (:func:`stationarity_test`);
+* compares the prediction with the left tail of the pooled late spectrum (``beta_tail``,
+  Hill/MLE) and with the exponent of the last record's ELR envelope (``beta_envelope``,
+  over the lags the spectrum supports, :func:`levysde.estimate.resolved_lag_max`);
+* closes the loop: simulates the fitted SDE (the binned drift as a tabulated drift) and
+  measures the Kolmogorov-Smirnov distance to the network's late zeta.
 
-and, closing the loop, simulates the fitted SDE (the fitted drift as a
-tabulated drift) and measures the Kolmogorov-Smirnov distance between its
-stationary zeta law and the network's late zeta samples.
+Every standard error comes from the delete-a-group jackknife over groups of whole neurons
+(THEORY.md §8; coverage checked by ``benchmarks/calibrate_check.py``, docs/calibration.md).
+The phase and beta* are withheld, with the reasons, unless every gate passes: enough records
+and neurons, a stationary late part, a significant plateau that the data reach and that the
+saturating form fits, jump parameters inside their fitted range, and a closing-loop KS
+distance within its critical value (THEORY.md §8 (i)-(iii)).
 """
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import stats
 
-from .estimate import Estimate, SDEFit, fit_sde, predict, spread
+from .estimate import (Estimate, SDEFit, fit_sde, jackknife_se, neuron_groups, predict,
+                       resolved_lag_max, spread)
 
-__all__ = ["load_run_arrays", "check_run", "CheckReport", "ks_to_histogram"]
+__all__ = ["load_run_arrays", "check_run", "check_trajectories", "CheckReport", "ks_to_histogram",
+           "stationarity_test", "ks_critical", "MIN_RECORDS", "MIN_NEURONS"]
+
+#: fewest records (whole run) and independent neurons for a phase call
+MIN_RECORDS = 20
+MIN_NEURONS = 32
+
 
 def load_run_arrays(path) -> dict:
     """Read a ``levysde train`` run file with numpy alone (:func:`levysde.runfile.load_run`).
@@ -48,9 +63,121 @@ def ks_to_histogram(samples, edges, counts) -> float:
     return float(max(np.max(np.abs(emp_hi - model)), np.max(np.abs(emp_lo - model))))
 
 
+def ks_critical(n_neurons: int) -> float:
+    """Largest closing-loop KS distance accepted: ``1.63/sqrt(Q) + 0.05``.
+
+    1.63/sqrt(Q) is the 1 % critical value of the one-sample KS statistic (Kolmogorov's
+    limit law) for Q independent neurons (the late samples of one neuron are correlated,
+    so Q is the conservative effective size); 0.05 allows for the closing loop's own
+    approximations (binned drift, constant extrapolation, Euler step).
+    """
+    return 1.63 / math.sqrt(max(int(n_neurons), 1)) + 0.05
+
+
+def _window_stats(zeta, step, bounds, z_left):
+    """Per window: std, 10/50/90 % quantiles of the pooled zeta, mean dZ/dt of increments
+    that start below z_left (far-left drift). (5, W) array, NaN where undefined."""
+    out = np.full((5, len(bounds)), np.nan)
+    for w, (a, b) in enumerate(bounds):
+        z = zeta[a:b]
+        zf = z[np.isfinite(z)]
+        if zf.size >= 2:
+            out[0, w] = zf.std(ddof=1)
+            out[1:4, w] = np.quantile(zf, [0.1, 0.5, 0.9])
+        dz = np.diff(z, axis=0) / np.diff(step[a:b])[:, None]
+        sel = (z[:-1] < z_left) & np.isfinite(dz)
+        if sel.any():
+            out[4, w] = dz[sel].mean()
+    return out
+
+
+STATIONARITY_STATS = ("std", "q10", "q50", "q90", "left_drift")
+
+
+def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, level: float = 0.01,
+                      left_quantile: float = 0.2) -> dict:
+    """Do spread, quantiles and far-left drift stay put across windows of the late part (THEORY.md §8 (ii))?
+
+    The records are cut into ``n_windows`` consecutive windows. Per window: the std and
+    the 10/50/90 % quantiles of the pooled zeta, and the far-left drift (mean dZ/dt of the
+    increments starting below the late part's ``left_quantile`` quantile). For each of
+    these five statistics the change across the late part is the OLS slope over the
+    windows times (W - 1); its standard error is the delete-a-group jackknife over groups
+    of whole neurons (so the correlation of a neuron's windows is accounted for).
+    Stationary iff every ``|change/se|`` is below the Student-t critical value with G - 1
+    degrees of freedom at two-sided level ``level / 5`` (Bonferroni over the five).
+    A statistic whose change and error are both 0 (frozen) counts as t = 0.
+
+    Parameters: zeta (R, Q) late records x neurons (NaN allowed), step (R,) increasing.
+    Returns dict: stationary (bool), reason (str), critical_t, level, n_windows, n_groups,
+    stats {name: {change, se, t, per_window}} (t null when infinite: a change with zero error),
+    untestable (statistics whose error is undefined, e.g. no far-left increments in some
+    window or replicate: reported, not counted against stationarity).
+    Fewer than 2 records per window, or fewer than 2 neurons: stationary False with the reason.
+    """
+    zeta = np.asarray(zeta, dtype=float)
+    step = np.asarray(step, dtype=float)
+    R, Q = zeta.shape
+    out = {"stationary": False, "n_windows": int(n_windows), "level": level, "stats": {}}
+    if R < 2 * n_windows:
+        out["reason"] = f"too few late records ({R}) for {n_windows} windows of >= 2 records"
+        return out
+    if Q < 2:
+        out["reason"] = "fewer than 2 independent neurons: no resampling of neurons possible"
+        return out
+    if np.count_nonzero(np.isfinite(zeta)) < 2 * n_windows:
+        out["reason"] = "too few finite zeta values (masked neurons)"
+        return out
+    edges = np.linspace(0, R, n_windows + 1).round().astype(int)
+    bounds = list(zip(edges[:-1], edges[1:]))
+    z_left = float(np.nanquantile(zeta, left_quantile))
+    x = np.arange(n_windows) - (n_windows - 1) / 2
+
+    def change(cols):
+        s = _window_stats(zeta[:, cols], step, bounds, z_left)
+        return (s @ x) / (x @ x) * (n_windows - 1), s
+
+    full, per = change(np.arange(Q))
+    lab = neuron_groups(Q, n_groups)
+    G = int(lab.max()) + 1
+    loo = np.array([change(np.flatnonzero(lab != g))[0] for g in range(G)])
+    crit = float(stats.t.ppf(1 - level / (2 * len(STATIONARITY_STATS)), G - 1))
+    out.update(critical_t=crit, n_groups=G)
+    bad, untestable = [], []
+    for i, name in enumerate(STATIONARITY_STATS):
+        se = jackknife_se(loo[:, i])
+        c = float(full[i])
+        if c == 0 and se == 0:
+            t = 0.0                            # frozen: nothing changes
+        elif se > 0:
+            t = abs(c) / se
+        else:                                  # a change without spread over the groups, or undefined
+            t = math.inf if (math.isfinite(c) and se == 0) else math.nan
+        out["stats"][name] = {"change": c if math.isfinite(c) else None, "se": se if math.isfinite(se) else None,
+                              "t": t if math.isfinite(t) else None,
+                              "per_window": [v if math.isfinite(v) else None for v in per[i].tolist()]}
+        if math.isnan(t):
+            untestable.append(name)            # e.g. no far-left increments in some window or replicate
+            continue
+        if t > crit:
+            bad.append(f"{name} changes by {c:.3g} +- {se:.2g} across the late part (|t| {t:.3g} > {crit:.3g})")
+    out["stationary"] = not bad
+    out["untestable"] = untestable
+    tested = len(STATIONARITY_STATS) - len(untestable)
+    out["reason"] = "; ".join(bad) if bad else (f"{tested} of {len(STATIONARITY_STATS)} statistics agree across "
+                                                 f"{n_windows} windows (|t| <= {crit:.3g})"
+                                                 + (f"; untestable: {', '.join(untestable)}" if untestable else ""))
+    return out
+
+
 @dataclass
 class CheckReport:
-    """Everything :func:`check_run` measured (see :meth:`as_json` for the keys)."""
+    """Everything :func:`check_trajectories` measured (see :meth:`as_json` for the keys).
+
+    ``gates``: name -> bool for every condition of a phase call; ``withheld``: the reasons
+    when any gate fails (the phase and beta* are then not reported). More gates may be
+    added by callers (``report.add_gate``).
+    """
 
     variant: str
     fit: SDEFit | None
@@ -63,6 +190,25 @@ class CheckReport:
     beta_sim_tail: Estimate
     notes: list = field(default_factory=list)
     config: dict = field(default_factory=dict)
+    stationarity: dict = field(default_factory=dict)
+    gates: dict = field(default_factory=dict)
+    withheld: list = field(default_factory=list)
+    lag_max: float = float("nan")
+    extra: dict = field(default_factory=dict)
+
+    def add_gate(self, name: str, passed: bool, reason: str = "") -> None:
+        """Record a gate; a failed one withholds the phase and beta* with ``reason``."""
+        self.gates[name] = bool(passed)
+        if not passed:
+            self.withheld.append(reason or name)
+
+    @property
+    def phase(self):
+        """The predicted phase, or None when withheld or unavailable."""
+        p = self.prediction
+        if self.withheld or p is None or p.phase == "unavailable":
+            return None
+        return p.phase
 
     def as_json(self) -> dict:
         out = {"variant": self.variant}
@@ -74,11 +220,23 @@ class CheckReport:
         out.update((f.noise.eta_j if f else none).as_json("eta_j_hat"))
         out.update((f.noise.alpha if f else none).as_json("alpha_hat"))
         out.update((f.noise.lam if f else none).as_json("lam_hat"))
-        out.update((p.beta if p else none).as_json("beta_theory"))
-        out["phase"] = p.phase if p else "unavailable"
-        out["phase_probabilities"] = p.phase_probabilities if p else {}
+        if f is not None and f.drift.form:
+            out["drift_fit"] = {k: f.drift.form[k] for k in ("kappa", "gamma", "z0", "chi2", "dof", "p_value",
+                                                             "plateau_fraction", "n_bins")}
+        failed = [k for k, v in self.gates.items() if not v]
+        withheld = (f"withheld: gates {', '.join(failed) or 'failed'} (reasons in phase_withheld)"
+                    if self.withheld else None)
+        beta = p.beta if p else none
+        out.update((Estimate(float("nan"), float("nan"), withheld) if withheld else beta).as_json("beta_theory"))
+        out["phase"] = self.phase
+        out["phase_withheld"] = list(self.withheld)
+        out["phase_probabilities"] = p.phase_probabilities if (p and not self.withheld) else {}
+        out["gates"] = dict(self.gates)
+        out["stationary"] = bool(self.stationarity.get("stationary", False))
+        out["stationarity"] = self.stationarity
         out.update(self.beta_tail.as_json("beta_tail"))
         out.update(self.beta_envelope.as_json("beta_envelope"))
+        out["envelope_lag_max"] = self.lag_max if math.isfinite(self.lag_max) else None
         out["zeta_spread"] = {k: (v if not isinstance(v, float) or math.isfinite(v) else None)
                               for k, v in self.zeta_spread.items()}
         out["zeta_spread_early"] = {k: (v if not isinstance(v, float) or math.isfinite(v) else None)
@@ -86,6 +244,8 @@ class CheckReport:
         out.update(self.ks.as_json("ks_distance"))
         out.update(self.beta_sim_tail.as_json("beta_sim_tail"))
         out["n_jumps"] = f.noise.n_jumps if f else None
+        out["n_neurons"] = f.n_neurons if f else None
+        out.update(self.extra)
         out["notes"] = self.notes
         return out
 
@@ -94,42 +254,62 @@ def _unavail(reason):
     return Estimate(float("nan"), float("nan"), reason)
 
 
-def _beta_tail(late, n_groups=8, tail_fraction=0.1):
-    from .tails import power_law_note, tail_fit
+def _beta_tail(late, n_groups, tail_fraction=0.1):
+    """Hill/MLE rate of the pooled late zeta's left tail above the (1 - tail_fraction) quantile
+    of X = -zeta (THEORY.md §8), jackknifed over neuron groups (levysde.tails.tail_from_samples),
+    with the power-law stability check (levysde.tails.power_law_note) in the flag."""
+    from .tails import power_law_note, tail_from_samples
 
-    z = late[np.isfinite(late)]
-    cols = np.broadcast_to(np.arange(late.shape[1])[None, :], late.shape)[np.isfinite(late)]
-    G = min(n_groups, late.shape[1])
-    if G < 2:
+    fin = np.isfinite(late)
+    Q = late.shape[1]
+    if Q < 2:
         return _unavail("too few neurons for a jackknife over neuron groups")
-    import warnings
-
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         across = np.nanstd(late, axis=1)            # spread across neurons, per record
-    if z.size == 0 or not np.nanmax(across) > 1e-9 * (1.0 + float(np.nanmax(np.abs(late)))):
+    if not fin.any() or not np.nanmax(across) > 1e-9 * (1.0 + float(np.nanmax(np.abs(late)))):
         return _unavail("no spread: all neurons have the same zeta (to rounding) in every record")
-    try:
-        t = tail_fit(z, tail_fraction=tail_fraction, groups=cols % G)
-    except ValueError as exc:
-        return _unavail(f"tail not resolved: {exc}")
-    k_neurons = len(np.unique(cols[-z > t.u]))
+    x = -late[fin]
+    lab = np.broadcast_to(neuron_groups(Q, n_groups)[None, :], late.shape)[fin]
+    u = float(np.quantile(x, 1 - tail_fraction))
+    t = tail_from_samples(x, u, groups=lab)
+    if not (math.isfinite(t.beta_hat) and t.n_exceed >= 10):
+        return _unavail(f"tail not resolved: {t.n_exceed:.0f} samples beyond u = {u:.3g}")
+    cols = np.broadcast_to(np.arange(Q)[None, :], late.shape)[fin]
+    k_neurons = len(np.unique(cols[x > u]))
     flag = f"{k_neurons} neurons reach the tail" + (" (few: unreliable)" if k_neurons < 20 else "")
-    flag += f"; {power_law_note(t)}" if power_law_note(t) else ""
-    return Estimate(t.beta, t.se_beta, flag)
+    note = power_law_note(t)
+    flag += f"; {note}" if note else ""
+    return Estimate(t.beta_hat, t.se, flag)
 
 
-def _beta_envelope(lags, env):
-    from .tauberian import fit_slope
+def _beta_envelope(lags, zeta_last, weights, n_groups):
+    """minus the large-lag log-log slope of the ELR envelope of the last record (THEORY.md §5, §9),
+    over lags <= resolved_lag_max; jackknife over neuron groups. Returns (Estimate, lag_max)."""
+    from .tauberian import envelope_samples, fit_slope
 
-    f = np.asarray(env, dtype=float)
-    if not np.all(np.isfinite(f)):
-        return _unavail("envelope has non-finite values")
+    z = np.asarray(zeta_last, dtype=float)
+    w = np.ones_like(z) if weights is None else np.asarray(weights, dtype=float)
+    ok = np.isfinite(z) & np.isfinite(w) & (w >= 0)
+    if ok.sum() < 2 or not w[ok].sum() > 0:
+        return _unavail("fewer than 2 neurons with a finite zeta and weight"), float("nan")
+    lag_max = resolved_lag_max(z[ok])
+    lags = np.asarray(lags, dtype=float)
+    lo = float(lags[lags > 0].min()) if (lags > 0).any() else 1.0
+    grid = np.geomspace(min(lo, lag_max / 100), lag_max, 40)
+    lab = neuron_groups(z.size, n_groups)
+
+    def slope(sel):
+        f = envelope_samples(grid, z[sel], w[sel], bin_width=0, errors=False).f
+        return fit_slope(grid, f, f_floor=1e-8)
+
     try:
-        s = fit_slope(lags, f, f_floor=1e-8)
+        s = slope(ok)
+        loo = [slope(ok & (lab != g)).slope for g in range(int(lab.max()) + 1)]
     except ValueError as exc:
-        return _unavail(f"envelope slope not resolved: {exc}")
-    return Estimate(-s.slope, s.se, f"OLS over l in [{s.lag_lo:.3g}, {s.lag_hi:.3g}] (fit-quality error)")
+        return _unavail(f"envelope slope not resolved: {exc}"), lag_max
+    return Estimate(-s.slope, jackknife_se(loo), f"l in [{s.lag_lo:.3g}, {s.lag_hi:.3g}] <= l_max = tau_(10) "
+                                                 f"= {lag_max:.3g}"), lag_max
 
 
 def _closing_loop(fit: SDEFit, late, seed):
@@ -139,7 +319,7 @@ def _closing_loop(fit: SDEFit, late, seed):
 
     d, j = fit.drift, fit.noise
     if not (fit.kappa.ok and fit.kappa.value > 0 and fit.noise.eta_g.ok) or \
-            (fit.kappa.flag or "").startswith("no significant"):
+            (fit.kappa.flag or "").startswith(("no significant", "no plateau")):
         why = "no closing loop: " + (fit.kappa.flag or "kappa or eta_G unavailable")
         return _unavail(why), _unavail(why)
     F = d.F
@@ -152,7 +332,7 @@ def _closing_loop(fit: SDEFit, late, seed):
     # about 60 relaxation times, capped at 20,000 steps (a few seconds)
     n_steps = int(min(math.ceil(60.0 / (gamma * dt)), 20_000))
     t_end = n_steps * dt
-    has_jumps = j.alpha.ok and j.eta_j.value > 0
+    has_jumps = j.mode == "jumps" and j.alpha.ok and j.eta_j.value > 0
     kw = dict(eta_j=j.eta_j.value if has_jumps else 0.0, eta_g=j.eta_g.value,
               alpha=j.alpha.value if has_jumps else 1.5, lam=max(j.lam.value, 0.0) if has_jumps else 1.0)
     try:
@@ -169,58 +349,111 @@ def _closing_loop(fit: SDEFit, late, seed):
         tail = Estimate(t.beta_hat, t.se) if math.isfinite(t.beta_hat) else _unavail("no simulated tail beyond u")
     except (ValueError, KeyError) as exc:
         tail = _unavail(f"simulated tail not resolved: {exc}")
-    return Estimate(ks, float("nan"), "KS distance between the network's late zeta and the fitted SDE"), tail
+    crit = ks_critical(fit.n_neurons)
+    return Estimate(ks, float("nan"), f"KS distance between the network's late zeta and the fitted SDE "
+                                      f"(accepted <= {crit:.3g})"), tail
 
 
-def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot: int = 400,
-              seed: int = 0, closing_loop: bool = True) -> CheckReport:
-    """Fit, predict and compare for one run file (see the module docstring).
+def _gates(rep: CheckReport, R: int, Q: int) -> None:
+    """The conditions of a phase call (THEORY.md §8 (i)-(iii), issue 11)."""
+    f = rep.fit
+    rep.add_gate("records", R >= MIN_RECORDS, f"too few records ({R} < {MIN_RECORDS})")
+    rep.add_gate("neurons", Q >= MIN_NEURONS, f"too few independent neurons ({Q} < {MIN_NEURONS})")
+    rep.add_gate("stationary", bool(rep.stationarity.get("stationary")),
+                 "not stationary: " + rep.stationarity.get("reason", "untested"))
+    if f is None:
+        rep.add_gate("fit", False, "no SDE fit")
+        return
+    k = f.kappa
+    rep.add_gate("plateau", k.ok and k.flag is None and math.isfinite(k.se),
+                 "plateau: " + (k.flag or ("kappa_hat has no jackknife error" if k.ok else "unavailable")))
+    n = f.noise
+    if n.mode == "jumps":
+        edge = [e.flag for e in (n.alpha, n.lam) if e.flag]
+        rep.add_gate("jump_fit", not edge and all(math.isfinite(e.se) for e in (n.eta_j, n.alpha, n.lam)),
+                     "jump parameters: " + ("; ".join(edge) if edge else "no jackknife error"))
+    elif not n.eta_j.ok:
+        rep.add_gate("jump_fit", False, "jump parameters: " + (n.eta_j.flag or "unavailable"))
+    if rep.ks.ok:
+        crit = ks_critical(f.n_neurons)
+        rep.add_gate("closing_loop", rep.ks.value <= crit,
+                     f"closing loop: KS(sim, data) = {rep.ks.value:.3g} > {crit:.3g}: the fitted SDE does not "
+                     f"describe the data")
+    elif rep.ks.flag and "not run" not in rep.ks.flag:
+        rep.add_gate("closing_loop", False, "closing loop: " + rep.ks.flag)
+
+
+def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "gate",
+                       late_fraction: float = 0.5, n_groups: int = 16, n_boot: int = 400, seed: int = 0,
+                       closing_loop: bool = True, config: dict | None = None) -> CheckReport:
+    """Fit, test and compare for trajectories zeta (R records, Q neurons) at times step (R,).
 
     Parameters
     ----------
-    path : run file of ``levysde train``
-    variant : "gate" (zeta) or "jac" (the first-order zeta^(1), NaN where masked)
-    late_fraction : in (0, 1]: the last fraction of records used as the late,
-        stationary part (estimates are also reported for the spread early on)
-    n_boot : bootstrap draws for the prediction's errors
-    seed : seed of the bootstrap and of the closing-loop simulation
+    zeta : (R, Q) zeta_q per record (NaN = undefined); step : (R,) strictly increasing
+    lags : lags (steps) whose smallest sets the envelope grid's start (default 1)
+    weights : (Q,) ELR amplitudes Lambda_q of the last record (default equal)
+    variant : label only ("gate" or "jac")
+    late_fraction : in (0, 1]: the last fraction of records is the late part
+    n_groups : neuron groups of the jackknife (>= 2)
+    n_boot : normal draws for the phase probabilities
+    seed : seed of the draws and of the closing-loop simulation
     closing_loop : simulate the fitted SDE (a few seconds)
 
-    Returns
-    -------
-    CheckReport. Estimates that cannot be made carry a flag saying why.
-
-    Raises
-    ------
-    ValueError for a bad file, variant or late_fraction.
+    Returns CheckReport (phase None with reasons unless every gate passes).
+    Raises ValueError for bad shapes or options.
     """
-    if variant not in ("gate", "jac"):
-        raise ValueError(f"variant must be 'gate' or 'jac'; got {variant!r}")
+    zeta = np.asarray(zeta, dtype=float)
+    step = np.asarray(step, dtype=float)
     if not 0 < late_fraction <= 1:
         raise ValueError(f"late_fraction must be in (0, 1]; got {late_fraction!r}")
-    run = load_run_arrays(path)
-    zeta = np.asarray(run["zeta" if variant == "gate" else "zeta_jac"], dtype=float)
-    step = np.asarray(run["step"], dtype=float)
+    if zeta.ndim != 2 or step.shape != (zeta.shape[0],):
+        raise ValueError(f"zeta must be (records, neurons) and step (records,); got {zeta.shape}, {step.shape}")
     R = zeta.shape[0]
     first = min(int(R * (1 - late_fraction)), max(R - 3, 0))
     late = zeta[first:]
     notes = []
     try:
-        fit = fit_sde(zeta, step, late_fraction=late_fraction)
+        fit = fit_sde(zeta, step, late_fraction=late_fraction, n_groups=n_groups, seed=seed)
     except ValueError as exc:
         fit = None
         notes.append(f"SDE fit unavailable: {exc}")
     prediction = predict(fit, n_boot=n_boot, seed=seed) if fit is not None else None
     if fit is not None:
         notes.extend(fit.notes)
-    beta_tail = _beta_tail(late)
-    beta_env = _beta_envelope(run["lags"], run["envelope"][-1]) if variant == "gate" else \
-        _unavail("the recorded envelope is built from the gate variant")
+    Q = fit.n_neurons if fit is not None else zeta.shape[1]
+    stat = stationarity_test(late if Q > 1 else late[:, :1], step[first:], n_groups=n_groups)
+    beta_tail = _beta_tail(late, n_groups)
+    if variant == "gate":
+        beta_env, lag_max = _beta_envelope(np.ones(1) if lags is None else lags, zeta[-1], weights, n_groups)
+    else:
+        beta_env, lag_max = _unavail("the recorded envelope is built from the gate variant"), float("nan")
     if fit is not None and closing_loop:
         ks, sim_tail = _closing_loop(fit, late, seed)
     else:
         ks, sim_tail = _unavail("closing loop not run"), _unavail("closing loop not run")
+        notes.append("closing loop not run: the KS gate was not applied")
     early = zeta[: max(1, R // 10)]
-    return CheckReport(variant=variant, fit=fit, prediction=prediction, beta_tail=beta_tail,
-                       beta_envelope=beta_env, zeta_spread=spread(late[-1:]), early_spread=spread(early[-1:]),
-                       ks=ks, beta_sim_tail=sim_tail, notes=notes, config=run["config"])
+    rep = CheckReport(variant=variant, fit=fit, prediction=prediction, beta_tail=beta_tail,
+                      beta_envelope=beta_env, zeta_spread=spread(late[-1:]), early_spread=spread(early[-1:]),
+                      ks=ks, beta_sim_tail=sim_tail, notes=notes, config=dict(config or {}),
+                      stationarity=stat, lag_max=lag_max)
+    _gates(rep, R, Q)
+    return rep
+
+
+def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot: int = 400,
+              seed: int = 0, closing_loop: bool = True, n_groups: int = 16) -> CheckReport:
+    """:func:`check_trajectories` on a ``levysde train`` run file (the last record's Lambda
+    weights the envelope). Raises ValueError for a bad file, variant or late_fraction."""
+    if variant not in ("gate", "jac"):
+        raise ValueError(f"variant must be 'gate' or 'jac'; got {variant!r}")
+    if not 0 < late_fraction <= 1:
+        raise ValueError(f"late_fraction must be in (0, 1]; got {late_fraction!r}")
+    run = load_run_arrays(path)
+    zeta = np.asarray(run["zeta" if variant == "gate" else "zeta_jac"], dtype=float)
+    lam = np.asarray(run["Lambda"], dtype=float) if "Lambda" in run else None
+    weights = lam[-1] if lam is not None and lam.shape == zeta.shape else None
+    return check_trajectories(zeta, np.asarray(run["step"], dtype=float), lags=run["lags"], weights=weights,
+                              variant=variant, late_fraction=late_fraction, n_groups=n_groups, n_boot=n_boot,
+                              seed=seed, closing_loop=closing_loop, config=run["config"])

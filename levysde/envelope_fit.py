@@ -59,6 +59,8 @@ class RunEnvelope:
         and phase from the run's parameters (:func:`run_theory`); None for RNN runs
     note : "not a power law ..." when the left tail of zeta fails the stability check of
         :func:`levysde.tails.tail_check` (beta and the Tauberian slope then do not apply), else None
+    lag_max : RNN runs: the largest lag the spectrum supports (:func:`levysde.estimate.resolved_lag_max`,
+        the 10th longest time scale); the table stops there. None for simulation runs
     """
 
     lags: np.ndarray
@@ -74,6 +76,7 @@ class RunEnvelope:
     tail_rate: float | None = None
     phase: str | None = None
     note: str | None = None
+    lag_max: float | None = None
 
 
 def sampling_floor(n_indep: float) -> float:
@@ -319,7 +322,9 @@ def rnn_envelope(run: dict, *, weighted: bool = True, lags=None, lag_min=None, l
     weighted : weight neurons by Lambda_q (when the run has it); False: plain mean over neurons.
     lags, lag_min, lag_max, n_lags : the lag grid (:func:`lag_grid`). Without any of them the run's
         own recorded lags are used (and, weighted, its recorded envelope); lag_max defaults to the
-        largest recorded lag (1e4 when the run has none).
+        largest recorded lag (1e4 when the run has none). The table stops at the largest lag the
+        spectrum supports, tau_(10) (:func:`levysde.estimate.resolved_lag_max`): beyond it f is a sum
+        of fewer than 10 exponentials and every fit would read "exponential".
     f_floor : lowest f for the fits; default :data:`RNN_F_FLOOR` (an exact finite sum has no
         sampling noise).
 
@@ -329,8 +334,10 @@ def rnn_envelope(run: dict, *, weighted: bool = True, lags=None, lag_min=None, l
 
     Raises
     ------
-    ValueError when Lambda and zeta differ in size, f_floor is outside [0, 1) or the lag grid is bad.
+    ValueError when Lambda and zeta differ in size, f_floor is outside [0, 1), the lag grid is bad
+    or fewer than 2 lags lie below tau_(10).
     """
+    from .estimate import resolved_lag_max
     from .tails import power_law_note, tail_check
     from .tauberian import envelope_samples
 
@@ -357,10 +364,16 @@ def rnn_envelope(run: dict, *, weighted: bool = True, lags=None, lag_min=None, l
         f = envelope_samples(lags, z, w, bin_width=0, errors=False).f
         source = (f"rnn: ELR envelope from zeta ({at}, "
                   + ("Lambda-weighted)" if w is not None else "unweighted mean over neurons)"))
+    lag_max = resolved_lag_max(z)           # lags the spectrum supports (issue 11): l <= tau_(10)
+    keep = lags <= lag_max
+    if np.count_nonzero(keep) < 2:
+        raise ValueError(f"the spectrum supports lags up to tau_(10) = {lag_max:.4g} only (the 10th longest "
+                         f"time scale): fewer than 2 lags below it; give --lag-max <= {lag_max:.4g}")
+    lags, f = lags[keep], f[keep]
     floor, reason = _chosen_floor(f_floor, (RNN_F_FLOOR, f"numerical floor {RNN_F_FLOOR:g} (exact "
                                                          f"finite sum over {z.size} neurons, no sampling noise)"))
     return RunEnvelope(lags=lags, f=f, f_floor=floor, floor_reason=reason, source=source, kind="rnn",
-                       note=power_law_note(tail_check(zeta=z, weights=w)))
+                       note=power_law_note(tail_check(zeta=z, weights=w)), lag_max=lag_max)
 
 
 def run_envelope(run: dict, **kwargs) -> RunEnvelope:

@@ -5,8 +5,9 @@ of ``levysde train`` or the thinned trajectories of a simulation. Increments ove
 one record, ``dZ = zeta[r+1] - zeta[r]`` over ``dt = step[r+1] - step[r]``, give
 
 * the drift ``F_hat(z) = E[dZ | Z = z]/dt`` in equal-count bins of z, with
-  standard errors, and the far-left plateau ``kappa_hat`` (inverse-variance mean
-  of F_hat over the bins holding the lowest ``left_fraction`` of the mass);
+  standard errors, and the far-left plateau ``kappa_hat`` of the saturating drift
+  ``kappa tanh((z0 - z)/width)`` (THEORY.md §3) fitted over the left region, with a
+  chi-square goodness of fit;
 * the noise: a robust scale ``s = 1.4826 MAD(r/sqrt(dt))`` of the drift residuals
   r = dZ - F_hat(Z) dt; jumps are residuals beyond ``threshold * s sqrt(dt)``. When
   they are in significant excess over the Gaussian expectation, (eta_G, eta_J,
@@ -14,12 +15,13 @@ one record, ``dZ = zeta[r+1] - zeta[r]`` over ``dt = step[r+1] - step[r]``, give
   residuals, ``-log E cos(xi r)/dt = eta_G xi^2 - char_exponent(xi)`` (a stable fit,
   THEORY.md §2, §8); otherwise eta_J = 0 and eta_G = s^2/2. A Hill scan of the
   jump sizes is reported as a diagnostic;
-* the left-tail rate of the pooled zeta of the late records (Hill/MLE, jackknifed
-  over neuron groups) and the envelope exponent (the Tauberian module);
-* the spread of the spectrum (std, IQR, decades of tau covered).
+* the spread of the spectrum (std, IQR, decades of tau covered), and the lag range a
+  recorded spectrum supports (:func:`resolved_lag_max`).
 
-Every estimate is an :class:`Estimate` carrying a standard error, or a flag
-saying why it is unavailable. Pure numpy/scipy; no torch.
+Standard errors come from a delete-a-group jackknife over groups of whole neurons
+(:func:`fit_sde`): a neuron's increments are correlated in training time, so only
+resampling neurons is valid (THEORY.md §8). Every estimate is an :class:`Estimate`
+carrying a standard error, or a flag saying why it is unavailable. Pure numpy/scipy.
 """
 from __future__ import annotations
 
@@ -34,7 +36,9 @@ from .tails import hill_index
 
 
 __all__ = ["Estimate", "DriftEstimate", "NoiseEstimate", "SDEFit", "increments", "estimate_drift",
-           "robust_scale", "estimate_noise", "spread", "fit_sde", "predict", "Prediction"]
+           "robust_scale", "estimate_noise", "spread", "fit_sde", "predict", "Prediction",
+           "neuron_groups", "jackknife_se", "saturating_form", "fit_saturating", "kappa_flag",
+           "edge_flags", "resolved_lag_max", "FIT_KEYS", "ALPHA_RANGE"]
 
 _MAD_TO_SIGMA = 1.4826022185056018      # 1/Phi^-1(3/4)
 _MAD_VAR = 1.3605                       # n Var(sigma_MAD)/sigma^2 for Gaussian data (efficiency 0.3675)
@@ -106,18 +110,98 @@ def increments(zeta, step, *, first_record: int = 0):
     return z0[ok], (z1 - z0)[ok], dt[ok], neuron[ok]
 
 
+def neuron_groups(n_neurons: int, n_groups: int = 16) -> np.ndarray:
+    """Labels (n_neurons,) of the neuron groups resampled by the jackknife: neuron q -> q mod G,
+    G = min(n_groups, n_neurons). Raises ValueError for n_neurons < 1 or n_groups < 2."""
+    if int(n_neurons) < 1:
+        raise ValueError(f"n_neurons must be >= 1; got {n_neurons!r}")
+    if int(n_groups) != n_groups or n_groups < 2:
+        raise ValueError(f"n_groups must be an integer >= 2; got {n_groups!r}")
+    return np.arange(int(n_neurons)) % min(int(n_groups), int(n_neurons))
+
+
+def jackknife_se(values_loo) -> float:
+    """Delete-a-group jackknife standard error ``sqrt((G-1)/G sum_g (t_(-g) - mean)^2)`` from the
+    G leave-one-group-out values (Efron & Tibshirani 1993, §11.2; groups of whole neurons,
+    THEORY.md §8). NaN when G < 2 or any replicate is not finite (never a silent partial SE)."""
+    from .tails import jackknife
+
+    v = np.asarray(values_loo, dtype=float)
+    if v.size < 2 or not np.all(np.isfinite(v)):
+        return float("nan")
+    return jackknife(v)
+
+
+def saturating_form(z, kappa, width, z0):
+    """The saturating drift of THEORY.md §3 written as ``kappa tanh((z0 - z)/width)``
+    (``width = kappa/gamma``); kappa of either sign (negative: drift away on the left)."""
+    return kappa * np.tanh((z0 - np.asarray(z, dtype=float)) / width)
+
+
+def fit_saturating(centers, F, se, *, start=None) -> dict:
+    """Weighted least-squares fit of ``F(z) = kappa tanh((z0 - z)/width)`` to binned drift values.
+
+    The THEORY.md §3 saturating drift (``gamma = kappa/width``), fitted over the bins given
+    (the left region). Parameters: kappa (real), width in [min bin spacing/4, 100 x data range],
+    z0 (real); several starts, ``scipy.optimize.least_squares`` on ``(model - F)/se``.
+
+    Returns dict: kappa, width, z0, gamma (kappa/width), chi2, dof, p_value (chi-square
+    goodness of fit), plateau_fraction (``tanh((z0 - z_left)/width)``: the share of the plateau
+    the fitted drift reaches at the leftmost bin; near 1 when the data reach the plateau).
+    Raises ValueError for fewer than 4 bins or non-positive se.
+    """
+    c, y, s = (np.asarray(a, dtype=float) for a in (centers, F, se))
+    if c.size < 4:
+        raise ValueError(f"too few drift bins in the left region ({c.size}); need >= 4")
+    if not np.all(s > 0):
+        raise ValueError("drift standard errors must be > 0")
+    span = float(c[-1] - c[0]) or 1.0
+    w_lo, w_hi = max(float(np.min(np.diff(c))) / 4, 1e-9 * span), 100.0 * span
+
+    def res(th):
+        return (saturating_form(c, th[0], math.exp(th[1]), th[2]) - y) / s
+
+    k0 = float(np.average(y[:3], weights=1 / s[:3] ** 2))
+    cross = np.flatnonzero(np.diff(np.sign(y)) != 0)
+    z00 = float(c[cross[-1]]) if cross.size else float(c[-1])
+    starts = [start] if start is not None else []
+    starts += [(k0, math.log(min(max(w, w_lo), w_hi)), z00) for w in (span / 8, span / 3, span)]
+    best = None
+    for th0 in starts:
+        th0 = np.array([th0[0], np.clip(th0[1], math.log(w_lo), math.log(w_hi)), th0[2]], dtype=float)
+        try:
+            r = optimize.least_squares(res, th0, bounds=([-np.inf, math.log(w_lo), -np.inf],
+                                                         [np.inf, math.log(w_hi), np.inf]), x_scale="jac")
+        except ValueError:
+            continue
+        if best is None or r.cost < best.cost:
+            best = r
+    if best is None:
+        raise ValueError("the saturating drift fit failed")
+    k, w, z0 = float(best.x[0]), float(math.exp(best.x[1])), float(best.x[2])
+    chi2 = 2.0 * float(best.cost)
+    dof = int(c.size - 3)
+    return {"kappa": k, "width": w, "z0": z0, "gamma": k / w, "chi2": chi2, "dof": dof,
+            "p_value": float(stats.chi2.sf(chi2, dof)),
+            "plateau_fraction": float(np.tanh((z0 - c[0]) / w)), "n_bins": int(c.size),
+            "z_range": (float(c[0]), float(c[-1])), "x": (k, math.log(w), z0)}
+
+
 @dataclass(frozen=True)
 class DriftEstimate:
-    """Binned drift F_hat(z) = E[dZ | Z = z]/dt with errors, and the far-left plateau.
+    """Binned drift F_hat(z) = E[dZ | Z = z]/dt with errors, and the fitted plateau.
 
     Attributes
     ----------
     edges : (B+1,) bin edges in z (equal-count bins)
     centers : (B,) mean z in each bin
     F : (B,) mean dZ/dt per bin
-    se : (B,) standard errors (std/sqrt(n))
+    se : (B,) standard errors (std/sqrt(n); increments of a Markov SDE are martingale
+        differences, so these bin errors are valid for the goodness of fit)
     count : (B,) increments per bin
-    kappa : Estimate of the plateau kappa_hat (flagged when no plateau is seen)
+    kappa : Estimate of the plateau kappa_hat from the saturating fit (flagged when no
+        plateau is seen); its error is set by :func:`fit_sde` (jackknife over neurons)
+    form : the :func:`fit_saturating` result over the left region ({} when not fitted)
     """
 
     edges: np.ndarray
@@ -126,6 +210,7 @@ class DriftEstimate:
     se: np.ndarray
     count: np.ndarray
     kappa: Estimate
+    form: dict = field(default_factory=dict)
 
     def __call__(self, z):
         """F_hat by linear interpolation between bin centres, constant beyond (0 without bins)."""
@@ -134,25 +219,54 @@ class DriftEstimate:
         return np.interp(z, self.centers, self.F)
 
 
-def estimate_drift(z, dz, dt, *, bins: int = 60, left_fraction: float = 0.05,
-                   min_count: int = 20) -> DriftEstimate:
-    """Binned drift and plateau (THEORY.md §8) from increment pairs (see :func:`increments`).
+#: goodness-of-fit level below which the saturating form is rejected for the left region
+DRIFT_GOF_LEVEL = 1e-3
+#: the fitted drift must reach this share of its plateau at the leftmost bin
+PLATEAU_REACHED = 0.8
 
-    ``kappa_hat`` is the inverse-variance weighted mean of F_hat over the bins
-    holding the lowest ``left_fraction`` of the z mass (at least 2 bins). Flags:
-    "no plateau: ..." when fewer than 2 such bins have ``min_count`` increments,
-    when kappa_hat <= 0 (no restoring drift from the left), or (a caveat) when
-    F_hat still rises significantly toward the left across those bins (slope
-    more than 3 standard errors), i.e. the data do not reach the plateau.
 
-    Raises ValueError for fewer than ``2 * min_count`` increments or bad options.
+def kappa_flag(form: dict, se: float) -> str | None:
+    """The plateau's flag from the fitted form and its standard error (see :func:`estimate_drift`)."""
+    k = form["kappa"]
+    if k <= 0:
+        return "no plateau: the drift on the far left is not restoring (kappa_hat <= 0)"
+    if math.isfinite(se) and k < 3 * se:
+        return f"no significant plateau: kappa_hat = {k:.3g} +- {se:.2g} is within 3 standard errors of 0"
+    if form["plateau_fraction"] < PLATEAU_REACHED:
+        return (f"plateau not reached: the fitted drift at the leftmost bin is "
+                f"{form['plateau_fraction']:.0%} of kappa_hat (extrapolated beyond the data)")
+    if form["p_value"] < DRIFT_GOF_LEVEL:
+        return (f"drift form rejected: chi2 = {form['chi2']:.1f} for {form['dof']} dof "
+                f"(p = {form['p_value']:.2g}) over the left region")
+    return None
+
+
+def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
+                   min_count: int = 20, start=None, edges=None, z_cut=None) -> DriftEstimate:
+    """Binned drift and its plateau (THEORY.md §3, §8) from increment pairs (see :func:`increments`).
+
+    ``kappa_hat`` is the plateau of the saturating drift ``kappa tanh((z0 - z)/width)``
+    (THEORY.md §3) fitted by weighted least squares (:func:`fit_saturating`) to the bins
+    holding the lowest ``drift_fraction`` of the z mass (the left region), with a
+    chi-square goodness of fit. Its error is NaN here; :func:`fit_sde` sets it from the
+    jackknife over neuron groups.
+    Flags (:func:`kappa_flag`): "no plateau" (kappa_hat <= 0), "no significant plateau"
+    (< 3 standard errors), "plateau not reached" (the fit reaches < 80 % of kappa_hat at
+    the leftmost bin: the plateau is an extrapolation), "drift form rejected"
+    (goodness of fit p < 1e-3).
+
+    ``edges`` and ``z_cut`` (the left region's upper end) fix the bins and the region, e.g.
+    to those of the full data in a jackknife replicate (the replicate then varies the
+    data only, not the grid); ``start`` starts the form fit.
+
+    Raises ValueError for fewer than ``3 * min_count`` increments or bad options.
     """
     z = np.asarray(z, dtype=float)
     v = np.asarray(dz, dtype=float) / np.asarray(dt, dtype=float)
     if int(bins) != bins or bins < 3:
         raise ValueError(f"bins must be an integer >= 3; got {bins!r}")
-    if not 0 < left_fraction < 1:
-        raise ValueError(f"left_fraction must be in (0, 1); got {left_fraction!r}")
+    if not 0 < drift_fraction <= 1:
+        raise ValueError(f"drift_fraction must be in (0, 1]; got {drift_fraction!r}")
     if z.size < 2 * min_count:
         raise ValueError(f"too few increments ({z.size}) to estimate the drift; need >= {2 * min_count}")
     dzv = np.asarray(dz, dtype=float)
@@ -164,7 +278,9 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, left_fraction: float = 0.05,
     bins = min(int(bins), z.size // min_count)          # every bin can hold min_count increments
     if bins < 3:
         raise ValueError(f"too few increments ({z.size}) for a binned drift; need >= {3 * min_count}")
-    edges = np.unique(np.quantile(z, np.linspace(0, 1, int(bins) + 1)))
+    if edges is None:
+        edges = np.unique(np.quantile(z, np.linspace(0, 1, int(bins) + 1)))
+    edges = np.asarray(edges, dtype=float)
     if edges.size < 3:
         raise ValueError("zeta does not move: all increments start from (almost) the same value")
     idx = np.clip(np.searchsorted(edges, z, side="right") - 1, 0, edges.size - 2)
@@ -175,33 +291,19 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, left_fraction: float = 0.05,
         F = np.bincount(idx, weights=v, minlength=nb) / count
         var = np.bincount(idx, weights=v * v, minlength=nb) / count - F * F
         se = np.sqrt(np.maximum(var, 0) / np.maximum(count - 1, 1))
-    good = count >= min_count
+    good = (count >= min_count) & (se > 0)
     if good.sum() < 3:
         raise ValueError("too few populated drift bins: zeta takes too few distinct values")
     centers, F, se, count_g = centers[good], F[good], se[good], count[good]
-    n_left = max(2, int(round(left_fraction * nb)))
-    left = np.arange(centers.size) < n_left
-    if left.sum() < 2 or np.any(se[left] <= 0):
-        kappa = _unavailable("no plateau: fewer than 2 populated bins on the far left")
+    region = centers <= (np.quantile(z, drift_fraction) if z_cut is None else z_cut)
+    try:
+        form = fit_saturating(centers[region], F[region], se[region], start=start)
+    except ValueError as exc:
+        kappa, form = _unavailable(f"no plateau: {exc}"), {}
     else:
-        w = 1.0 / se[left] ** 2
-        k = float(np.sum(w * F[left]) / w.sum())
-        k_se = float(1.0 / math.sqrt(w.sum()))
-        flag = None
-        if k <= 0:
-            flag = "no plateau: the drift on the far left is not restoring (kappa_hat <= 0)"
-        elif k < 3 * k_se:
-            flag = f"no significant plateau: kappa_hat = {k:.3g} +- {k_se:.2g} is within 3 standard errors of 0"
-        elif left.sum() >= 3:
-            X = np.vstack([np.ones(left.sum()), centers[left]]).T
-            W = np.diag(w)
-            cov = np.linalg.inv(X.T @ W @ X)
-            slope = float((cov @ X.T @ W @ F[left])[1])
-            if slope < -3 * math.sqrt(cov[1, 1]):
-                flag = (f"caveat: F_hat still rises toward the left (slope {slope:.3g} +- "
-                        f"{math.sqrt(cov[1, 1]):.2g}); the data may not reach the plateau")
-        kappa = Estimate(k, k_se, flag)
-    return DriftEstimate(edges=edges, centers=centers, F=F, se=se, count=count_g, kappa=kappa)
+        form["z_cut"] = float(np.quantile(z, drift_fraction)) if z_cut is None else float(z_cut)
+        kappa = Estimate(form["kappa"], float("nan"), kappa_flag(form, float("nan")))
+    return DriftEstimate(edges=edges, centers=centers, F=F, se=se, count=count_g, kappa=kappa, form=form)
 
 
 def robust_scale(residuals, dt) -> float:
@@ -223,6 +325,9 @@ class NoiseEstimate:
     hill : list of (u_i, alpha_hat, se, k) over a threshold scan (Hill on the jump sizes;
         biased upward by tempering and by the Gaussian smearing near u: a diagnostic)
     method : how eta_G, eta_J, alpha, lam were obtained
+    mode : "jumps" (characteristic-function fit) or "gauss" (eta_J = 0 or unavailable)
+    log_lam_range : the fitted range of log lam (jumps only)
+    replicates : (G, 4) leave-one-group-out (eta_g, eta_j, alpha, lam) of the jackknife
     """
 
     eta_g: Estimate
@@ -234,6 +339,9 @@ class NoiseEstimate:
     u: float
     hill: list = field(default_factory=list)
     method: str = ""
+    mode: str = "gauss"
+    log_lam_range: tuple = ()
+    replicates: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
 
 
 def _ecf_fit(cos_g, cos2_g, n_g, xi, dt, start=None):
@@ -260,33 +368,60 @@ def _ecf_fit(cos_g, cos2_g, n_g, xi, dt, start=None):
 
     def profile(th, full=False):
         a, ll = th
-        if not (0.05 <= a <= 1.95) or not (lo_l <= ll <= hi_l):
+        if not (ALPHA_RANGE[0] <= a <= ALPHA_RANGE[1]) or not (lo_l <= ll <= hi_l):
             return np.inf
         X = np.column_stack([xi * xi, -np.asarray(char_exponent(xi, alpha=a, lam=math.exp(ll)))])
         coef, rnorm = optimize.nnls(X * sw[:, None], y * sw)
         return (coef, rnorm ** 2) if full else rnorm ** 2
 
-    starts = [start] if start is not None else \
-        [(a, ll) for a in (0.5, 1.0, 1.5) for ll in np.linspace(math.log(xi[0]), math.log(xi[-1]), 3)]
+    if start is not None:          # e.g. a jackknife replicate: start inside the range, near the full fit
+        starts = [(float(np.clip(start[0], ALPHA_RANGE[0] + 0.01, ALPHA_RANGE[1] - 0.01)),
+                   float(np.clip(start[1], lo_l + 0.01, hi_l - 0.01)))]
+    else:
+        starts = [(a, ll) for a in (0.5, 1.0, 1.5) for ll in np.linspace(math.log(xi[0]), math.log(xi[-1]), 3)]
     best = None
     for s0 in starts:
         res = optimize.minimize(profile, x0=np.asarray(s0, dtype=float), method="Nelder-Mead",
                                 options={"xatol": 1e-6, "fatol": 1e-10, "maxiter": 2000})
         if best is None or res.fun < best.fun:
             best = res
+    if not np.isfinite(best.fun):
+        raise ValueError("the characteristic-function fit found no admissible (alpha, lam)")
     (eg, ej), obj = profile(best.x, full=True)
     return float(eg), float(ej), float(best.x[0]), float(math.exp(best.x[1])), float(obj), (lo_l, hi_l)
 
 
+#: fitted range of alpha in the characteristic-function fit
+ALPHA_RANGE = (0.05, 1.95)
+
+
+def edge_flags(alpha: float, lam: float, lam_se: float, log_lam_range) -> tuple:
+    """Flags (alpha_flag, lam_flag), None when fine, for jump parameters at the edge of the fitted
+    range (THEORY.md §8 (iii)): alpha within 1e-6 of ALPHA_RANGE's ends; lam at either end of
+    the fitted log range (within 1e-3 in log lam), or lam_hat < 2 standard errors (untempered)."""
+    a_flag = None
+    if alpha <= ALPHA_RANGE[0] + 1e-6 or alpha >= ALPHA_RANGE[1] - 1e-6:
+        a_flag = f"at the edge: alpha_hat sits at the edge of the fitted range {ALPHA_RANGE}"
+    l_flag = None
+    lo_l, hi_l = log_lam_range
+    if math.log(max(lam, 1e-300)) <= lo_l + 1e-3 or (math.isfinite(lam_se) and not lam > 2 * lam_se):
+        l_flag = "at the edge: untempered/unresolved, the exponential cut-off of the jumps is not identifiable"
+    elif math.log(lam) >= hi_l - 1e-3:
+        l_flag = "at the edge: lam_hat sits at the upper end of the fitted range (cut-off below the data's scales)"
+    return a_flag, l_flag
+
+
 def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_jumps: int = 30,
-                   max_samples: int = 2_000_000, n_xi: int = 40, seed: int = 0) -> NoiseEstimate:
+                   max_samples: int = 2_000_000, n_xi: int = 40, seed: int = 0, mode: str | None = None,
+                   errors: bool = True, start=None) -> NoiseEstimate:
     """Gaussian part, jump detection and the CTS jump parameters (THEORY.md §8).
 
     1. Robust scale s = 1.4826 MAD(r/sqrt(dt)); jumps are residuals beyond
        ``threshold * s * sqrt(dt)``. Fewer than ``min_jumps`` of them, or no
        significant excess (5 sigma) over the Gaussian expectation, reports "no
-       jumps detected": eta_J = 0 and eta_G = s^2/2 (standard error from the
-       MAD's asymptotic variance 1.3605 s^2/n).
+       jumps detected": eta_J = 0 and eta_G = s^2/2 (standard error: the jackknife of
+       step 3 over the groups; with a single group, the MAD's asymptotic variance
+       1.3605 s^2/n for independent Gaussian increments).
     2. With jumps, the whole increment law is fitted: the empirical characteristic
        function ``phi(xi) = mean cos(xi r)`` of the residuals satisfies
        ``-log phi(xi)/dt = eta_G xi^2 - char_exponent(xi; alpha, lam, eta_J)`` (THEORY.md §2),
@@ -295,8 +430,10 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
        that sit inside the Gaussian core and the Gaussian smearing of the big ones
        bias nothing, unlike a fit of the sizes beyond a threshold. The Hill scan of
        the detected jump sizes is reported as a diagnostic.
-    3. Standard errors: jackknife over the ``groups`` (e.g. neurons, which are
-       independent), or over 8 contiguous blocks when no groups are given.
+    3. Standard errors: jackknife over the ``groups`` (e.g. neuron groups, which are
+       independent), or over 8 contiguous blocks when no groups are given; the
+       leave-one-group-out values are kept in ``replicates``. Estimates at the edge of
+       their fitted range get no standard error (:func:`edge_flags`).
        lam is flagged "untempered/unresolved" when lam_hat < 2 se or it sits at the
        lower end of the fitted range (the cut-off is not seen in the data).
 
@@ -307,6 +444,11 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
     groups : optional labels of independent groups (same length)
     max_samples : the characteristic function uses at most this many residuals
         (a seeded random subset)
+    mode : None (decide as in 1.), "jumps" (fit the characteristic function whatever the
+        jump count) or "gauss" (eta_J = 0): a jackknife replicate uses the full fit's mode
+    errors : False skips the jackknife (standard errors NaN; :func:`fit_sde` resamples
+        whole neurons instead)
+    start : (alpha, log lam) starting point of the characteristic-function fit
 
     Raises ValueError for threshold <= 2 or mismatched shapes.
     """
@@ -335,15 +477,23 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
     u = float(np.median(ucut))
     hill = hill_index(a[jump], u) if k else []
     excess = k >= expected + 5 * math.sqrt(max(expected, 1.0))
-    if k < min_jumps or not excess:
-        eg = Estimate(s * s / 2, s * s * math.sqrt(_MAD_VAR / r.size))
-        if excess:
+    if mode not in (None, "jumps", "gauss"):
+        raise ValueError(f"mode must be None, 'jumps' or 'gauss'; got {mode!r}")
+    if mode == "gauss" or (mode is None and (k < min_jumps or not excess)):
+        eg = Estimate(s * s / 2, s * s * math.sqrt(_MAD_VAR / r.size) if errors else float("nan"))
+        labels = np.unique(groups)
+        reps = np.zeros((0, 4))
+        if errors and labels.size >= 2:     # jackknife of the robust scale over the groups
+            reps = np.array([[robust_scale(r[groups != g], dtv[groups != g]) ** 2 / 2, 0.0, np.nan, np.nan]
+                             for g in labels])
+            eg = Estimate(eg.value, jackknife_se(reps[:, 0]))
+        if excess and mode is None:
             few = f"too few jumps to fit ({k} beyond {threshold:g} robust scales; {min_jumps} needed)"
             return NoiseEstimate(eg, _unavailable(few), _unavailable(few), _unavailable(few), k, expected, u,
-                                 hill, "robust scale (MAD)")
+                                 hill, "robust scale (MAD)", replicates=reps)
         return NoiseEstimate(eg, Estimate(0.0, 0.0, f"no jumps detected ({k} beyond {threshold:g} robust "
                                                     f"scales, {expected:.1f} expected from Gaussian noise)"),
-                             none, none, k, expected, u, hill, "robust scale (MAD)")
+                             none, none, k, expected, u, hill, "robust scale (MAD)", replicates=reps)
     rng = np.random.default_rng(seed)
     if r.size > max_samples:
         pick = np.sort(rng.choice(r.size, size=max_samples, replace=False))
@@ -361,29 +511,26 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
         cos_g[:, j] = np.bincount(lab, weights=np.cos(x * rs), minlength=G)
         cos2_g[:, j] = np.bincount(lab, weights=np.cos(2 * x * rs), minlength=G)
     n_g = np.bincount(lab, minlength=G).astype(float)
-    eg, ej, al, lm, _, (lo_l, hi_l) = _ecf_fit(cos_g, cos2_g, n_g, xi, dt_mean)
-    if G >= 2:
-        loo = []
+    eg, ej, al, lm, _, (lo_l, hi_l) = _ecf_fit(cos_g, cos2_g, n_g, xi, dt_mean, start=start)
+    if G >= 2 and errors:
+        loo = np.full((G, 4), np.nan)
         for g in range(G):
             keep = np.arange(G) != g
-            loo.append(_ecf_fit(cos_g[keep], cos2_g[keep], n_g[keep], xi, dt_mean,
-                                start=(al, math.log(max(lm, 1e-300))))[:4])
-        loo = np.array(loo)
-        se = np.sqrt((G - 1) / G * ((loo - loo.mean(axis=0)) ** 2).sum(axis=0))
+            try:
+                loo[g] = _ecf_fit(cos_g[keep], cos2_g[keep], n_g[keep], xi, dt_mean,
+                                  start=(al, math.log(max(lm, 1e-300))))[:4]
+            except ValueError:
+                pass                            # a failed replicate leaves that error NaN
+        se = np.array([jackknife_se(loo[:, i]) for i in range(4)])
     else:
+        loo = np.zeros((0, 4))
         se = np.full(4, np.nan)
-    lam_flag = None
-    if not (lm > 2 * se[3]) or math.log(max(lm, 1e-300)) <= lo_l + 1e-3:
-        lam_flag = "untempered/unresolved: the exponential cut-off of the jumps is not identifiable"
-    elif math.log(lm) >= hi_l - 1e-3:
-        lam_flag = "unresolved: lam_hat sits at the upper end of the fitted range (cut-off below the data's scales)"
-    alpha_flag = None
-    if al <= 0.05 + 1e-6 or al >= 1.95 - 1e-6:
-        alpha_flag = "unresolved: alpha_hat sits at the edge of the fitted range (0.05, 1.95)"
+    alpha_flag, lam_flag = edge_flags(al, lm, float(se[3]), (lo_l, hi_l))
     method = f"empirical characteristic function, {rs.size} increments, jackknife over {G} groups"
     return NoiseEstimate(Estimate(eg, float(se[0])), Estimate(ej, float(se[1])),
-                         Estimate(al, float(se[2]), alpha_flag), Estimate(lm, float(se[3]), lam_flag),
-                         k, expected, u, hill, method)
+                         _with_se(Estimate(al), float(se[2]), alpha_flag),
+                         _with_se(Estimate(lm), float(se[3]), lam_flag),
+                         k, expected, u, hill, method, "jumps", (lo_l, hi_l), loo)
 
 
 def spread(zeta) -> dict:
@@ -398,29 +545,63 @@ def spread(zeta) -> dict:
             "decades": float((q[3] - q[0]) / math.log(10)), "n": int(z.size)}
 
 
+#: the fitted quantities resampled by the jackknife of :func:`fit_sde`, in this order
+FIT_KEYS = ("kappa", "eta_g", "eta_j", "alpha", "lam")
+
+
 @dataclass(frozen=True)
 class SDEFit:
-    """All estimates from one set of trajectories (see :func:`fit_sde`)."""
+    """All estimates from one set of trajectories (see :func:`fit_sde`).
+
+    ``replicates``: (G, 5) leave-one-neuron-group-out values of FIT_KEYS (NaN where a
+    replicate could not be fitted; empty with fewer than 2 independent neurons).
+    """
 
     drift: DriftEstimate
     noise: NoiseEstimate
     n_increments: int
     first_record: int
     notes: tuple = ()
+    replicates: np.ndarray = field(default_factory=lambda: np.zeros((0, 5)))
+    n_neurons: int = 0
 
     @property
     def kappa(self) -> Estimate:
         return self.drift.kappa
 
+    def values(self) -> np.ndarray:
+        """(5,) point values of FIT_KEYS (NaN where unavailable)."""
+        n = self.noise
+        return np.array([self.kappa.value, n.eta_g.value, n.eta_j.value, n.alpha.value, n.lam.value])
 
-def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, left_fraction: float = 0.05,
-            threshold: float = 4.0, min_jumps: int = 30, seed: int = 0) -> SDEFit:
-    """Estimate kappa, eta_G, eta_J, alpha, lam from trajectories (THEORY.md §8).
 
-    Uses the last ``late_fraction`` of the records (the late, stationary part).
-    Two passes: the drift from the raw increments, then the noise
-    (:func:`estimate_noise`) from the drift residuals, with neurons (columns) as
-    the independent groups of the jackknife (8 groups).
+def _with_se(e: Estimate, se: float, flag=None) -> Estimate:
+    """e with standard error se and flag; an estimate at the edge of its fitted range gets no
+    error (its replicates are pinned to the bound: a jackknife there means nothing)."""
+    flag = flag if flag is not None else e.flag
+    if flag and flag.startswith("at the edge"):
+        se = float("nan")
+    return Estimate(e.value, se, flag) if e.ok else e
+
+
+def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fraction: float = 0.6,
+            threshold: float = 4.0, min_jumps: int = 30, seed: int = 0, n_groups: int = 16) -> SDEFit:
+    """Estimate kappa, eta_G, eta_J, alpha, lam from trajectories (THEORY.md §3, §8).
+
+    Uses the last ``late_fraction`` of the records (the late part). The drift comes
+    from the raw increments (:func:`estimate_drift`: binned, plateau from the fitted
+    saturating form), the noise (:func:`estimate_noise`) from the drift residuals.
+
+    Standard errors: delete-a-group jackknife over G = min(n_groups, neurons) groups of
+    whole neurons (neuron q in group q mod G). Each replicate refits the drift (bins and
+    saturating form) without group g, and the noise without group g from the per-group
+    characteristic-function sums of the full fit's residuals (the residuals' dependence
+    on the replicate's drift is of second order and neglected). Resampling whole
+    neurons keeps each neuron's increments together, so the errors hold under
+    within-neuron correlation in training time (ballistic drift, slow mixing) and for
+    non-Gaussian increments (THEORY.md §8); a jackknife rather than a bootstrap because a
+    replicate costs a nonlinear fit and its G - 1 degrees of freedom give t-like coverage
+    (docs/calibration.md). A replicate that fails leaves that error NaN, with a note.
 
     Raises ValueError for bad shapes or too few increments (the message says which).
     """
@@ -437,23 +618,52 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, left_frac
         warnings.simplefilter("ignore", RuntimeWarning)
         across = np.nanmax(np.nanstd(late, axis=1)) if np.isfinite(late).any() else 0.0
     scale = 1.0 + float(np.nanmax(np.abs(late))) if np.isfinite(late).any() else 1.0
-    groups_by_neuron = True
     if zeta.shape[1] > 1 and not across > 1e-9 * scale:
         # one shared zeta (e.g. SharedGate): the columns are copies, not independent neurons
         zeta = zeta[:, :1]
-        groups_by_neuron = False
-        notes.append("all neurons share one zeta: fitted as a single trajectory; errors by time blocks")
+        notes.append("all neurons share one zeta: fitted as a single trajectory; no neuron resampling, "
+                     "no standard errors")
+    Q = zeta.shape[1]
     z, dz, dt, neuron = increments(zeta, step, first_record=first)
-    drift = estimate_drift(z, dz, dt, bins=bins, left_fraction=left_fraction)
+    drift = estimate_drift(z, dz, dt, bins=bins, drift_fraction=drift_fraction)
     resid = dz - drift(z) * dt
-    groups = neuron % 8 if (groups_by_neuron and zeta.shape[1] >= 8) else None
-    noise = estimate_noise(resid, dt, groups, threshold=threshold, min_jumps=min_jumps, seed=seed)
-    return SDEFit(drift=drift, noise=noise, n_increments=int(z.size), first_record=first, notes=tuple(notes))
+    lab = neuron_groups(Q, n_groups)[neuron] if Q >= 2 else None
+    noise = estimate_noise(resid, dt, lab, threshold=threshold, min_jumps=min_jumps, seed=seed,
+                           errors=Q >= 2)
+    reps = np.zeros((0, 5))
+    if Q >= 2 and drift.form:
+        G = int(lab.max()) + 1
+        reps = np.full((G, 5), np.nan)
+        if noise.replicates.shape[0] == G:
+            reps[:, 1:] = noise.replicates
+        for g in range(G):
+            keep = lab != g
+            try:
+                d = estimate_drift(z[keep], dz[keep], dt[keep], bins=bins, drift_fraction=drift_fraction,
+                                   start=drift.form["x"], edges=drift.edges, z_cut=drift.form["z_cut"])
+            except ValueError:
+                continue
+            reps[g, 0] = d.form.get("kappa", np.nan)
+        se = [jackknife_se(reps[:, i]) for i in range(5)]
+        used = [0, 1] + ([2, 3, 4] if noise.mode == "jumps" else [])
+        failed = int(np.sum(~np.all(np.isfinite(reps[:, used]), axis=1)))
+        if failed:
+            notes.append(f"{failed} of {G} jackknife replicates could not be fitted: errors unavailable")
+        kappa = _with_se(drift.kappa, se[0], kappa_flag(drift.form, se[0]))
+        drift = DriftEstimate(drift.edges, drift.centers, drift.F, drift.se, drift.count, kappa, drift.form)
+        if noise.mode == "jumps":
+            a_flag, l_flag = edge_flags(noise.alpha.value, noise.lam.value, se[4], noise.log_lam_range)
+            noise = NoiseEstimate(noise.eta_g, noise.eta_j, _with_se(noise.alpha, se[3], a_flag),
+                                  _with_se(noise.lam, se[4], l_flag), noise.n_jumps, noise.n_gauss_expected,
+                                  noise.u, noise.hill, noise.method.replace("groups", "neuron groups"),
+                                  noise.mode, noise.log_lam_range, noise.replicates)
+    return SDEFit(drift=drift, noise=noise, n_increments=int(z.size), first_record=first, notes=tuple(notes),
+                  replicates=reps, n_neurons=Q)
 
 
 @dataclass(frozen=True)
 class Prediction:
-    """beta*, eta_J* and the phase from fitted parameters, with bootstrap errors."""
+    """beta*, eta_J* and the phase from fitted parameters, with jackknife errors."""
 
     beta: Estimate
     eta_j_star: Estimate
@@ -463,58 +673,91 @@ class Prediction:
     params: dict
 
 
-def predict(fit: SDEFit, *, n_boot: int = 400, seed: int = 0) -> Prediction:
-    """Phase and beta* of the fitted SDE, errors by parametric bootstrap (THEORY.md §4, §8).
+def _model_params(v, has_jumps):
+    """(eta_j, eta_g, kappa, alpha, lam) arrays for classify from rows of FIT_KEYS values."""
+    v = np.atleast_2d(v)
+    k, g = v[:, 0], np.maximum(v[:, 1], 0.0)
+    if has_jumps:
+        return (np.maximum(v[:, 2], 0.0), g, k, np.clip(v[:, 3], 0.02, 1.98), np.maximum(v[:, 4], 0.0))
+    # no jumps: tempering is irrelevant; a lam beyond kappa/eta_G keeps the Gaussian root admissible
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = np.where(g > 0, np.maximum(1.0, 2 * np.abs(k) / np.where(g > 0, g, 1.0)), 1.0)
+    return np.zeros_like(k), g, k, np.full_like(k, 1.5), lam
 
-    Each bootstrap draw perturbs (kappa, eta_G, eta_J, alpha, lam) by independent
-    normals with the estimates' standard errors, clipped to their allowed ranges;
-    beta*'s error is the standard deviation over the draws that have a root, and
-    the phase probabilities are the fractions of draws in each phase.
-    Without jumps, eta_J = 0 (alpha, lam irrelevant: alpha = 1.5, lam = inf-like
-    large value). Unavailable kappa or eta_G gives an unavailable prediction.
+
+def predict(fit: SDEFit, *, n_boot: int = 400, seed: int = 0) -> Prediction:
+    """Phase and beta* of the fitted SDE (THEORY.md §4, §8), errors from the neuron jackknife.
+
+    beta*'s standard error is the jackknife over the fit's neuron-group replicates
+    (each replicate's parameters give its own beta*); NaN, with a flag, when replicates
+    disagree on whether a root exists (near the threshold). The phase probabilities
+    are the fractions of ``n_boot`` draws of the five parameters from a normal law
+    with the jackknife covariance (correlations between the parameters kept), clipped
+    to their ranges. Without jumps eta_J = 0 (alpha, lam irrelevant). An unavailable
+    or non-significant kappa, or an unavailable eta_G, gives an unavailable prediction.
     """
     from .theory import classify
 
     k, j = fit.kappa, fit.noise
     g = j.eta_g
-    if not (k.ok and k.value > 0) or (k.flag or "").startswith("no significant plateau"):
+    if not (k.ok and k.value > 0) or (k.flag or "").startswith(("no significant plateau", "no plateau")):
         reason = "no prediction: " + (k.flag or "kappa unavailable")
         return Prediction(_unavailable(reason), _unavailable(reason), "unavailable", {}, float("nan"), {})
     if not g.ok:
         return Prediction(_unavailable("no prediction: eta_G unavailable"), _unavailable("eta_G unavailable"),
                           "unavailable", {}, float("nan"), {})
-    has_jumps = j.alpha.ok and j.eta_j.ok and j.eta_j.value > 0
-    p = {"kappa": k.value, "eta_g": g.value, "eta_j": j.eta_j.value if has_jumps else 0.0,
-         "alpha": j.alpha.value if has_jumps else 1.5, "lam": j.lam.value if has_jumps else 0.0}
-    # no jumps: tempering is irrelevant; use a lam beyond kappa/eta_G so the Gaussian root is admissible
-    if not has_jumps:
-        p["lam"] = max(1.0, 2 * k.value / g.value) if g.value > 0 else 1.0
-    r = classify(p["eta_j"], p["eta_g"], p["kappa"], p["alpha"], p["lam"])
-    rng = np.random.default_rng(seed)
-
-    def draw(e: Estimate, lo, hi, size):
-        se = e.se if (e.ok and math.isfinite(e.se)) else 0.0
-        return np.clip(e.value + se * rng.standard_normal(size), lo, hi)
-
-    n = int(n_boot)
-    kb = draw(k, -np.inf, np.inf, n)
-    gb = draw(g, 0.0, np.inf, n)
-    if has_jumps:
-        jb = draw(j.eta_j, 0.0, np.inf, n)
-        ab = draw(j.alpha, 0.02, 1.98, n)
-        lb = draw(j.lam, 0.0, np.inf, n) if j.lam.ok else np.zeros(n)
-    else:
-        jb, ab, lb = np.zeros(n), np.full(n, 1.5), np.full(n, p["lam"])
-    keep = kb > 1e-12                    # a draw without a restoring plateau has no phase
-    rb = classify(jb[keep], gb[keep], kb[keep], ab[keep], lb[keep])
-    probs = {str(ph): float(np.sum(rb.phase == ph) / n) for ph in np.unique(rb.phase)}
-    if not keep.all():
-        probs["no plateau"] = float(1 - keep.mean())
-    fin = np.isfinite(rb.beta_star)
-    b_se = float(np.std(rb.beta_star[fin], ddof=1)) if fin.sum() > 1 else float("nan")
-    s_fin = np.isfinite(rb.eta_j_star)
-    s_se = float(np.std(rb.eta_j_star[s_fin], ddof=1)) if s_fin.sum() > 1 else float("nan")
-    beta = Estimate(float(r.beta_star), b_se) if np.isfinite(r.beta_star) else \
+    has_jumps = j.mode == "jumps" and j.alpha.ok and j.eta_j.ok and j.eta_j.value > 0
+    v = fit.values()
+    ej, eg, kk, al, lm = _model_params(v, has_jumps)
+    r = classify(ej[0], eg[0], kk[0], al[0], lm[0])
+    p = {"kappa": float(kk[0]), "eta_g": float(eg[0]), "eta_j": float(ej[0]), "alpha": float(al[0]),
+         "lam": float(lm[0])}
+    reps = fit.replicates
+    b_se = s_se = float("nan")
+    flag = None
+    probs = {}
+    if reps.shape[0] >= 2 and np.all(np.isfinite(reps[:, :2])) and (not has_jumps or np.all(np.isfinite(reps))):
+        rr = classify(*_model_params(reps, has_jumps))
+        b_se = jackknife_se(rr.beta_star) if np.isfinite(r.beta_star) else float("nan")
+        s_se = jackknife_se(rr.eta_j_star) if np.isfinite(r.eta_j_star) else float("nan")
+        if np.isfinite(r.beta_star) and not np.all(np.isfinite(rr.beta_star)):
+            flag = "near the threshold: some neuron-group replicates have no admissible root (no error)"
+        G = reps.shape[0]
+        dev = reps - reps.mean(axis=0)
+        cov = (G - 1) / G * dev.T @ dev
+        cols = [0, 1] + ([2, 3, 4] if has_jumps else [])
+        rng = np.random.default_rng(seed)
+        draws = np.tile(v, (int(n_boot), 1))
+        draws[:, cols] = rng.multivariate_normal(v[cols], cov[np.ix_(cols, cols)], size=int(n_boot),
+                                                 method="eigh")
+        keep = draws[:, 0] > 1e-12             # a draw without a restoring plateau has no phase
+        with warnings.catch_warnings():        # draws with lam clipped to 0 warn about alpha <= 1
+            warnings.simplefilter("ignore", RuntimeWarning)
+            rb = classify(*_model_params(draws[keep], has_jumps))
+        probs = {str(ph): float(np.sum(rb.phase == ph) / n_boot) for ph in np.unique(rb.phase)}
+        if not keep.all():
+            probs["no plateau"] = float(1 - keep.mean())
+    beta = Estimate(float(r.beta_star), b_se, flag) if np.isfinite(r.beta_star) else \
         _unavailable(f"no admissible root: {r.phase}")
     star = Estimate(float(r.eta_j_star), s_se) if np.isfinite(r.eta_j_star) else _unavailable("lam = 0")
     return Prediction(beta, star, str(r.phase), probs, float(r.tail_rate), p)
+
+
+def resolved_lag_max(zeta, *, min_neurons: int = 10) -> float:
+    """Largest envelope lag that a recorded time-scale spectrum supports (issue 11; THEORY.md §5).
+
+    Rule: ``l_max = tau_(k) = exp(-zeta_(k))``, the k-th longest time scale of the
+    spectrum, ``k = min(min_neurons, number of finite zeta)``. Beyond it the envelope
+    ``f(l) = mean_q exp(-l e^zeta_q)`` is carried by fewer than k neurons: a sum of a
+    few exponentials whose log-log slope steepens without bound, so any decay-class or
+    slope fit there reads "exponential" by construction (THEORY.md §5: bounded time
+    scales give f ~ exp(-l/tau_max)). ``zeta``: any shape (NaN ignored), e.g. the last
+    record (H,). Raises ValueError when no zeta is finite or min_neurons < 1.
+    """
+    z = np.asarray(zeta, dtype=float).ravel()
+    z = np.sort(z[np.isfinite(z)])
+    if z.size == 0:
+        raise ValueError("zeta has no finite value: no time scale to bound the lags")
+    if int(min_neurons) != min_neurons or min_neurons < 1:
+        raise ValueError(f"min_neurons must be an integer >= 1; got {min_neurons!r}")
+    return float(math.exp(-z[min(int(min_neurons), z.size) - 1]))

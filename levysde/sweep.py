@@ -171,20 +171,25 @@ def _spawn_workers(cluster, n: int, timeout: float = 60.0) -> None:
 
     main = threading.current_thread() is threading.main_thread()
     before = len(multiprocessing.active_children())
-    sys.stderr.flush()
-    saved_fd = os.dup(2)
+    try:
+        sys.stderr.flush()
+        saved_fd = os.dup(2)
+    except (OSError, ValueError, AttributeError):      # no stderr at all: nothing to protect
+        saved_fd = None
     old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
     try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 2)
-        os.close(devnull)
+        if saved_fd is not None:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 2)
+            os.close(devnull)
         cluster.scale(n)
         t0 = time.monotonic()
         while len(multiprocessing.active_children()) < before + n and time.monotonic() - t0 < timeout:
             time.sleep(0.02)
     finally:
-        os.dup2(saved_fd, 2)
-        os.close(saved_fd)
+        if saved_fd is not None:
+            os.dup2(saved_fd, 2)
+            os.close(saved_fd)
         if old is not None:
             signal.signal(signal.SIGINT, old)
 

@@ -56,7 +56,7 @@ def test_check_constant_run_is_flagged(tmp_path):
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["kappa_hat"] is None and "does not move" in d["kappa_hat_flag"]
-    assert d["phase"] == "unavailable" and d["beta_theory"] is None and d["beta_theory_flag"]
+    assert d["phase"] is None and d["beta_theory"] is None and d["beta_theory_flag"]
 
 
 @pytest.mark.parametrize("args", [["/nonexistent.npz"], ["--variant", "x", "r.npz"], ["--late-fraction", "0", "r.npz"]])
@@ -97,3 +97,120 @@ def test_plot_path_checked_before_work(tmp_path):
     for bad in ("/nonexistent/dir/x.png", str(tmp_path), str(tmp_path / "x.jpg")):
         p = run(str(tmp_path / "missing.npz"), "--plot", bad)
         assert p.returncode == 2 and "--plot" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------- issue 11: gates, stationarity, errors
+
+def contracting_transient(H=256, R=100, seed=0):
+    """Broad spectrum contracting linearly toward its median: spread x (1 - 0.6 t/T), tiny noise,
+    no jumps (issue 11): no stationary state anywhere in the file."""
+    rng = np.random.default_rng(seed)
+    z0 = -2.0 - rng.exponential(2.0, H) + rng.normal(0.0, 0.5, H)
+    med = np.median(z0)
+    step = np.arange(R) * 10.0
+    shrink = 1 - 0.6 * step / step[-1]
+    return med + (z0 - med)[None, :] * shrink[:, None] + 1e-3 * rng.standard_normal((R, H)), step
+
+
+def test_contracting_transient_is_not_stationary_and_gets_no_phase(tmp_path):
+    zeta, step = contracting_transient()
+    path = tmp_path / "contract.npz"
+    write_run(path, zeta, step)
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["loss"] = np.geomspace(1.0, 1e-2, zeta.shape[0])          # loss falling
+    np.savez(path, **arrays)
+    p = run(str(path), "--json", "--n-boot", "20")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["stationary"] is False and d["phase"] is None and d["beta_theory"] is None
+    assert any(w.startswith("not stationary") for w in d["phase_withheld"])
+    # the spread shrinks by 0.6 * 0.5 / (1 - 0.3) of its mid value over the late half: far beyond errors
+    assert d["stationarity"]["stats"]["std"]["t"] > d["stationarity"]["critical_t"]
+    assert d["stationarity"]["stats"]["std"]["change"] < 0
+
+
+def test_stationarity_test_numbers():
+    from levysde.check import stationarity_test
+
+    rng = np.random.default_rng(1)
+    R, Q = 40, 200
+    step = np.arange(R, dtype=float)
+    # i.i.d. N(0, 1) in every record: stationary; the change of the std has mean 0
+    iid = rng.standard_normal((R, Q))
+    s = stationarity_test(iid, step)
+    assert s["stationary"] is True and s["n_windows"] == 4
+    from scipy import stats
+    assert s["critical_t"] == pytest.approx(stats.t.ppf(1 - 0.01 / 10, 15), rel=1e-12)
+    # a location trend of 1.0 over the records: the median's change is the trend over the windows' centres
+    trend = iid + np.linspace(0, 1, R)[:, None]
+    s = stationarity_test(trend, step)
+    assert s["stationary"] is False
+    c = s["stats"]["q50"]["change"]
+    assert abs(c - 1.0 * 30 / 39) < 4 * s["stats"]["q50"]["se"] + 0.05
+    # too few records for 4 windows
+    assert stationarity_test(iid[:7], step[:7])["stationary"] is False
+
+
+def test_jackknife_se_of_a_mean_equals_the_group_formula():
+    from levysde.estimate import jackknife_se, neuron_groups
+
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(160)
+    lab = neuron_groups(160, 16)
+    means = np.array([x[lab == g].mean() for g in range(16)])
+    loo = np.array([x[lab != g].mean() for g in range(16)])
+    # equal groups: the delete-a-group jackknife of the mean is sd(group means)/sqrt(G) exactly
+    assert jackknife_se(loo) == pytest.approx(means.std(ddof=1) / 4, rel=1e-12)
+    assert np.isnan(jackknife_se([1.0, np.nan, 2.0])) and np.isnan(jackknife_se([1.0]))
+
+
+def test_fit_saturating_recovers_a_known_drift():
+    from levysde import SaturatingDrift
+    from levysde.estimate import fit_saturating
+
+    rng = np.random.default_rng(3)
+    c = np.linspace(-6, 0.5, 40)
+    F = SaturatingDrift(kappa=0.7, gamma=1.4, z0=-0.3)(c)
+    se = np.full(c.size, 0.02)
+    r = fit_saturating(c, F + se * rng.standard_normal(c.size), se)
+    # chi2 with 37 dof: mean 37, sd sqrt(74); parameters within a few fit errors (0.02 noise)
+    assert abs(r["kappa"] - 0.7) < 0.02 and abs(r["gamma"] - 1.4) < 0.15 and abs(r["z0"] + 0.3) < 0.05
+    assert r["dof"] == 37 and 1e-3 < r["p_value"] and r["plateau_fraction"] > 0.99
+    # a linear drift (OU, no plateau): the fitted form does not reach a plateau within the data
+    lin = fit_saturating(c, -0.2 * (c - 0.4) + se * rng.standard_normal(c.size), se)
+    assert lin["plateau_fraction"] < 0.8
+
+
+def test_resolved_lag_max_is_the_tenth_longest_time_scale():
+    from levysde.estimate import resolved_lag_max
+
+    z = np.array([np.nan] + list(np.linspace(-5, 0, 30)))
+    assert resolved_lag_max(z) == pytest.approx(np.exp(5 - 9 * 5 / 29), rel=1e-12)
+    assert resolved_lag_max(z[:5]) == pytest.approx(np.exp(-z[4]), rel=1e-12)      # fewer than 10: the shortest
+    with pytest.raises(ValueError, match="finite"):
+        resolved_lag_max([np.nan])
+
+
+def test_too_few_records_or_neurons_get_no_phase(sim_run):
+    from levysde.check import check_trajectories
+
+    with np.load(sim_run) as z:
+        zeta, step = z["zeta"], z["step"]
+    few_rec = check_trajectories(zeta[-6:], step[-6:], closing_loop=False, n_boot=20)
+    assert few_rec.phase is None and few_rec.gates["records"] is False
+    few_neu = check_trajectories(zeta[:, :16], step, closing_loop=False, n_boot=20)
+    assert few_neu.phase is None and few_neu.gates["neurons"] is False
+    assert any("too few independent neurons" in w for w in few_neu.withheld)
+
+
+def test_stationary_sde_passes_every_gate(sim_run):
+    p = run(str(sim_run), "--json", "--n-boot", "50")
+    d = json.loads(p.stdout)
+    assert d["stationary"] is True and all(d["gates"].values()), d["phase_withheld"]
+    # every standard error is the neuron jackknife: finite and positive
+    for key in ("kappa_hat", "eta_g_hat", "eta_j_hat", "alpha_hat", "lam_hat", "beta_tail", "beta_envelope"):
+        assert d[f"{key}_se"] is not None and d[f"{key}_se"] > 0, key
+    # the envelope stops at the 10th longest time scale of the last record
+    with np.load(sim_run) as z:
+        assert d["envelope_lag_max"] == pytest.approx(np.exp(-np.sort(z["zeta"][-1])[9]), rel=1e-12)

@@ -77,11 +77,17 @@ def test_rnn_envelope_is_the_exact_elr_sum():
     zeta = rng.normal(-2.0, 1.5, size=(2, 50))
     lam = rng.uniform(0.5, 1.5, size=(2, 50))
     run = dict(kind="rnn", zeta=zeta, Lambda=lam, step=np.array([0, 10]), meta={})
-    lags = np.array([1.0, 10.0, 100.0])
+    tau_10 = math.exp(-np.sort(zeta[-1])[9])              # the 10th longest time scale
+    lags = np.array([1.0, 3.0, 0.99 * tau_10, 1.01 * tau_10, 1e6])
     env = EF.run_envelope(run, lags=lags)
+    assert env.lag_max == pytest.approx(tau_10, rel=1e-14)
+    lags = lags[:3]                                          # the table stops at tau_(10)
+    np.testing.assert_array_equal(env.lags, lags)
     direct = (lam[-1] * np.exp(-lags[:, None] * np.exp(zeta[-1]))).sum(1) / lam[-1].sum()
     np.testing.assert_allclose(env.f, direct, rtol=1e-12)
     assert env.kind == "rnn" and env.f_floor == EF.RNN_F_FLOOR and "step 10" in env.source
+    with pytest.raises(ValueError, match="tau_"):
+        EF.rnn_envelope(run, lags=[2 * tau_10, 3 * tau_10])
     plain = EF.rnn_envelope(run, lags=lags, weighted=False)
     np.testing.assert_allclose(plain.f, np.exp(-lags[:, None] * np.exp(zeta[-1])).mean(1), rtol=1e-12)
     with pytest.raises(ValueError, match="Lambda"):

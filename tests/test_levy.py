@@ -305,7 +305,7 @@ def test_jump_scheme_rates_keep_digits_near_alpha_two(alpha):
     try:
         from levysde.simulation.scheme import big_jump_rate, small_jump_variance
     except ImportError:
-        from levysde.simulate import big_jump_rate, small_jump_variance
+        from levysde.simulation import big_jump_rate, small_jump_variance
     lam, eta, eps = 2.0, 1.3, 0.05
     with mp.workdps(50):
         a = mp.mpf(alpha)

@@ -19,7 +19,9 @@ def add_parser(sub):
     p.add_argument("--late-fraction", type=real(0.0, 1.0, lo_open=True), default=0.5,
                    help="last fraction of the records used as the stationary part (default 0.5)")
     p.add_argument("--n-boot", type=integer(10, 100000), default=400,
-                   help="parametric-bootstrap draws for the prediction (default 400)")
+                   help="normal draws (jackknife covariance) for the phase probabilities (default 400)")
+    p.add_argument("--n-groups", type=integer(2, 1000), default=16,
+                   help="neuron groups of the jackknife behind every standard error (default 16)")
     p.add_argument("--seed", type=integer(0), default=0, help="seed of the bootstrap and simulation")
     p.add_argument("--no-simulate", action="store_true", help="skip the closing-loop simulation")
     p.add_argument("--plot", metavar="FILE.png",
@@ -44,7 +46,8 @@ def run(args) -> int:
     elif args.force:
         raise UsageError("argument --force: does not apply without --plot")
     rep = check_run(args.run, variant=args.variant, late_fraction=args.late_fraction,
-                    n_boot=args.n_boot, seed=args.seed, closing_loop=not args.no_simulate)
+                    n_boot=args.n_boot, seed=args.seed, closing_loop=not args.no_simulate,
+                    n_groups=args.n_groups)
     d = rep.as_json()
     if args.plot:
         from ..plotting import plot_check
@@ -62,7 +65,11 @@ def run(args) -> int:
         print(_line(name, d, key))
     print("prediction vs observation:")
     probs = ", ".join(f"{k} {v:.0%}" for k, v in d["phase_probabilities"].items())
-    print(f"  {'phase':<16} {d['phase']}" + (f"   (bootstrap: {probs})" if probs else ""))
+    print(f"  {'phase':<16} {d['phase'] or 'withheld'}" + (f"   ({probs})" if probs else ""))
+    for reason in d["phase_withheld"]:
+        print(f"    withheld: {reason}")
+    st = d["stationarity"]
+    print(f"  {'stationary':<16} {d['stationary']}   [{st.get('reason', '')}]")
     for name, key in (("beta* (theory)", "beta_theory"), ("beta (tail)", "beta_tail"),
                       ("beta (envelope)", "beta_envelope"), ("KS(sim, net)", "ks_distance"),
                       ("beta (sim tail)", "beta_sim_tail")):

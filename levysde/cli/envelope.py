@@ -130,6 +130,8 @@ def _run_output(args):
     if env.outside_mass_fraction is not None:
         out["outside_mass_fraction"] = env.outside_mass_fraction
     out["note"] = env.note
+    if env.lag_max is not None:
+        out["lag_max"] = env.lag_max
     fits = fit_run_envelope(env)
     out.update(decay_class=fits.decay_class, slope=fits.slope)
     if fits.decay_fit is not None:

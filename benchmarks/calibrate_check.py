@@ -1,0 +1,290 @@
+"""Calibration study of ``levysde check`` (issue 11; docs/calibration.md).
+
+Synthetic zeta trajectories with known truth go through :func:`levysde.check.check_trajectories`
+exactly as a run file's arrays would:
+
+* positives: stationary runs of the SDE (THEORY.md §3, saturating drift) simulated by
+  levysde's simulator at five (eta_J, eta_G, alpha, lam, kappa) sets, broad and concentrated,
+  at the sizes of real runs (H = 64 ... 1024 neurons, R = 50 ... 200 records; the check uses
+  the late half). Their reported kappa_hat, alpha_hat and beta_tail are compared with kappa,
+  alpha and beta* (the Cramer rate, THEORY.md §4): the fraction inside +-1 and +-2 reported
+  standard errors is the coverage;
+* negatives, which must get no phase: deterministic contracting and expanding transients,
+  SDE transients (slow drift started narrow or broad), ballistic per-neuron drift, a frozen
+  spectrum, too few neurons, too few records. The fraction that gets a phase is the
+  false-positive rate.
+
+Goals (issue 11): 1-sigma coverage 0.6-0.75, 2-sigma 0.9-0.98, false positives <= 5 %.
+With G = 16 neuron groups the jackknife's t_15 law gives 0.667 and 0.936 for an unbiased
+estimator.
+
+    python benchmarks/calibrate_check.py [--quick] [--json] [--workers 2] [--out rows.jsonl]
+
+``--quick`` (CI, about a minute): 12 small datasets. The full study: 200 datasets.
+Every dataset has its own seed: results do not depend on --workers.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+#: stationary SDE parameter sets (drift: saturating, kappa tanh(gamma (z0 - z)/kappa), z0 = 0)
+PARAM_SETS = {
+    "broad_a0.8": dict(eta_j=3.0, eta_g=0.5, alpha=0.8, lam=1.0, kappa=1.0, gamma=1.0),
+    "broad_a1.5": dict(eta_j=3.0, eta_g=0.1, alpha=1.5, lam=2.0, kappa=1.0, gamma=1.0),
+    "conc_a1.5": dict(eta_j=1.5, eta_g=0.1, alpha=1.5, lam=2.0, kappa=1.0, gamma=1.0),
+    "conc_a1.2_k2": dict(eta_j=4.0, eta_g=0.2, alpha=1.2, lam=2.5, kappa=2.0, gamma=2.0),
+    "conc_a1.0_k0.5": dict(eta_j=1.0, eta_g=0.2, alpha=1.0, lam=3.0, kappa=0.5, gamma=0.5),
+}
+SIZES_H = (64, 128, 256, 512, 1024)
+SIZES_R = (50, 100, 200)
+DT_REC = 0.1            # SDE time between records
+SIM_DT = 0.01           # Euler step of the simulator
+BURN_IN = 10.0          # SDE time before the first record (stationary runs)
+NEGATIVES = {           # kind -> number of datasets in the full study (80 in all)
+    "contracting": 12, "expanding": 12, "sde_contracting": 8, "sde_expanding": 8,
+    "ballistic": 12, "frozen": 8, "few_neurons": 12, "few_records": 8,
+}
+COVERAGE_KEYS = ("kappa_hat", "alpha_hat", "beta_tail")
+
+
+def _sde(p, H, R, seed, *, z_init=None, burn_in=BURN_IN):
+    """(zeta (R, H), t (R,)) of a simulated run (the simulator's thinned trajectories)."""
+    from levysde.simulation import simulate
+
+    every = int(round(DT_REC / SIM_DT))
+    res = simulate(p["eta_j"], eta_g=p["eta_g"], alpha=p["alpha"], lam=p["lam"], kappa=p["kappa"],
+                   gamma=p["gamma"], particles=H, t_end=burn_in + R * DT_REC, burn_in=burn_in, dt=SIM_DT,
+                   seed=seed, traj_particles=H, traj_every=every, n_groups=min(64, H), z_init=z_init)
+    return res.traj_zeta.T[-R:], res.traj_t[-R:]
+
+
+def _broad_spectrum(rng, H):
+    """A broad spread of zeta with a long left tail, as trained networks show."""
+    return -2.0 - rng.exponential(2.0, H) + rng.normal(0.0, 0.5, H)
+
+
+def make_dataset(spec):
+    """(zeta (R, H), step (R,)) for one dataset spec (see :func:`specs`)."""
+    kind, seed, H, R = spec["kind"], spec["seed"], spec["H"], spec["R"]
+    rng = np.random.default_rng(seed)
+    step = np.arange(R) * 10.0
+    s = (step / step[-1])[:, None]
+    if kind == "positive" or kind in ("few_neurons", "few_records"):
+        p = PARAM_SETS[spec["set"]]
+        zeta, t = _sde(p, H, R, seed)
+        return zeta, t
+    if kind in ("contracting", "expanding"):
+        z0 = _broad_spectrum(rng, H)
+        med = np.median(z0)
+        factor = 1 - spec["rate"] * s if kind == "contracting" else 1 + spec["rate"] * s
+        noise = spec["noise"] * rng.standard_normal((R, H))
+        return med + (z0 - med)[None, :] * factor + noise, step
+    if kind in ("sde_contracting", "sde_expanding"):
+        p = dict(PARAM_SETS[spec["set"]], kappa=0.2, gamma=0.02)        # slow relaxation (1/gamma = 50)
+        z_init = rng.normal(0.0, 6.0, H) if kind == "sde_contracting" else np.zeros(H)
+        return _sde(p, H, R, seed, z_init=z_init, burn_in=0.0)
+    if kind == "ballistic":
+        z0 = rng.normal(-3.0, 1.0, H)
+        v = rng.normal(0.0, spec["speed"], H) / step[-1]
+        walk = np.cumsum(spec["noise"] * rng.standard_normal((R, H)), axis=0)
+        return z0[None, :] + v[None, :] * step[:, None] + walk, step
+    if kind == "frozen":
+        return np.tile(_broad_spectrum(rng, H), (R, 1)), step
+    raise ValueError(f"unknown dataset kind {kind!r}")
+
+
+def specs(quick: bool) -> list:
+    """The datasets of the study: dicts with kind, seed, H, R and the kind's settings."""
+    out = []
+    seed = 1000
+    n_pos = 2 if quick else 24
+    for name in PARAM_SETS if not quick else ("broad_a0.8", "conc_a1.5", "broad_a1.5"):
+        for i in range(n_pos):
+            H = (64, 128)[i % 2] if quick else SIZES_H[i % 5]
+            R = (50, 100)[i % 2] if quick else SIZES_R[(i // 5) % 3]
+            out.append({"kind": "positive", "set": name, "seed": seed, "H": H, "R": R})
+            seed += 1
+    counts = {k: 1 for k in ("contracting", "expanding", "ballistic", "frozen", "few_neurons", "few_records")} \
+        if quick else NEGATIVES
+    names = list(PARAM_SETS)
+    for kind, n in counts.items():
+        for i in range(n):
+            H = (64, 128, 256, 512, 1024)[i % 5] if not quick else 64
+            R = (50, 100, 200)[i % 3] if not quick else 50
+            sp = {"kind": kind, "seed": seed, "H": H, "R": R, "set": names[i % len(names)]}
+            if kind in ("contracting", "expanding"):
+                sp.update(rate=(0.6, 0.3, 1.0)[i % 3] if kind == "expanding" else (0.6, 0.4, 0.5)[i % 3],
+                          noise=(1e-3, 1e-2)[i % 2])
+            elif kind == "ballistic":
+                sp.update(speed=(1.0, 3.0, 0.5)[i % 3], noise=(1e-3, 3e-2)[i % 2])
+            elif kind == "few_neurons":
+                sp.update(H=(8, 16, 24)[i % 3], R=(100, 200)[i % 2])
+            elif kind == "few_records":
+                sp.update(H=256, R=(3, 6, 12, 16)[i % 4])
+            out.append(sp)
+            seed += 1
+    return out
+
+
+def run_one(spec) -> dict:
+    """Check one dataset; a row with the spec, the truth and the check's numbers."""
+    import levysde
+    from levysde.check import check_trajectories
+
+    t0 = time.perf_counter()
+    row = dict(spec)
+    try:
+        zeta, step = make_dataset(spec)
+        d = check_trajectories(zeta, step, seed=spec["seed"], n_boot=200).as_json()
+    except Exception as exc:            # reported in the summary ("errors"), never dropped silently
+        row.update(error=f"{type(exc).__name__}: {exc}", phase=None, stationary=None, phase_withheld=[])
+        return row
+    row.update({k: d.get(k) for k in ("kappa_hat", "kappa_hat_se", "kappa_hat_flag", "alpha_hat",
+                                      "alpha_hat_se", "alpha_hat_flag", "beta_tail", "beta_tail_se", "beta_tail_flag",
+                                      "eta_j_hat", "eta_j_hat_se", "beta_theory", "beta_theory_se", "phase",
+                                      "stationary", "ks_distance", "phase_withheld")})
+    if spec["kind"] == "positive":
+        p = PARAM_SETS[spec["set"]]
+        r = levysde.classify(p["eta_j"], eta_g=p["eta_g"], kappa=p["kappa"], alpha=p["alpha"], lam=p["lam"])
+        row["truth"] = {"kappa_hat": p["kappa"], "alpha_hat": p["alpha"], "beta_tail": float(r.beta_star),
+                        "phase": str(r.phase)}
+    row["seconds"] = round(time.perf_counter() - t0, 2)
+    return row
+
+
+#: flags that mark an estimate as unresolved (reported, but not to be taken at face value)
+UNRESOLVED = ("at the edge", "no ", "plateau not reached", "drift form rejected")
+
+
+def resolved(r, key) -> bool:
+    flag = r.get(f"{key}_flag") or ""
+    return not flag.startswith(UNRESOLVED) and "unreliable" not in flag
+
+
+def coverage(rows, key, k, only_resolved=False):
+    """Fraction of positives whose reported key lies within k reported standard errors of the truth
+    (over those with a value and a finite error; ``only_resolved``: also without an unresolved flag)."""
+    hits = [abs(r[key] - r["truth"][key]) <= k * r[f"{key}_se"] for r in rows
+            if r["kind"] == "positive" and r.get(key) is not None and r.get(f"{key}_se") is not None
+            and (resolved(r, key) or not only_resolved)]
+    return (float(np.mean(hits)) if hits else None), len(hits)
+
+
+def summarize(rows) -> dict:
+    pos = [r for r in rows if r["kind"] == "positive"]
+    neg = [r for r in rows if r["kind"] != "positive"]
+    out = {"n_datasets": len(rows), "n_positives": len(pos), "n_negatives": len(neg),
+           "errors": [f"{r['kind']} seed={r['seed']}: {r['error']}" for r in rows if "error" in r]}
+    pos = [r for r in pos if "error" not in r]
+    out["coverage_1sigma"] = {k: coverage(rows, k, 1)[0] for k in COVERAGE_KEYS}
+    out["coverage_2sigma"] = {k: coverage(rows, k, 2)[0] for k in COVERAGE_KEYS}
+    out["coverage_n"] = {k: coverage(rows, k, 1)[1] for k in COVERAGE_KEYS}
+    out["coverage_resolved_1sigma"] = {k: coverage(rows, k, 1, True)[0] for k in COVERAGE_KEYS}
+    out["coverage_resolved_2sigma"] = {k: coverage(rows, k, 2, True)[0] for k in COVERAGE_KEYS}
+    out["coverage_resolved_n"] = {k: coverage(rows, k, 1, True)[1] for k in COVERAGE_KEYS}
+    ph = [r for r in rows if r["kind"] == "positive" and r.get("phase") is not None]
+    out["coverage_with_phase_1sigma"] = {k: coverage(ph, k, 1)[0] for k in COVERAGE_KEYS}
+    out["coverage_with_phase_2sigma"] = {k: coverage(ph, k, 2)[0] for k in COVERAGE_KEYS}
+    out["coverage_with_phase_n"] = {k: coverage(ph, k, 1)[1] for k in COVERAGE_KEYS}
+    out["false_positive_rate"] = float(np.mean([r["phase"] is not None for r in neg])) if neg else None
+    out["false_positives"] = [f"{r['kind']} H={r['H']} R={r['R']} seed={r['seed']}: {r['phase']}"
+                              for r in neg if r["phase"] is not None]
+    out["positives_with_phase"] = float(np.mean([r["phase"] is not None for r in pos])) if pos else None
+    out["positives_phase_correct"] = float(np.mean([r["phase"] == r["truth"]["phase"] for r in pos])) if pos else None
+    z = {k: [(r[k] - r["truth"][k]) / r[f"{k}_se"] for r in pos
+             if r.get(k) is not None and r.get(f"{k}_se") not in (None, 0)] for k in COVERAGE_KEYS}
+    out["mean_standardized_error"] = {k: (float(np.mean(v)) if v else None) for k, v in z.items()}
+    by_set = {}
+    for name in sorted({r["set"] for r in pos}):
+        sub = [r for r in pos if r["set"] == name]
+        by_set[name] = {f"{k}_cov1": coverage(sub, k, 1)[0] for k in COVERAGE_KEYS}
+        by_set[name].update({f"{k}_cov2": coverage(sub, k, 2)[0] for k in COVERAGE_KEYS})
+        by_set[name]["with_phase"] = float(np.mean([r["phase"] is not None for r in sub]))
+        by_set[name]["n"] = len(sub)
+    out["by_set"] = by_set
+    by_kind = {}
+    for kind in sorted({r["kind"] for r in neg}):
+        sub = [r for r in neg if r["kind"] == kind]
+        by_kind[kind] = {"n": len(sub), "with_phase": int(sum(r["phase"] is not None for r in sub)),
+                         "stationary": int(sum(bool(r["stationary"]) for r in sub))}
+    out["negatives_by_kind"] = by_kind
+    reasons = {}
+    for r in pos:
+        for w in r["phase_withheld"] or []:
+            key = w.split(":")[0]
+            reasons[key] = reasons.get(key, 0) + 1
+    out["positives_withheld_reasons"] = reasons
+    return out
+
+
+def _init_worker():
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="12 small datasets (CI)")
+    ap.add_argument("--json", action="store_true", help="print the summary as JSON")
+    ap.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    ap.add_argument("--out", help="write one JSON row per dataset to this file")
+    args = ap.parse_args(argv)
+    if args.workers < 1:
+        print("calibrate_check: --workers must be >= 1", file=sys.stderr)
+        return 2
+    todo = specs(args.quick)
+    t0 = time.perf_counter()
+    load0 = os.getloadavg()[0]
+    fh = open(args.out, "w") if args.out else None
+    rows = []
+
+    def keep(r):
+        rows.append(r)
+        if fh:
+            fh.write(json.dumps(r) + "\n")
+            fh.flush()
+
+    if args.workers == 1:
+        for sp in todo:
+            keep(run_one(sp))
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=args.workers, initializer=_init_worker) as pool:
+            for r in pool.map(run_one, todo):
+                keep(r)
+    if fh:
+        fh.close()
+    summ = summarize(rows)
+    summ["wall_s"] = round(time.perf_counter() - t0, 1)
+    summ["load_avg_1min"] = [round(load0, 2), round(os.getloadavg()[0], 2)]
+    summ["workers"] = args.workers
+    if args.json:
+        print(json.dumps(summ, indent=1))
+        return 0
+    print(f"calibrate_check: {summ['n_datasets']} datasets in {summ['wall_s']} s "
+          f"(load {summ['load_avg_1min']}, {args.workers} workers)")
+    print(f"{'':<12}{'1 sigma':>10}{'2 sigma':>10}{'n':>6}   (goals 0.6-0.75, 0.9-0.98)")
+    for k in COVERAGE_KEYS:
+        c1, c2, n = summ["coverage_1sigma"][k], summ["coverage_2sigma"][k], summ["coverage_n"][k]
+        fmt = (lambda v: f"{v:10.3f}" if v is not None else f"{'-':>10}")
+        print(f"{k:<12}{fmt(c1)}{fmt(c2)}{n:6d}")
+    print(f"false-positive rate {summ['false_positive_rate']:.3f} over {summ['n_negatives']} negatives "
+          f"(goal <= 0.05); positives with a phase {summ['positives_with_phase']:.2f}, "
+          f"phase correct {summ['positives_phase_correct']:.2f}")
+    for s in summ["false_positives"]:
+        print("  false positive:", s)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
