@@ -4,8 +4,9 @@ import subprocess
 import sys
 import textwrap
 
-# torch made unimportable as if not installed: a meta-path finder that raises ModuleNotFoundError.
-# (Not sys.modules['torch'] = None: scipy.stats probes sys.modules['torch'].Tensor at import.)
+#: torch made uninstallable the way a machine without it behaves: importing it raises
+#: ModuleNotFoundError and sys.modules has no 'torch' entry. (``sys.modules['torch'] = None``
+#: would leave an entry that scipy's array-API helpers read as the torch module and crash on.)
 BLOCK = textwrap.dedent("""
     import sys
     class _NoTorch:

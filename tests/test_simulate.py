@@ -654,3 +654,34 @@ def test_simulation_eps_bounds_the_eps_bias():
         S.default_eps(0.01, eta_j=0.5, alpha=1.5)                        # collapsed: no beta*
     r = S.simulate(3.0, particles=64, n_groups=4, t_end=0.5, burn_in=0.1)
     assert r.meta["eps"] == pytest.approx(eps)
+
+
+def _tempered_run(b, alpha, phase, *, depth=2.0, groups=8, n=3000, seed=21):
+    """A SimulationResult whose X = -zeta beyond the equilibrium + depth has the exact density
+    prop. to exp(-b y) y^(-1-alpha), y = X - x0 (rejection from d + Exp(b), acceptance (y/d)^(-1-alpha))."""
+    rng = np.random.default_rng(seed)
+    eq = 0.5                                             # zeta of the equilibrium: x0 = -0.5
+    ys = []
+    for _ in range(groups):
+        y = depth + rng.exponential(1 / b, size=8 * n)
+        y = y[rng.uniform(size=y.size) < (y / depth) ** (-1.0 - alpha)][:n]
+        assert y.size == n
+        ys.append(y)
+    zeta = -(-eq + np.stack(ys))
+    edges = np.linspace(-40.0, 5.0, 4501)                # 0.01 wide: u = x0 + depth is an edge
+    counts = np.stack([np.histogram(z, edges)[0] for z in zeta]).astype(float)
+    zeros = np.zeros_like(counts)
+    meta = dict(kind="simulation", phase=phase, eta_j=0.5, lam=b, alpha=alpha, equilibrium=eq)
+    return S.SimulationResult(hist_edges=edges, hist_counts=counts, hist_sums=zeros,
+                              hist_outside=np.zeros((groups, 4)), excursion_counts=zeros,
+                              final_zeta=zeta.ravel(), meta=meta)
+
+
+def test_tempering_limited_fit_recovers_the_tempering_rate():
+    b, alpha = 2.0, 1.5
+    fit = _tempered_run(b, alpha, "collapsed").tempering_limited_fit()
+    assert fit.u == pytest.approx(-0.5 + 2.0) and fit.n_exceed == 8 * 3000
+    assert 0 < fit.se < 0.1 and abs(fit.b - b) < 4 * fit.se, fit
+    assert _tempered_run(b, alpha, "broad").tempering_limited_fit() is None
+    with pytest.raises(ValueError, match="u must exceed"):
+        _tempered_run(b, alpha, "collapsed").tempering_limited_fit(depth=-1.0)

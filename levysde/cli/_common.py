@@ -190,3 +190,39 @@ def json_number(x):
 def print_json(obj) -> None:
     """Print ``obj`` as strict JSON (no NaN/Infinity tokens)."""
     sys.stdout.write(json.dumps(obj, indent=2, allow_nan=False) + "\n")
+
+
+def emit(text: str) -> None:
+    """Write the whole report at once; a reader that stopped early (``| head``) ends the
+    output quietly instead of raising BrokenPipeError at the write or at exit."""
+    import os
+
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
+
+
+def check_store(store: str, flag: str) -> None:
+    """One-line UsageError naming ``flag`` unless ``store`` is, or can be created as, a writable
+    directory (for per-point result files). Nothing is created."""
+    import os
+    import pathlib
+
+    p = pathlib.Path(store)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"argument {flag}: {store!r} exists and is not a directory "
+                         f"(give a directory for the per-point files)")
+    anc = p.absolute()
+    while not anc.exists():
+        anc = anc.parent
+    if not anc.is_dir():
+        raise UsageError(f"argument {flag}: cannot create {store!r}: {str(anc)!r} is not a directory")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise UsageError(f"argument {flag}: cannot write in directory {str(anc)!r}")

@@ -1,11 +1,11 @@
 """``levysde diagram``: phase diagrams over two model parameters (docs/theory.md)."""
 from __future__ import annotations
 
-import os
 import pathlib
 import re
 
-from ._common import UsageError, check_output, image_output, integer, print_json, real, same_file
+from ._common import (UsageError, check_output, check_store, image_output, integer, print_json, real,
+                      same_file)
 
 _AXES = ("eta_j", "kappa", "eta_g", "alpha", "lam")
 
@@ -76,26 +76,8 @@ def add_parser(sub):
     return p
 
 
-def _check_store(store: str) -> None:
-    """One-line UsageError naming --store unless ``store`` is, or can be created as, a writable
-    directory. Nothing is created."""
-    p = pathlib.Path(store)
-    if p.exists() and not p.is_dir():
-        raise UsageError(f"argument --store: {store!r} exists and is not a directory "
-                         f"(give a directory for the per-point files)")
-    anc = p.absolute()
-    while not anc.exists():
-        anc = anc.parent
-    if not anc.is_dir():
-        raise UsageError(f"argument --store: cannot create {store!r}: {str(anc)!r} is not a directory")
-    if not os.access(anc, os.W_OK | os.X_OK):
-        raise UsageError(f"argument --store: cannot write in directory {str(anc)!r}")
-
-
-def run(args) -> int:
-    from ..diagram import DEFAULT_RANGES, phase_diagram
-    from ..plotting import plot_phase_diagram
-
+def _sim_flags(args) -> set:
+    """The sweep flags given; UsageError when one is given without --simulate. Fills defaults."""
     given = {attr for _, attr, _ in _SIM_FLAGS if getattr(args, attr) is not None}
     if not args.simulate:
         for flag, attr, _ in _SIM_FLAGS:
@@ -104,8 +86,11 @@ def run(args) -> int:
     for _, attr, default in _SIM_FLAGS:
         if getattr(args, attr) is None:
             setattr(args, attr, default)
-    if args.x == args.y:
-        raise UsageError(f"argument --y: must differ from --x (both are {args.x})")
+    return given
+
+
+def _outputs(args):
+    """(figure path, companion path) after the overwrite policy of every output file."""
     out = pathlib.Path(image_output(args.out, "--out", args.force, formats=("png", "pdf", "svg")))
     companion = out.with_name(out.stem + "_beta" + out.suffix)
     if args.simulate:
@@ -116,6 +101,11 @@ def run(args) -> int:
         check_output(args.data, "--data", args.force, example="diagram.npz")
         if same_file(args.data, str(out)) or (args.simulate and same_file(args.data, str(companion))):
             raise UsageError("argument --data: must differ from --out")
+    return out, companion
+
+
+def _fixed_params(args) -> dict:
+    """The parameters held fixed (given and not on an axis)."""
     fixed = {}
     for name in _AXES:
         v = getattr(args, name)
@@ -124,6 +114,12 @@ def run(args) -> int:
         if name in (args.x, args.y):
             raise UsageError(f"argument --{name.replace('_', '-')}: {name} is an axis; give its range instead")
         fixed[name] = v
+    return fixed
+
+
+def _check_ranges(args) -> None:
+    """Axis ranges: LO < HI, drawable, within the parameter's range, > 0 on a log axis."""
+    from ..diagram import DEFAULT_RANGES
     from ..params import check_param
 
     for flag, axis, rng in (("--x-range", args.x, args.x_range), ("--y-range", args.y, args.y_range)):
@@ -145,68 +141,101 @@ def run(args) -> int:
             how = "the given" if rng else "the default"
             raise UsageError(f"argument {lflag}: a log axis needs {rflag} LO > 0; {how} {axis} range is "
                              f"{lo:g} {hi:g}")
-    if args.simulate:
-        sched = args.scheduler
-        if not (sched in ("local", "sequential") or re.fullmatch(r"tcp://[^\s/:]+:\d+", sched)):
-            raise UsageError(f"argument --scheduler: must be local, sequential or tcp://HOST:PORT; "
-                             f"got {sched!r}")
-        if sched != "local" and "workers" in given:
-            raise UsageError(f"argument --workers: only applies to --scheduler local (got --scheduler {sched})")
-        if args.store is not None:
-            _check_store(args.store)
-        if args.backend == "cuda":
-            from ..simulation._backend import CudaUnavailableError, load_cuda
 
-            try:
-                load_cuda()
-            except CudaUnavailableError as exc:
-                raise UsageError(f"argument --backend: {exc}") from None
+
+def _check_sweep(args, given) -> None:
+    """--scheduler, --workers and --store of the simulated overlay."""
+    sched = args.scheduler
+    if not (sched in ("local", "sequential") or re.fullmatch(r"tcp://[^\s/:]+:\d+", sched)):
+        raise UsageError(f"argument --scheduler: must be local, sequential or tcp://HOST:PORT; "
+                         f"got {sched!r}")
+    if sched != "local" and "workers" in given:
+        raise UsageError(f"argument --workers: only applies to --scheduler local (got --scheduler {sched})")
+    if args.store is not None:
+        check_store(args.store, "--store")
+    if args.backend == "cuda":
+        from ..simulation._backend import CudaUnavailableError, load_cuda
+
+        try:
+            load_cuda()
+        except CudaUnavailableError as exc:
+            raise UsageError(f"argument --backend: {exc}") from None
+
+
+def _overlay(args, d, companion):
+    """Simulate the coarse sub-grid (Dask sweep) and draw the companion plot; the overlay dict."""
+    from ..diagram import simulated_overlay
+    from ..plotting import plot_beta_check
+
+    try:
+        overlay = simulated_overlay(d, nx=args.sim_grid[0], ny=args.sim_grid[1], quick=args.quick,
+                                    master_seed=args.seed, scheduler=args.scheduler,
+                                    n_workers=args.workers if args.scheduler == "local" else None,
+                                    store=args.store, progress=not args.json,
+                                    connect_timeout=10.0, backend=args.backend)
+    except ConnectionError as exc:
+        if not args.scheduler.startswith("tcp://"):
+            raise
+        raise UsageError(f"argument --scheduler: {exc}") from None
+    plot_beta_check(overlay, path=companion)
+    return overlay
+
+
+def run(args) -> int:
+    from ..diagram import phase_diagram
+    from ..plotting import plot_phase_diagram
+
+    given = _sim_flags(args)
+    if args.x == args.y:
+        raise UsageError(f"argument --y: must differ from --x (both are {args.x})")
+    out, companion = _outputs(args)
+    fixed = _fixed_params(args)
+    _check_ranges(args)
+    if args.simulate:
+        _check_sweep(args, given)
     d = phase_diagram(args.x, args.y, x_range=args.x_range, y_range=args.y_range,
                       nx=args.resolution[0], ny=args.resolution[1], log_x=args.log_x,
                       log_y=args.log_y, **fixed)
-    overlay = None
-    if args.simulate:
-        from ..diagram import simulated_overlay
-        from ..plotting import plot_beta_check
-
-        try:
-            overlay = simulated_overlay(d, nx=args.sim_grid[0], ny=args.sim_grid[1], quick=args.quick,
-                                        master_seed=args.seed, scheduler=args.scheduler,
-                                        n_workers=args.workers if args.scheduler == "local" else None,
-                                        store=args.store, progress=not args.json,
-                                        connect_timeout=10.0, backend=args.backend)
-        except ConnectionError as exc:
-            if not args.scheduler.startswith("tcp://"):
-                raise
-            raise UsageError(f"argument --scheduler: {exc}") from None
-        plot_beta_check(overlay, path=companion)
+    overlay = _overlay(args, d, companion) if args.simulate else None
     plot_phase_diagram(d, path=out, overlay=overlay)
     if args.data:
         d.save(args.data)
+    if args.json:
+        print_json(_summary(args, d, overlay, out, companion))
+    else:
+        _print_report(args, overlay, out, companion)
+    return 0
+
+
+def _summary(args, d, overlay, out, companion) -> dict:
+    """The --json summary: files, axes, phase counts, beta* range and the simulated points."""
     import numpy as np
 
-    if args.json:
-        counts = {name: int((d.phase_code == i).sum()) for i, name in enumerate(d.phases)}
-        sim = None
-        if overlay is not None:
-            sim = {k: [None if not np.isfinite(v) else float(v) for v in overlay[k]]
-                   for k in ("x", "y", "beta_hat", "se", "beta_theory", "beta_model")}
-            sim["wall_s"] = overlay["wall_s"]
-            sim["companion"] = str(companion)
-        print_json({"out": str(out), "data": args.data, "x": args.x, "y": args.y, "simulated": sim,
-                    "x_range": [float(d.x[0]), float(d.x[-1])], "y_range": [float(d.y[0]), float(d.y[-1])],
-                    "resolution": [int(d.x.size), int(d.y.size)], "fixed": d.fixed,
-                    "phase_counts": counts,
-                    "beta_star_range": [float(np.nanmin(d.beta_star)), float(np.nanmax(d.beta_star))]
-                    if np.isfinite(d.beta_star).any() else None})
-    else:
-        print(f"wrote {out}" + (f" and {args.data}" if args.data else ""))
-        if overlay is not None:
-            print(f"simulated {overlay['x'].size} points in {overlay['wall_s']:.1f} s; companion plot "
-                  f"{companion}")
-            for xv, yv, bh, se, bt in zip(overlay["x"], overlay["y"], overlay["beta_hat"], overlay["se"],
-                                          overlay["beta_theory"]):
-                dev = f"({(bh - bt) / se:+.1f} se)" if se > 0 and np.isfinite(bh) else "(no error estimate)"
-                print(f"  {args.x}={xv:.4g} {args.y}={yv:.4g}: beta_hat {bh:.4f} +- {se:.4f}   beta* {bt:.4f}   "
-                      f"{dev}")
-    return 0
+    counts = {name: int((d.phase_code == i).sum()) for i, name in enumerate(d.phases)}
+    sim = None
+    if overlay is not None:
+        sim = {k: [None if not np.isfinite(v) else float(v) for v in overlay[k]]
+               for k in ("x", "y", "beta_hat", "se", "beta_theory", "beta_model")}
+        sim["wall_s"] = overlay["wall_s"]
+        sim["companion"] = str(companion)
+    return {"out": str(out), "data": args.data, "x": args.x, "y": args.y, "simulated": sim,
+            "x_range": [float(d.x[0]), float(d.x[-1])], "y_range": [float(d.y[0]), float(d.y[-1])],
+            "resolution": [int(d.x.size), int(d.y.size)], "fixed": d.fixed,
+            "phase_counts": counts,
+            "beta_star_range": [float(np.nanmin(d.beta_star)), float(np.nanmax(d.beta_star))]
+            if np.isfinite(d.beta_star).any() else None}
+
+
+def _print_report(args, overlay, out, companion) -> None:
+    import numpy as np
+
+    print(f"wrote {out}" + (f" and {args.data}" if args.data else ""))
+    if overlay is None:
+        return
+    print(f"simulated {overlay['x'].size} points in {overlay['wall_s']:.1f} s; companion plot "
+          f"{companion}")
+    for xv, yv, bh, se, bt in zip(overlay["x"], overlay["y"], overlay["beta_hat"], overlay["se"],
+                                  overlay["beta_theory"]):
+        dev = f"({(bh - bt) / se:+.1f} se)" if se > 0 and np.isfinite(bh) else "(no error estimate)"
+        print(f"  {args.x}={xv:.4g} {args.y}={yv:.4g}: beta_hat {bh:.4f} +- {se:.4f}   beta* {bt:.4f}   "
+              f"{dev}")

@@ -113,7 +113,6 @@ def _notes(args, res, est, scan):
 def run(args) -> int:
     from ..simulation import (CudaUnavailableError, DivergenceError, OUDrift, SaturatingDrift,
                               SimulationInputError, simulate)
-    from ..tails import tempered_fit_result
 
     if args.burn_in >= args.t_end:
         raise UsageError(f"--burn-in must be smaller than --t-end = {args.t_end:g}; got {args.burn_in:g}")
@@ -143,13 +142,10 @@ def run(args) -> int:
     m = res.meta
     est = res.tail()
     scan = res.tail_scan()
-    fit = None
-    if m["phase"] == "collapsed" and m["eta_j"] > 0 and m["lam"] > 0:
-        x0 = -m["equilibrium"]
-        try:
-            fit = tempered_fit_result(res, x0 + 2.0)
-        except ValueError:
-            fit = None
+    try:
+        fit = res.tempering_limited_fit()
+    except ValueError:
+        fit = None
     flag, notes = _notes(args, res, est, scan)
     if args.out:
         try:

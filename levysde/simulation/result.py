@@ -100,6 +100,21 @@ class SimulationResult:
 
         return tail_from_result(self, self.meta["threshold_u"] if u is None else u, **kwargs)
 
+    def tempering_limited_fit(self, depth: float = 2.0):
+        """Tempered-tail fit exp(-b x) x^(-1-alpha) of a collapsed, tempering-limited run (THEORY.md
+        §4: no Cramer root, eta_J > 0, lam > 0, so the left tail decays like the jump law and b
+        estimates lam; §8), at the threshold ``depth`` (> 0, in zeta units) beyond the equilibrium
+        on X = -zeta; see :func:`levysde.tails.tempered_fit_result`.
+
+        Returns the :class:`levysde.tails.TemperedFit`, or None when the run is not tempering-limited.
+        Raises ValueError when the fit cannot be made (too few samples beyond the threshold)."""
+        from ..tails import tempered_fit_result
+
+        m = self.meta
+        if not (m.get("phase") == "collapsed" and m.get("eta_j", 0) > 0 and m.get("lam", 0) > 0):
+            return None
+        return tempered_fit_result(self, -m["equilibrium"] + depth)
+
     def tail_scan(self, us=None, **kwargs):
         """:func:`levysde.tails.threshold_scan` on this run."""
         from ..tails import threshold_scan_result

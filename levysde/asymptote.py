@@ -1,0 +1,187 @@
+"""The model's asymptotic forgetting envelope in every phase (THEORY.md §4-§5).
+
+The theory fixes how f(l) = E[exp(-l e^zeta)] decays at large lag l from the left tail
+of the stationary zeta law, p(tau) ~ A tau^(-1-rate) (tau = e^-zeta), up to the tail
+amplitude A that it does not fix:
+
+* a Cramer root beta* (broad and concentrated phases) or, without jumps, the Gaussian rate
+  kappa/eta_G: f ~ A Gamma(rate) l^-rate (Karamata's Tauberian theorem, THEORY §5);
+* collapsed and tempering-limited (eta_J > 0, no root): p(tau) ~ A tau^-(1+lam) (ln tau)^-(1+alpha),
+  so f ~ A Gamma(lam) l^-lam (ln l)^-(1+alpha) (Karamata with the slowly varying factor);
+* logarithmic phase (lam = 0): p(tau) ~ A / (tau (ln tau)^alpha), so
+  f ~ A/(alpha-1) (ln l)^-(alpha-1) (no stationary law for alpha <= 1);
+* no noise: a point mass at the equilibrium, exponential decay (no power-law form).
+
+These forms hold for large l only; at small l they exceed 1, outside the range of an
+envelope. :func:`unit_crossing` finds where a form drops to 1; the values are reported from
+there on. :func:`levysde.tauberian.tauberian_prediction` is the first case alone.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["AsymptoticEnvelope", "asymptotic_envelope", "unit_crossing"]
+
+
+def unit_crossing(func: Callable, domain_lo: float = 0.0) -> float:
+    """Smallest lag above which the decreasing function ``func`` is <= 1.
+
+    Parameters
+    ----------
+    func : vectorised callable of lags (ndarray) -> values; decreasing on (domain_lo, inf);
+        NaN counts as +inf (above 1)
+    domain_lo : >= 0, the left end of func's domain
+
+    Returns float: ``domain_lo`` when func <= 1 on its whole domain, +inf when it stays above
+    1 up to l = e^700, else the crossing, by bisection in log l to ~1e-15 relative.
+    """
+    def g(u):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            v = float(func(np.array([math.exp(u)]))[0])
+        return v if not math.isnan(v) else math.inf
+    lo = math.log(domain_lo) + 1e-12 if domain_lo > 0 else -700.0
+    hi = 700.0
+    if g(hi) > 1.0:
+        return math.inf
+    if g(lo) <= 1.0:
+        return float(domain_lo)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if g(mid) > 1.0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-15 * max(1.0, abs(hi)):
+            break
+    return math.exp(hi)
+
+
+@dataclass(frozen=True)
+class AsymptoticEnvelope:
+    """Large-lag form of f(l) for one parameter set (see the module docstring).
+
+    Attributes
+    ----------
+    phase, beta_theory, tail_rate : from :func:`levysde.theory.classify` (beta_theory None
+        without a Cramer root; tail_rate None without noise)
+    amplitude : the tail amplitude A (> 0) the forms are scaled with
+    decay_class : ``"polynomial"``, ``"logarithmic"`` or ``"exponential"``
+    slope : asymptotic log-log slope -tail_rate (polynomial class), else None
+    gamma : exponent alpha - 1 of the logarithmic form, else None
+    form : the formula as text, None when there is no power-law/log form
+    note : a remark on the phase (no stationary law, slowly varying factor, ...), or None
+    domain_lo : the form is defined for l > domain_lo (1 where it contains ln l, else 0)
+    valid_from : smallest lag from which the form is <= 1 (:func:`unit_crossing`); None without form
+    """
+
+    phase: str
+    beta_theory: float | None
+    tail_rate: float | None
+    amplitude: float
+    decay_class: str
+    slope: float | None = None
+    gamma: float | None = None
+    form: str | None = None
+    note: str | None = None
+    domain_lo: float = 0.0
+    valid_from: float | None = None
+    _form: Callable | None = field(default=None, repr=False, compare=False)
+
+    def raw(self, lags) -> np.ndarray:
+        """The form at ``lags`` (any shape), NaN at l <= domain_lo; values may exceed 1.
+        Raises ValueError when there is no form (``form`` is None)."""
+        if self._form is None:
+            raise ValueError(f"no asymptotic power-law or log form in this case ({self.decay_class})")
+        l = np.asarray(lags, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return self._form(np.where(l > self.domain_lo, l, np.nan))
+
+    def values(self, lags) -> np.ndarray:
+        """The form where it is a valid envelope value (l >= valid_from, finite, <= 1), NaN elsewhere."""
+        l = np.asarray(lags, dtype=float)
+        v = self.raw(l)
+        return np.where((l >= self.valid_from) & np.isfinite(v) & (v <= 1.0), v, np.nan)
+
+    def capped(self, lags) -> np.ndarray:
+        """The form capped at 1 (1 where it is above 1 or undefined): a usable f for
+        :func:`levysde.learnability.learnability_window` (``f_func``)."""
+        v = self.raw(lags)
+        return np.where(np.isfinite(v) & (v <= 1.0), v, 1.0)
+
+
+def _power_law_case(rec, eta_j, alpha, A):
+    """(form callable, domain_lo, fields) for a finite tail rate: A Gamma(rate) l^-rate, with the
+    (ln l)^-(1+alpha) factor in the tempering-limited collapsed case."""
+    from scipy import special
+
+    rate = float(rec["tail_rate"])
+    log_ag = math.log(A) + float(special.gammaln(rate))     # log(A Gamma(rate)): no overflow at rate > 171
+    fields = dict(decay_class="polynomial", slope=-rate)
+    if rec["beta"] is None and eta_j > 0:
+        k = 1.0 + alpha
+        fields.update(form="A Gamma(lam) l^-lam (ln l)^-(1+alpha)",
+                      note=("collapsed, tempering-limited: no Cramer root; p(tau) ~ A tau^-(1+lam) "
+                            "(ln tau)^-(1+alpha), so f ~ A Gamma(lam) l^-lam (ln l)^-(1+alpha) (the log "
+                            "factor is included in f; the local log-log slope -lam - (1+alpha)/ln l "
+                            "tends to the reported slope -lam only slowly)"))
+        return (lambda l: np.exp(log_ag - rate * np.log(l)) * np.log(l) ** (-k)), 1.0, fields
+    fields["form"] = "A Gamma(beta) l^-beta"
+    if rec["beta"] is None:
+        fields["note"] = ("collapsed: no Cramer root; tail rate kappa/eta_G (Gaussian noise only), "
+                          "f ~ A Gamma(kappa/eta_G) l^-(kappa/eta_G)")
+    return (lambda l: np.exp(log_ag - rate * np.log(l))), 0.0, fields
+
+
+def asymptotic_envelope(eta_j, eta_g=None, kappa=None, alpha=None, lam=None, *,
+                        amplitude: float = 1.0) -> AsymptoticEnvelope:
+    """The model's large-lag envelope form for one parameter set (THEORY §4-§5).
+
+    Parameters
+    ----------
+    eta_j, eta_g, kappa, alpha, lam : scalars, the model parameters (None: the defaults of
+        THEORY.md, :data:`levysde.params.DEFAULTS`), ranges as in :func:`levysde.theory.classify`
+    amplitude : tail amplitude A > 0 of p(tau) (the theory fixes the rate, not A)
+
+    Returns
+    -------
+    :class:`AsymptoticEnvelope`
+
+    Raises
+    ------
+    ValueError for out-of-range parameters (naming the parameter) or amplitude not finite and > 0.
+    """
+    from .params import DEFAULTS
+    from .theory import classify
+
+    A = float(amplitude)
+    if not (math.isfinite(A) and A > 0):
+        raise ValueError(f"amplitude must be finite and > 0; got {amplitude!r}")
+    p = {k: DEFAULTS[k] if v is None else v
+         for k, v in dict(eta_g=eta_g, kappa=kappa, alpha=alpha, lam=lam).items()}
+    rec = classify(eta_j, p["eta_g"], p["kappa"], p["alpha"], p["lam"]).records()[0]
+    base = dict(phase=rec["phase"], beta_theory=rec["beta"], tail_rate=rec["tail_rate"], amplitude=A)
+    form, domain_lo = None, 0.0
+    if rec["phase"] == "logarithmic":
+        gam = float(p["alpha"]) - 1.0
+        fields = dict(decay_class="logarithmic", gamma=gam,
+                      note="alpha <= 1 with lam = 0: no stationary law (THEORY §4)")
+        if gam > 0:
+            form, domain_lo = (lambda l: A / gam * np.log(l) ** (-gam)), 1.0
+            fields.update(form="A/(alpha-1) (ln l)^-(alpha-1)",
+                          note=("p(tau) ~ A/(tau (ln tau)^alpha) => f ~ A/(alpha-1) (ln l)^-(alpha-1): "
+                                "no constant log-log slope"))
+    elif rec["tail_rate"] is None:
+        fields = dict(decay_class="exponential",
+                      note="no noise: point mass at the equilibrium, f = exp(-l/tau0)")
+    else:
+        form, domain_lo, fields = _power_law_case(rec, float(eta_j), float(p["alpha"]), A)
+    env = AsymptoticEnvelope(**base, **fields, domain_lo=domain_lo, _form=form)
+    if form is None:
+        return env
+    from dataclasses import replace
+
+    return replace(env, valid_from=unit_crossing(env.raw, domain_lo))

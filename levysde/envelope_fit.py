@@ -1,0 +1,471 @@
+"""The forgetting envelope of a saved run and its fits (THEORY.md §5, §8, §9).
+
+A run file (:func:`levysde.runfile.read_run`) of the simulator (kind ``"simulation"``)
+or of the RNN trainer (kind ``"rnn"``) becomes the table f(l) = E[exp(-l e^zeta)] on a
+lag grid, together with the lowest f that its sampling supports (``f_floor``). Then
+:func:`fit_run_envelope` gives the decay class, the large-lag log-log slope and its
+standard error (a jackknife over particle groups where the run has them).
+
+* simulation runs: the occupation histogram (exact per bin, :func:`levysde.tauberian.envelope_hist`)
+  plus the mass outside its range as point masses, or the final particle positions
+  (:func:`levysde.tauberian.envelope_samples`); lags are limited to what the deepest
+  occupied bin and the independent excursions support (THEORY §8).
+* RNN runs: the ELR envelope sum_q Lambda_q e^(-l e^zeta_q) / sum_q Lambda_q of the last
+  record (THEORY §9), an exact finite sum over the neurons without sampling noise.
+
+Used by ``levysde envelope``; every function here is callable without the CLI.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["RunEnvelope", "EnvelopeFits", "LAG_MIN", "N_LAGS", "MIN_EXCURSIONS", "RNN_F_FLOOR",
+           "MAX_JACK_BLOCKS", "sampling_floor", "lag_grid", "run_theory", "run_envelope",
+           "simulation_envelope", "rnn_envelope", "jackknife_slope_se", "fit_run_envelope"]
+
+#: defaults of the log lag grid (steps)
+LAG_MIN, N_LAGS = 1.0, 200
+
+#: simulation runs: trust f(l) only at lags that at least this many independent excursions reached
+MIN_EXCURSIONS = 100.0
+
+#: RNN runs: the ELR envelope is an exact finite sum over neurons, so fits stop only at this
+#: numerical floor
+RNN_F_FLOOR = 1e-12
+
+#: at most this many leave-one-out blocks in the jackknife over particle groups
+MAX_JACK_BLOCKS = 20
+
+
+@dataclass(frozen=True)
+class RunEnvelope:
+    """f(l) of a run on a lag grid, with what the fits need.
+
+    Attributes
+    ----------
+    lags : ndarray (n,), lags in steps (or model time units), increasing, > 0
+    f : ndarray (n,), envelope values in [0, 1]
+    f_floor : lowest f the fits may use; floor_reason says which rule gave it
+    source : one line saying where f comes from
+    kind : ``"simulation"`` or ``"rnn"``
+    groups : (edges (m+1,), counts (G, m)) of a histogram with G particle groups, for the
+        jackknife of :func:`jackknife_slope_se`; None otherwise
+    stderr : ndarray (n,) Monte-Carlo standard error of f (final-position samples), or None
+    outside_mass_fraction : mass outside the histogram range (simulation histograms), or None
+    beta_theory, tail_rate, phase : the model's beta* (None when there is no root), tail rate
+        and phase from the run's parameters (:func:`run_theory`); None for RNN runs
+    note : "not a power law ..." when the left tail of zeta fails the stability check of
+        :func:`levysde.tails.tail_check` (beta and the Tauberian slope then do not apply), else None
+    lag_max : RNN runs: the largest lag the spectrum supports (:func:`levysde.estimate.resolved_lag_max`,
+        the 10th longest time scale); the table stops there. None for simulation runs
+    """
+
+    lags: np.ndarray
+    f: np.ndarray
+    f_floor: float
+    floor_reason: str
+    source: str
+    kind: str
+    groups: tuple | None = None
+    stderr: np.ndarray | None = None
+    outside_mass_fraction: float | None = None
+    beta_theory: float | None = None
+    tail_rate: float | None = None
+    phase: str | None = None
+    note: str | None = None
+    lag_max: float | None = None
+
+
+def sampling_floor(n_indep: float) -> float:
+    """Lowest f trusted from n independent samples: min(100, sqrt(n)) / n, the level where about
+    min(100, sqrt(n)) samples still contribute to the mean of exp(-l e^zeta) (THEORY §8:
+    say how many independent samples back each value). Raises ValueError for n <= 0."""
+    n = float(n_indep)
+    if not (math.isfinite(n) and n > 0):
+        raise ValueError(f"n_indep must be finite and > 0; got {n_indep!r}")
+    return min(100.0, math.sqrt(n)) / n
+
+
+_SAMPLING_RULE = "min(100, sqrt(n)) / n for n independent samples"
+
+
+def _chosen_floor(f_floor, default):
+    """(f_floor, "given by the caller") after checking 0 <= f_floor < 1, or ``default`` when None."""
+    if f_floor is None:
+        return default
+    v = float(f_floor)
+    if not 0.0 <= v < 1.0:
+        raise ValueError(f"f_floor must be in [0, 1); got {f_floor!r}")
+    return v, "given by the caller"
+
+
+def lag_grid(lag_max: float, *, lags=None, lag_min: float | None = None,
+             n_lags: int | None = None) -> np.ndarray:
+    """The lags of an envelope table: the sorted distinct explicit ``lags`` when given, else the
+    log grid geomspace(lag_min, lag_max, n_lags) (defaults :data:`LAG_MIN`, :data:`N_LAGS`).
+
+    Returns ndarray (n,) of lags > 0. Raises ValueError when lag_max <= lag_min, n_lags < 2, or
+    an explicit lag is not finite and > 0."""
+    if lags is not None:
+        out = np.unique(np.asarray(lags, dtype=float).ravel())
+        if out.size == 0 or not np.all(np.isfinite(out) & (out > 0)):
+            raise ValueError("lags must be finite and > 0")
+        return out
+    lag_min = LAG_MIN if lag_min is None else float(lag_min)
+    n_lags = N_LAGS if n_lags is None else int(n_lags)
+    if not (math.isfinite(lag_min) and lag_min > 0):
+        raise ValueError(f"lag_min must be finite and > 0; got {lag_min!r}")
+    if n_lags < 2:
+        raise ValueError(f"n_lags must be >= 2; got {n_lags}")
+    if not lag_max > lag_min:
+        raise ValueError(f"lag_max ({lag_max:g}) must exceed lag_min ({lag_min:g})")
+    return np.geomspace(lag_min, lag_max, n_lags)
+
+
+def run_theory(meta: dict):
+    """(beta* or None, tail rate or None, phase or None) of the model parameters in a run's meta:
+    the values the simulator recorded (``beta_theory``, ``tail_rate_theory``, ``phase``) or
+    :func:`levysde.theory.classify` of eta_j, eta_g, kappa, alpha, lam (THEORY §4); all None
+    when the parameters are missing or out of range."""
+    from .theory import classify
+
+    if meta.get("beta_theory") is not None:
+        b = float(meta["beta_theory"])
+        rate = meta.get("tail_rate_theory")
+        return (b if math.isfinite(b) else None), (None if rate is None else float(rate)), meta.get("phase")
+    keys = ("eta_j", "eta_g", "kappa", "alpha", "lam")
+    if not all(k in meta for k in keys):
+        return None, None, None
+    try:
+        r = classify(*(float(meta[k]) for k in keys)).records()[0]
+    except (ValueError, TypeError):
+        return None, None, None
+    return r["beta"], r["tail_rate"], r["phase"]
+
+
+# ----------------------------------------------------------------------------- simulation runs
+
+def _histogram(run):
+    """(edges (m+1,), counts (G, m)) of a simulation run, checked."""
+    edges = np.asarray(run["hist_edges"], dtype=float)
+    counts = np.asarray(run["hist_counts"], dtype=float)
+    if counts.ndim == 1:
+        counts = counts[None, :]
+    if counts.ndim != 2 or counts.shape[1] != edges.size - 1:
+        raise ValueError(f"hist_counts has shape {counts.shape}, expected (n_groups, {edges.size - 1})")
+    if not np.any(counts.sum(axis=0) > 0):
+        raise ValueError("the histogram is empty")
+    return edges, counts
+
+
+def _excursion_lag(run, edges):
+    """Largest lag that >= MIN_EXCURSIONS independent excursions reached: exp(-zeta) at the
+    zeta where the cumulative excursion count from below reaches MIN_EXCURSIONS (THEORY §8;
+    +inf beyond the double range); None without excursion counts or with too few excursions."""
+    from .tauberian import valid_lag_max
+
+    if "excursion_counts" not in run:
+        return None
+    cum = np.cumsum(np.asarray(run["excursion_counts"], dtype=float).sum(axis=0))
+    if cum[-1] < MIN_EXCURSIONS:
+        return None
+    i = int(np.searchsorted(cum, MIN_EXCURSIONS))
+    return valid_lag_max(float(edges[i + 1]))
+
+
+def _add_outside_mass(run, lags, f, counts):
+    """f with the mass outside the histogram range added as point masses at its mean zeta
+    (below and above; exp(-l e^zeta) without overflow); (f, outside mass fraction or None)."""
+    from .tauberian import envelope_samples
+
+    if "hist_outside" not in run:
+        return f, None
+    o = np.asarray(run["hist_outside"], dtype=float).sum(axis=0)   # (n_below, sum_below, n_above, sum_above)
+    if not (o[0] > 0 or o[2] > 0):
+        return f, None
+    m_in = counts.sum()
+    tot_mass = m_in + o[0] + o[2]
+    f = f * (m_in / tot_mass)
+    for cnt, zsum in ((o[0], o[1]), (o[2], o[3])):
+        if cnt > 0:
+            f = f + cnt / tot_mass * envelope_samples(lags, [zsum / cnt], errors=False).f
+    return f, float((o[0] + o[2]) / tot_mass)
+
+
+def _histogram_envelope(run, grid, f_floor):
+    from .tails import power_law_note, tail_check
+    from .tauberian import envelope_hist, valid_lag_max
+
+    edges, counts = _histogram(run)
+    occ = np.flatnonzero(counts.sum(axis=0) > 0)
+    n_indep = float(np.asarray(run["final_zeta"]).size) if "final_zeta" in run else float(counts.shape[0])
+    lag_max = valid_lag_max(float(edges[occ[0]]))
+    exc_lag = _excursion_lag(run, edges)
+    if exc_lag is not None:
+        lag_max = min(lag_max, 100.0 * exc_lag)
+    lags = _grid_lags(grid, lag_max)
+    f, outside = _add_outside_mass(run, lags, envelope_hist(lags, edges, counts), counts)
+    if exc_lag is not None:
+        floor, reason = _chosen_floor(f_floor, (
+            float(np.exp(np.interp(math.log(exc_lag), np.log(lags), np.log(np.maximum(f, 1e-300))))),
+            f">= {MIN_EXCURSIONS:g} independent excursions below -log l (l <= {exc_lag:.4g})"))
+    else:
+        floor, reason = _chosen_floor(f_floor, (sampling_floor(n_indep), _SAMPLING_RULE))
+    note = power_law_note(tail_check(hist=(edges, counts, run.get("hist_sums"), run.get("hist_outside"))))
+    return dict(lags=lags, f=f, f_floor=floor, floor_reason=reason, source="histogram",
+                groups=(edges, counts), outside_mass_fraction=outside, note=note)
+
+
+def _sample_envelope(run, grid, f_floor, n_samples, seed):
+    from .tails import power_law_note, tail_check
+    from .tauberian import envelope_samples, valid_lag_max
+
+    if "final_zeta" not in run:
+        raise ValueError("this simulation run has no final_zeta samples")
+    z = np.asarray(run["final_zeta"], dtype=float).ravel()
+    if n_samples is not None and n_samples < z.size:
+        z = z[np.random.default_rng(seed).choice(z.size, size=int(n_samples), replace=False)]
+    lags = _grid_lags(grid, valid_lag_max(float(z.min())))
+    r = envelope_samples(lags, z)
+    floor, reason = _chosen_floor(f_floor, (sampling_floor(r.n_eff), _SAMPLING_RULE))
+    return dict(lags=lags, f=r.f, f_floor=floor, floor_reason=reason, source="final_zeta samples",
+                stderr=r.stderr, note=power_law_note(tail_check(zeta=z)))
+
+
+def simulation_envelope(run: dict, *, source: str = "hist", lags=None, lag_min=None, lag_max=None,
+                        n_lags=None, n_samples: int | None = None, seed: int = 0,
+                        f_floor: float | None = None) -> RunEnvelope:
+    """Envelope of a simulation run (THEORY §5, §8).
+
+    Parameters
+    ----------
+    run : dict from :func:`levysde.runfile.read_run` of kind ``"simulation"``: ``hist_edges`` (m+1,),
+        ``hist_counts`` (G, m) or (m,), optional ``hist_outside`` (G, 4), ``excursion_counts`` (G, m),
+        ``final_zeta`` (any shape), ``meta``.
+    source : ``"hist"`` (the occupation histogram, exact per bin) or ``"samples"`` (the final
+        positions ``final_zeta``; a random subsample of ``n_samples`` drawn with ``seed`` when given).
+    lags, lag_min, lag_max, n_lags : the lag grid (:func:`lag_grid`); lag_max defaults to the
+        longest time scale the data resolve: exp(-zeta) of the deepest occupied bin (or sample)
+        (:func:`levysde.tauberian.valid_lag_max`), and for histograms at most 100 times the lag
+        that :data:`MIN_EXCURSIONS` independent excursions reached.
+    f_floor : lowest f for the fits, in [0, 1); default: the excursion rule when the run counts
+        excursions, else :func:`sampling_floor` of the independent particles (samples: of the
+        effective sample size).
+
+    Returns
+    -------
+    :class:`RunEnvelope`
+
+    Raises
+    ------
+    ValueError for a malformed or empty histogram, a run without final_zeta (source="samples"),
+    an unknown source, f_floor outside [0, 1), or a bad lag grid.
+    """
+    grid = dict(lags=lags, lag_min=lag_min, lag_max=lag_max, n_lags=n_lags)
+    if source == "hist":
+        parts = _histogram_envelope(run, grid, f_floor)
+    elif source == "samples":
+        parts = _sample_envelope(run, grid, f_floor, n_samples, seed)
+    else:
+        raise ValueError(f"source must be 'hist' or 'samples'; got {source!r}")
+    beta, rate, phase = run_theory(run.get("meta", {}))
+    return RunEnvelope(kind="simulation", beta_theory=beta, tail_rate=rate, phase=phase, **parts)
+
+
+def _grid_lags(grid: dict, default_lag_max: float) -> np.ndarray:
+    """:func:`lag_grid` of the options ``grid`` (lags, lag_min, lag_max, n_lags; None = default),
+    with ``default_lag_max`` where lag_max is None."""
+    lag_max = grid["lag_max"] if grid["lag_max"] is not None else default_lag_max
+    return lag_grid(lag_max, lags=grid["lags"], lag_min=grid["lag_min"], n_lags=grid["n_lags"])
+
+
+# ----------------------------------------------------------------------------- RNN runs
+
+def _last_record(a) -> np.ndarray:
+    a = np.asarray(a, dtype=float)
+    return (a[-1] if a.ndim == 2 else a).ravel()
+
+
+def _run_lags(run):
+    """The run's own recorded lags when they form a valid increasing grid (>= 2 finite lags > 0)."""
+    if "lags" not in run:
+        return None
+    lags = np.asarray(run["lags"], dtype=float).ravel()
+    ok = (lags.size >= 2 and np.all(np.isfinite(lags)) and np.all(lags > 0) and np.all(np.diff(lags) > 0))
+    return lags if ok else None
+
+
+def _recorded_envelope(run, run_lags):
+    """The trainer's recorded (Lambda-weighted) ELR envelope of the last record on ``run_lags``,
+    when present and valid (finite, in [0, 1], one value per lag); else None."""
+    if run_lags is None or "envelope" not in run:
+        return None
+    env = np.asarray(run["envelope"], dtype=float)
+    env = env[-1] if env.ndim == 2 else env
+    if env.shape == run_lags.shape and np.all(np.isfinite(env)) and np.all((env >= 0) & (env <= 1)):
+        return env
+    return None
+
+
+def rnn_envelope(run: dict, *, weighted: bool = True, lags=None, lag_min=None, lag_max=None,
+                 n_lags=None, f_floor: float | None = None) -> RunEnvelope:
+    """ELR envelope of a trained RNN at its last record (THEORY §9):
+    f(l) = sum_q Lambda_q e^(-l mu_q) / sum_q Lambda_q with mu_q = e^zeta_q.
+
+    Parameters
+    ----------
+    run : dict from :func:`levysde.runfile.read_run` of kind ``"rnn"``: ``zeta`` (R, H) or (H,),
+        optional ``Lambda`` (same shape), ``step`` (R,), ``lags`` (L,) and ``envelope`` (R, L).
+    weighted : weight neurons by Lambda_q (when the run has it); False: plain mean over neurons.
+    lags, lag_min, lag_max, n_lags : the lag grid (:func:`lag_grid`). Without any of them the run's
+        own recorded lags are used (and, weighted, its recorded envelope); lag_max defaults to the
+        largest recorded lag (1e4 when the run has none). The table stops at the largest lag the
+        spectrum supports, tau_(10) (:func:`levysde.estimate.resolved_lag_max`): beyond it f is a sum
+        of fewer than 10 exponentials and every fit would read "exponential".
+    f_floor : lowest f for the fits; default :data:`RNN_F_FLOOR` (an exact finite sum has no
+        sampling noise).
+
+    Returns
+    -------
+    :class:`RunEnvelope` (no theory values: an RNN run has no SDE parameters)
+
+    Raises
+    ------
+    ValueError when Lambda and zeta differ in size, f_floor is outside [0, 1), the lag grid is bad
+    or fewer than 2 lags lie below tau_(10).
+    """
+    from .estimate import resolved_lag_max
+    from .tails import power_law_note, tail_check
+    from .tauberian import envelope_samples
+
+    z = _last_record(run["zeta"])
+    w = None
+    if weighted and "Lambda" in run:
+        w = _last_record(run["Lambda"])
+        if w.size != z.size:
+            raise ValueError(f"Lambda has {w.size} neurons in its last record, zeta {z.size}")
+    step = int(np.asarray(run["step"]).ravel()[-1]) if "step" in run and np.size(run["step"]) else None
+    at = "last record" + (f", step {step}" if step is not None else "")
+    grid_given = lags is not None or any(v is not None for v in (lag_min, lag_max, n_lags))
+    run_lags = _run_lags(run)
+    rec = _recorded_envelope(run, run_lags) if (w is not None and not grid_given) else None
+    if rec is not None:
+        lags, f = run_lags, rec
+        source = f"rnn: recorded ELR envelope on the run's lags ({at}, Lambda-weighted)"
+    else:
+        if grid_given or run_lags is None:
+            grid = dict(lags=lags, lag_min=lag_min, lag_max=lag_max, n_lags=n_lags)
+            lags = _grid_lags(grid, float(run_lags[-1]) if run_lags is not None else 1e4)
+        else:
+            lags = run_lags
+        f = envelope_samples(lags, z, w, bin_width=0, errors=False).f
+        source = (f"rnn: ELR envelope from zeta ({at}, "
+                  + ("Lambda-weighted)" if w is not None else "unweighted mean over neurons)"))
+    lag_max = resolved_lag_max(z)           # lags the spectrum supports (issue 11): l <= tau_(10)
+    keep = lags <= lag_max
+    if np.count_nonzero(keep) < 2:
+        raise ValueError(f"the spectrum supports lags up to tau_(10) = {lag_max:.4g} only (the 10th longest "
+                         f"time scale): fewer than 2 lags below it; give --lag-max <= {lag_max:.4g}")
+    lags, f = lags[keep], f[keep]
+    floor, reason = _chosen_floor(f_floor, (RNN_F_FLOOR, f"numerical floor {RNN_F_FLOOR:g} (exact "
+                                                         f"finite sum over {z.size} neurons, no sampling noise)"))
+    return RunEnvelope(lags=lags, f=f, f_floor=floor, floor_reason=reason, source=source, kind="rnn",
+                       note=power_law_note(tail_check(zeta=z, weights=w)), lag_max=lag_max)
+
+
+def run_envelope(run: dict, **kwargs) -> RunEnvelope:
+    """:func:`rnn_envelope` or :func:`simulation_envelope` by ``run["kind"]``, with ``kwargs``."""
+    if run.get("kind") == "rnn":
+        return rnn_envelope(run, **kwargs)
+    return simulation_envelope(run, **kwargs)
+
+
+# ----------------------------------------------------------------------------- fits
+
+def jackknife_slope_se(lags, edges, counts, lag_lo: float, lag_hi: float, *,
+                       max_blocks: int = MAX_JACK_BLOCKS) -> float | None:
+    """Jackknife standard error of the log-log slope of the histogram envelope on [lag_lo, lag_hi].
+
+    The G particle groups (rows of ``counts``) are independent replicas; they are split into
+    min(G, max_blocks) contiguous blocks, the slope (:func:`levysde.tauberian.fit_slope`) is
+    refitted with each block left out and :func:`levysde.tails.jackknife` combines the
+    leave-one-out slopes (THEORY §8: error bars from resampling independent groups).
+
+    Parameters
+    ----------
+    lags : (n,) lags > 0; edges : (m+1,) zeta bin edges; counts : (G, m) counts per group
+    lag_lo, lag_hi : the fit window (e.g. ``SlopeFit.lag_lo``, ``lag_hi``), >= 2 lags inside
+
+    Returns
+    -------
+    float (the SE of a dimensionless slope), or None for G < 2
+
+    Raises
+    ------
+    ValueError (from fit_slope) when fewer than 2 lags lie in the window.
+    """
+    from .tails import jackknife
+    from .tauberian import envelope_hist, fit_slope
+
+    lags = np.asarray(lags, dtype=float)
+    counts = np.asarray(counts, dtype=float)
+    G = counts.shape[0]
+    if G < 2:
+        return None
+    blocks = np.array_split(np.arange(G), min(G, max_blocks))
+    sel = (lags >= lag_lo) & (lags <= lag_hi)
+    tot = counts.sum(axis=0)
+    loo = [fit_slope(lags[sel], envelope_hist(lags[sel], edges, tot - counts[b].sum(axis=0)),
+                     lag_range=(lag_lo, lag_hi), min_points=2).slope for b in blocks]
+    return jackknife(loo)
+
+
+@dataclass(frozen=True)
+class EnvelopeFits:
+    """Decay class and large-lag slope of a :class:`RunEnvelope` (None where not determined).
+
+    decay_class : ``"exponential"``, ``"polynomial"`` or ``"logarithmic"`` (:func:`levysde.tauberian.classify_decay`)
+    decay_fit : its ``records()`` (winning fit, window, candidates)
+    slope : fitted log-log slope of f on slope_lag_range (:func:`levysde.tauberian.fit_slope`)
+    slope_se : its standard error; slope_se_method names how it was obtained
+    """
+
+    decay_class: str | None = None
+    decay_fit: dict | None = None
+    slope: float | None = None
+    slope_lag_range: tuple | None = None
+    slope_se: float | None = None
+    slope_se_method: str | None = None
+
+
+def fit_run_envelope(env: RunEnvelope) -> EnvelopeFits:
+    """Decay class and slope of ``env`` above its f_floor (THEORY §5), with the slope's SE from
+    :func:`jackknife_slope_se` when the envelope has particle groups, else the OLS SE (for RNN
+    runs a measure of fit quality only: their envelope has no sampling error).
+
+    A fit that cannot be made (too few lags above the floor, ...) is reported as None with a
+    ``UserWarning`` saying why; nothing is raised."""
+    import warnings
+
+    from .tauberian import classify_decay, fit_slope
+
+    out = {}
+    try:
+        dc = classify_decay(env.lags, env.f, f_floor=env.f_floor)
+        out.update(decay_class=dc.name, decay_fit=dc.records())
+    except ValueError as exc:
+        warnings.warn(f"decay class not determined: {exc}", stacklevel=2)
+    try:
+        sf = fit_slope(env.lags, env.f, f_floor=env.f_floor)
+    except ValueError as exc:
+        warnings.warn(f"slope not determined: {exc}", stacklevel=2)
+        return EnvelopeFits(**out)
+    se = jackknife_slope_se(env.lags, *env.groups, sf.lag_lo, sf.lag_hi) if env.groups else None
+    method = ("jackknife over particle groups" if se is not None
+              else "OLS (fit quality; the RNN envelope has no sampling error)" if env.kind == "rnn"
+              else "OLS (iid)")
+    return EnvelopeFits(slope=sf.slope, slope_lag_range=(sf.lag_lo, sf.lag_hi),
+                        slope_se=se if se is not None else sf.se, slope_se_method=method, **out)
