@@ -38,6 +38,11 @@ DRIFT_BIAS_TOL = 2e-3
 #: the default threshold when the drift is saturated there (THEORY.md §7's measurements use u = 3)
 BASE_THRESHOLD = 3.0
 _U_MAX = 40.0
+#: beta* below which the modelled tail (40/beta* beyond u) exceeds 1e6 units of zeta: too long
+#: to tabulate or to simulate; no budget is modelled there (bias_budget None, threshold 3)
+_BETA_MIN = 4e-5
+#: most grid points of default_threshold's table of local rates
+_MAX_NODES = 2_000_000
 
 
 def _local_rates(x, drift, eta_j, eta_g, alpha, lam):
@@ -70,12 +75,14 @@ def saturation_shift(u, drift, eta_j, eta_g, alpha, lam, beta):
 def default_threshold(drift, eta_j, eta_g, alpha, lam, beta):
     """Smallest u in 3, 3.5, 4, ... (depth below the equilibrium) with
     ``|saturation_shift(u)| <= DRIFT_BIAS_TOL * beta*``; 3 when there is no beta* (no plateau
-    or collapsed phase). Capped at 40. One grid of local rates (step 0.005, every candidate a
-    node) serves all candidates."""
-    if beta is None or not (math.isfinite(beta) and beta > 0) or drift.plateau is None:
+    or collapsed phase) or beta* <= 4e-5. Capped at 40. One grid of local rates (step 0.005, or
+    coarser for beta* below ~0.004 so that it has at most 2e6 nodes; every candidate a node)
+    serves all candidates."""
+    if beta is None or not (math.isfinite(beta) and beta > _BETA_MIN) or drift.plateau is None:
         return BASE_THRESHOLD
-    h = 0.005
-    x = h * np.arange(int(math.ceil((_U_MAX + 40.0 / beta) / h)) + 1)
+    extent = _U_MAX + 40.0 / beta
+    h = 0.5 / min(100, max(1, math.floor(0.5 * _MAX_NODES / extent)))   # candidates stay nodes
+    x = h * np.arange(int(math.ceil(extent / h)) + 1)
     big_l = integrate.cumulative_trapezoid(_local_rates(x, drift, eta_j, eta_g, alpha, lam), x,
                                            initial=0.0)
     tail = int(round(40.0 / beta / h))
@@ -95,9 +102,9 @@ def bias_budget(u, drift, eta_j, eta_g, alpha, lam, beta, beta_mod):
 
     Returns a dict: depth_u (u as a depth below the equilibrium), beta_star, eps (beta_model - beta*), drift_saturation, dt (0, not
     modelled), finite_u (0, not modelled), total, beta_expected (beta* + total); or None without
-    a beta* (no plateau, collapsed phase).
+    a beta* (no plateau, collapsed phase) or with beta* <= 4e-5 (a tail too long to model).
     """
-    if beta is None or not (math.isfinite(beta) and beta > 0) or drift.plateau is None:
+    if beta is None or not (math.isfinite(beta) and beta > _BETA_MIN) or drift.plateau is None:
         return None
     eps = beta_mod - beta if (beta_mod is not None and math.isfinite(beta_mod)) else 0.0
     sat = saturation_shift(u, drift, eta_j, eta_g, alpha, lam, beta)
