@@ -63,6 +63,8 @@ class CheckReport:
     beta_sim_tail: Estimate
     notes: list = field(default_factory=list)
     config: dict = field(default_factory=dict)
+    learned: bool = False
+    loss_ratio: float = float("nan")
 
     def as_json(self) -> dict:
         out = {"variant": self.variant}
@@ -86,8 +88,28 @@ class CheckReport:
         out.update(self.ks.as_json("ks_distance"))
         out.update(self.beta_sim_tail.as_json("beta_sim_tail"))
         out["n_jumps"] = f.noise.n_jumps if f else None
+        out["learned"] = self.learned
+        out["loss_ratio"] = self.loss_ratio if math.isfinite(self.loss_ratio) else None
+        if not self.learned:      # THEORY §8 (i): no phase for a network that did not learn
+            out["phase"] = None
         out["notes"] = self.notes
         return out
+
+
+def _learned(run, notes):
+    """``(learned, loss_ratio)`` of a run (levysde.runfile.learned_diagnostic); the reason
+    goes into ``notes`` when it did not learn (then no phase is reported)."""
+    from .runfile import LEARNED_THRESHOLD, learned_diagnostic
+
+    try:
+        ratio, learned = learned_diagnostic(run)
+    except ValueError as exc:
+        notes.append(f"phase withheld: cannot tell whether the network learned ({exc})")
+        return False, float("nan")
+    if not learned:
+        notes.append(f"phase withheld: the network did not learn (late probe loss / trivial predictor's "
+                     f"loss = {ratio:.3g} > {LEARNED_THRESHOLD})")
+    return learned, ratio
 
 
 def _unavail(reason):
@@ -204,6 +226,7 @@ def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot
     first = min(int(R * (1 - late_fraction)), max(R - 3, 0))
     late = zeta[first:]
     notes = []
+    learned, loss_ratio = _learned(run, notes)
     try:
         fit = fit_sde(zeta, step, late_fraction=late_fraction)
     except ValueError as exc:
@@ -222,4 +245,5 @@ def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot
     early = zeta[: max(1, R // 10)]
     return CheckReport(variant=variant, fit=fit, prediction=prediction, beta_tail=beta_tail,
                        beta_envelope=beta_env, zeta_spread=spread(late[-1:]), early_spread=spread(early[-1:]),
-                       ks=ks, beta_sim_tail=sim_tail, notes=notes, config=run["config"])
+                       ks=ks, beta_sim_tail=sim_tail, notes=notes, config=run["config"], learned=learned,
+                       loss_ratio=loss_ratio)

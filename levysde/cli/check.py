@@ -66,7 +66,9 @@ def run(args) -> int:
         print(_line(name, d, key))
     print("prediction vs observation:")
     probs = ", ".join(f"{k} {v:.0%}" for k, v in d["phase_probabilities"].items())
-    print(f"  {'phase':<16} {d['phase']}" + (f"   (bootstrap: {probs})" if probs else ""))
+    ratio = "n/a" if d["loss_ratio"] is None else f"{d['loss_ratio']:.3g}"
+    print(f"  {'learned':<16} {'yes' if d['learned'] else 'no'} (probe loss / trivial loss = {ratio})")
+    print(f"  {'phase':<16} {d['phase'] or 'withheld (see notes)'}" + (f"   (bootstrap: {probs})" if probs else ""))
     for name, key in (("beta* (theory)", "beta_theory"), ("beta (tail)", "beta_tail"),
                       ("beta (envelope)", "beta_envelope"), ("KS(sim, net)", "ks_distance"),
                       ("beta (sim tail)", "beta_sim_tail")):

@@ -9,15 +9,15 @@ import os
 import signal
 import sys
 
-from ._common import UsageError, fail, integer, real
+from ._common import UsageError, fail, integer, print_json, real
 
 MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
 OPTIMIZERS = ("sgd", "adam", "adamw")
-TASKS = ("powerlaw", "delay", "adding")
+TASKS = ("powerlaw", "delay", "adding", "longmem")
 #: exit status after SIGTERM (128 + 15; Ctrl-C gives 130)
 EXIT_SIGTERM = 143
 #: flags that are not part of the run's config
-_NOT_CONFIG = ("out", "resume", "force", "quiet")
+_NOT_CONFIG = ("out", "resume", "force", "quiet", "json")
 #: CLI dest -> TrainConfig field, where they differ
 _FIELD = {"power": "p"}
 
@@ -71,13 +71,19 @@ def add_parser(sub):
     g.add_argument("--optimizer", action=_Given, choices=OPTIMIZERS, default="adamw",
                    help="(default %(default)s)")
     g.add_argument("--lr", action=_Given, type=real(0.0, lo_open=True), default=3e-3,
-                   help="learning rate > 0 (default %(default)s)")
+                   help="learning rate > 0 at width --lr-base-width (default %(default)s)")
+    g.add_argument("--lr-scaling", action=_Given, choices=("mup", "none"), default="mup",
+                   help="mup: Adam lr of the H-fan-in matrices times base-width/H (muP, Tensor Programs V); "
+                        "none: one lr (default %(default)s)")
+    g.add_argument("--lr-base-width", action=_Given, type=integer(1), default=64,
+                   help="width at which --lr applies unscaled (default %(default)s)")
     g.add_argument("--weight-decay", action=_Given, type=real(0.0), default=None,
                    help="weight decay >= 0 (default: AdamW 0.01, Adam/SGD 0)")
     g.add_argument("--no-gate-decay", action=_GivenTrue,
                    help="exclude the retention-gate parameters from weight decay")
-    g.add_argument("--clip", action=_Given, type=real(0.0, lo_open=True), default=None,
-                   help="clip the gradient norm to this value (> 0); default off")
+    g.add_argument("--clip", action=_Given, type=real(0.0, lo_open=True), default=1.0,
+                   help="clip the gradient norm to this value (> 0; default %(default)s)")
+    g.add_argument("--no-clip", action=_GivenTrue, help="no gradient clipping")
     t = p.add_argument_group("task")
     t.add_argument("--task", action=_Given, choices=TASKS, default="powerlaw", help="(default %(default)s)")
     t.add_argument("--seq-len", action=_Given, type=integer(2), default=200,
@@ -90,6 +96,16 @@ def add_parser(sub):
                    help="exponent p of the powerlaw task, > 0 (default %(default)s)")
     t.add_argument("--kernel", action=_Given, type=integer(0), default=0,
                    help="kernel length K of the powerlaw task (0 = T; default %(default)s)")
+    t.add_argument("--target-noise", action=_Given, type=real(0.0), default=0.0,
+                   help="std of persistent N(0,1) noise added to every target (default %(default)s)")
+    t.add_argument("--input-alpha", action=_Given, type=real(0.0, 2.0, lo_open=True, hi_open=True), default=None,
+                   help="alpha-stable inputs of index in (0, 2) instead of N(0, 1) (default off)")
+    t.add_argument("--n-mem", action=_Given, type=integer(1), default=16,
+                   help="longmem: number of teacher time scales (default %(default)s)")
+    t.add_argument("--mem-lag-max", action=_Given, type=integer(2), default=10000,
+                   help="longmem: longest teacher time scale in steps (default %(default)s)")
+    t.add_argument("--mem-gamma", action=_Given, type=real(0.0), default=0.0,
+                   help="longmem: time scales at quantiles of tau^(-1-gamma); 0 = log-uniform (default)")
     t.add_argument("--batch", action=_Given, type=integer(1), default=32,
                    help="batch size (default %(default)s)")
     t.add_argument("--probe-batch", action=_Given, type=integer(1), default=None,
@@ -126,6 +142,7 @@ def add_parser(sub):
                         "given flags must match it, except --steps, --device, --threads)")
     r.add_argument("--force", action="store_true", help="overwrite an existing run file")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
     return p
 
@@ -142,6 +159,9 @@ def _config_fields(args, base: dict | None) -> dict:
             continue
         if dest == "no_gate_decay":
             fields["gate_decay"] = not value
+        elif dest == "no_clip":
+            if value:
+                fields["clip"] = None
         else:
             fields[_FIELD.get(dest, dest)] = value
     if base is None:
@@ -211,8 +231,19 @@ def run(args) -> int:
     finally:
         if old is not None:
             signal.signal(signal.SIGTERM, old)
+    from ..runfile import learned_diagnostic
+
     z = res["zeta"][-1]
-    print(f"{args.out}: {len(res['step'])} records, step {int(res['step'][-1])}, "
-          f"probe loss {res['loss'][-1]:.6g}, zeta mean {z.mean():.4g} sd {z.std():.4g}, "
-          f"Jacobian-masked neurons {int(res['jac_masked'][-1])}")
+    ratio, learned = learned_diagnostic(res)
+    d = {"out": args.out, "records": len(res["step"]), "step": int(res["step"][-1]),
+         "probe_loss": float(res["loss"][-1]), "trivial_loss": float(res["trivial_loss"]),
+         "loss_ratio": ratio if ratio < float("inf") else None,
+         "learned": learned, "zeta_mean": float(z.mean()), "zeta_std": float(z.std()),
+         "jac_masked": int(res["jac_masked"][-1])}
+    if args.json:
+        print_json(d)
+        return 0
+    print(f"{args.out}: {d['records']} records, step {d['step']}, probe loss {d['probe_loss']:.6g} "
+          f"(loss ratio {ratio:.3g}: {'learned' if learned else 'NOT learned'}), zeta mean {z.mean():.4g} "
+          f"sd {z.std():.4g}, Jacobian-masked neurons {d['jac_masked']}")
     return 0

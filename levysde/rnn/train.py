@@ -21,7 +21,8 @@ At steps 0, K, 2K, ... and at the last step (K = ``record_every``), on a fixed p
   0, Lambda 0 and the envelope 0/0) or a Lambda that is not finite and > 0 stops the run
   with :class:`TrainingDiverged`; a non-finite envelope is never written.
 * the probe loss, its ratio to the trivial predictor's loss (``loss_ratio``,
-  :func:`levysde.runfile.learned_diagnostic`), and the ELR envelope ``f(l) = sum_q Lambda_q exp(-l mu_bar_q) / sum_q Lambda_q``
+  :func:`levysde.runfile.learned_diagnostic`; above :data:`DIVERGED_RATIO` = 1e6 the run has
+  diverged and stops with :class:`TrainingDiverged`), and the ELR envelope ``f(l) = sum_q Lambda_q exp(-l mu_bar_q) / sum_q Lambda_q``
   on an integer log grid of exactly ``n_lags`` lags ``1..lag_max`` (:func:`lag_grid`);
   optionally the measured transport. Numpy warnings from non-finite intermediate values
   (a diverging run) are silenced here; divergence is reported by :class:`TrainingDiverged`.
@@ -76,6 +77,8 @@ MU_FLOOR = 1e-12
 JAC_FLOOR = 1e-30
 #: a retention within this of 0 or 1 counts as saturated (diagnostic only)
 SAT_TOL = 1e-6
+#: a probe loss above this multiple of the trivial predictor's loss is a diverged run
+DIVERGED_RATIO = 1e6
 
 
 class TrainingDiverged(RuntimeError):
@@ -630,6 +633,9 @@ class _Run:
                          cfg.transport)
         r["step"] = self.step
         r["loss_ratio"] = r["loss"] / self.trivial
+        if r["loss_ratio"] > DIVERGED_RATIO:
+            raise TrainingDiverged(f"probe loss {r['loss']:.3g} is {r['loss_ratio']:.2g} times the trivial "
+                                   f"predictor's at step {self.step}; lower --lr")
         r["train_loss"] = self.acc_loss / self.acc_n if self.acc_n else float("nan")
         r["wall"] = time.perf_counter() - self.t_start
         self.acc_loss, self.acc_n = 0.0, 0
