@@ -38,7 +38,7 @@ COMMON = dict(task="longmem", optimizer="adamw", lr=3e-3, lr_scaling="mup", clip
               target_noise=0.1, n_mem=16, mem_gamma=0.0, threads=1, n_lags=40, lag_max=100000)
 BUDGETS = {
     "quick": dict(hidden=[16], seeds=3, steps=100, seq_len=20, record_every=10, batch=8, mem_lag_max=1000),
-    "full": dict(hidden=[64], seeds=3, steps=3000, seq_len=50, record_every=25, batch=16, mem_lag_max=10000),
+    "full": dict(hidden=[64], seeds=3, steps=4000, seq_len=50, record_every=25, batch=16, mem_lag_max=10000),
 }
 ROW_KEYS = ("model", "hidden", "seed", "learned", "loss_ratio", "stationary", "kappa_hat", "kappa_hat_se",
             "beta_tail", "beta_tail_se", "beta_theory", "beta_theory_se", "phase", "envelope_class",
