@@ -14,8 +14,7 @@ from ._common import UsageError, fail, integer, print_json, real
 MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
 OPTIMIZERS = ("sgd", "adam", "adamw")
 TASKS = ("powerlaw", "delay", "adding", "longmem")
-#: exit status after SIGTERM (128 + 15; Ctrl-C gives 130)
-EXIT_SIGTERM = 143
+EXIT_SIGTERM = 143  # after SIGTERM (128 + 15; Ctrl-C gives 130)
 #: flags that are not part of the run's config
 _NOT_CONFIG = ("out", "resume", "force", "quiet", "json")
 #: CLI dest -> TrainConfig field, where they differ
@@ -136,6 +135,7 @@ def add_parser(sub):
                    help="(default %(default)s)")
     r.add_argument("--threads", action=_Given, type=integer(1, 1024), default=1,
                    help="torch CPU threads (default %(default)s; more is often slower for small H)")
+    r.add_argument("--fast", action=_GivenTrue, help="replay each step from a CUDA graph (leaky models)")
     r.add_argument("--out", required=True, metavar="RUN.npz", help="run file (.npz); checkpoint RUN.ckpt beside it")
     r.add_argument("--resume", action="store_true",
                    help="continue from RUN.ckpt with its config (flags not given are taken from it; "

@@ -106,6 +106,8 @@ class TrainConfig:
     inject_alpha  None (off) or in (0, 2]; inject_scale >= 0; inject_target recurrent | gate
     n_lags >= 2, lag_max >= n_lags (integer log grid 1..lag_max, n_lags points), transport (bool)
     device        cpu | cuda; threads >= 1 or None (leave torch's setting)
+    fast          capture each training step in a CUDA graph (:mod:`.fast`; leaky models; on the
+                  CPU the same static-buffer step runs eagerly, without speed-up)
     """
 
     model: str = "diaggate"
@@ -144,6 +146,7 @@ class TrainConfig:
     transport: bool = False
     device: str = "cpu"
     threads: int | None = None
+    fast: bool = False
 
     def validate(self) -> "TrainConfig":
         """Raise ValueError naming the first bad field and its allowed range; return self."""
@@ -189,6 +192,9 @@ class TrainConfig:
         need(self.device in ("cpu", "cuda"), "device", "'cpu' or 'cuda'")
         need(self.threads is None or (is_int(self.threads) and self.threads >= 1), "threads",
              "None or an integer >= 1")
+        need(isinstance(self.fast, bool), "fast", "a bool")
+        need(not self.fast or self.model in ("constgate", "sharedgate", "diaggate"), "fast",
+             "False for GRU/LSTM (they already run torch's fused cuDNN kernels)")
         self.make_task()  # validates the task's fields
         return self
 
@@ -245,7 +251,7 @@ def neuron_lambda(model: RNNModel, optimizer: torch.optim.Optimizer, kind: str) 
         lr, eps, beta2 = float(grp["lr"]), float(grp["eps"]), float(grp["betas"][1])
         g = (p.grad if p.grad is not None else torch.zeros_like(p)).detach().double().cpu()
         st = optimizer.state.get(p, {})
-        if "exp_avg_sq" in st:
+        if "exp_avg_sq" in st and float(st["step"]) > 0:
             v_hat = st["exp_avg_sq"].detach().double().cpu() / (1.0 - beta2 ** float(st["step"]))
         else:
             v_hat = g * g
@@ -385,9 +391,10 @@ def _make_optimizer(model: RNNModel, cfg: TrainConfig):
         if not decayed and m is not True:
             manual.append((p, ~m, lr_hidden if wide else cfg.lr))
     cls = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}[cfg.optimizer]
+    extra = {"capturable": True} if cfg.fast and cfg.device == "cuda" and cfg.optimizer != "sgd" else {}
     opt = cls([{"params": ps, "weight_decay": wd if decayed else 0.0, "lr": lr_hidden if wide else cfg.lr}
                for (decayed, wide), ps in sorted(groups.items(), key=lambda kv: (not kv[0][0], kv[0][1]))],
-              lr=cfg.lr)
+              lr=cfg.lr, **extra)
     return opt, manual, wd
 
 
@@ -424,7 +431,7 @@ def _records_to_arrays(rec: dict, lags: np.ndarray, H: int) -> dict:
     return arr
 
 
-_RESUME_FREE = ("steps", "device", "threads")
+_RESUME_FREE = ("steps", "device", "threads", "fast")
 
 
 def _records_to_tensors(rec: dict, lags: np.ndarray, H: int) -> dict:
@@ -532,6 +539,12 @@ class _Run:
         self.teacher = task.teacher_init(cfg.batch, cfg.seed, STREAM_TRAIN) if task.streaming else None
         self.state = None  # the network's carried state (longmem)
         self.masks = self._inject_masks()
+        self.fast = None
+        if cfg.fast:
+            from .fast import GraphStep
+
+            self.fast = GraphStep(self._forward_loss, self._update, self.model, self.opt,
+                                  capture=self.dev.type == "cuda")
         self.t_start = time.perf_counter()
 
     def _trivial_loss(self) -> float:
@@ -652,30 +665,47 @@ class _Run:
             return x, y
         return task.batch(cfg.batch, cfg.seed, STREAM_TRAIN, self.step, self.dev)
 
+    def _forward_loss(self, x, y, state):
+        """Training loss of one batch and the final state (the first half of a step)."""
+        y_hat, state = self.model.forward_state(x, state)
+        return self.task.loss(y_hat, y, self.task.train_loss_from), state
+
+    def _update(self, loss) -> None:
+        """Backward, clipping, manual decay, optimizer step (the second half of a step)."""
+        loss.backward()
+        if self.cfg.clip is not None:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip)
+        apply_manual_decay(self.manual, self.cfg.optimizer, None, self.wd)
+        self.opt.step()
+
     def train_step(self) -> None:
         """One optimizer step (with clipping, manual decay, forcing); raises TrainingDiverged."""
-        cfg, task, model = self.cfg, self.task, self.model
+        task = self.task
         x, y = self._batch()
-        self.opt.zero_grad(set_to_none=True)
-        y_hat, state = model.forward_state(x, self.state)
-        loss = task.loss(y_hat, y, task.train_loss_from)
-        lv = float(loss.detach())
         kept = self.rec["step"][-1] if self.rec["step"] else 0
-        if not math.isfinite(lv):
-            raise TrainingDiverged(f"training loss is {lv} at step {self.step}; lower --lr or set --clip "
-                                   f"(records up to step {kept} kept)")
-        loss.backward()
-        if cfg.clip is not None:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
-        apply_manual_decay(self.manual, cfg.optimizer, None, self.wd)
-        try:
-            self.opt.step()
-        except RuntimeError as exc:  # e.g. "value cannot be converted to type float without overflow"
-            raise TrainingDiverged(f"optimizer step failed at step {self.step} ({str(exc).splitlines()[0][:80]}); "
-                                   f"lower --lr (records up to step {kept} kept)") from None
+        why = f"lower --lr or set --clip (records up to step {kept} kept)"
+        if self.fast is not None:        # the step is taken before its loss can be looked at
+            if task.streaming and self.state is None:
+                self.state = x.new_zeros(x.shape[0], self.cfg.hidden)
+            loss, state = self.fast(x, y, self.state if task.streaming else None)
+            lv = float(loss.detach())
+            if not math.isfinite(lv):
+                raise TrainingDiverged(f"training loss is {lv} at step {self.step}; {why}")
+        else:
+            self.opt.zero_grad(set_to_none=True)
+            loss, state = self._forward_loss(x, y, self.state)
+            lv = float(loss.detach())
+            if not math.isfinite(lv):
+                raise TrainingDiverged(f"training loss is {lv} at step {self.step}; {why}")
+            try:
+                self._update(loss)
+            except RuntimeError as exc:  # e.g. "value cannot be converted to type float without overflow"
+                raise TrainingDiverged(f"optimizer step failed at step {self.step} "
+                                       f"({str(exc).splitlines()[0][:80]}); {why}") from None
         self._inject()
         if task.streaming:
-            self.state = tuple(s.detach() for s in state) if isinstance(state, tuple) else state.detach()
+            self.state = tuple(s.detach().clone() for s in state) if isinstance(state, tuple) \
+                else state.detach().clone()
         self.step += 1
         self.acc_loss += lv
         self.acc_n += 1
