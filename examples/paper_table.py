@@ -117,7 +117,7 @@ def main():
     print("-" * len(head))
     for r in rows:
         std = r["zeta_std"]
-        print(f"{r['model']:<11}{r['variant']:<8}{(f'{std:.3g}' if std == std else '-'):>9}{r['phase']:>13}"
+        print(f"{r['model']:<11}{r['variant']:<8}{(f'{std:.3g}' if std == std else '-'):>9}{str(r['phase']):>13}"
               f"{fmt(r['beta_theory'], r['beta_theory_se']):>14}{fmt(r['beta_tail'], r['beta_tail_se']):>13}"
               f"{fmt(r['beta_env']):>10}{r['envelope_class']:>13}")
     print("notes:")

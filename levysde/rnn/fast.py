@@ -24,12 +24,12 @@ class GraphStep:
     """One training step ``loss, state_out = forward_loss(x, y, state); update(loss)`` replayed
     from a CUDA graph.
 
-    forward_loss : callable ``(x, y, state) -> (loss (scalar tensor), state_out)``; ``state``
-        is None (fresh zeros each step) or a tensor (B, H) carried between calls.
-    update       : callable ``(loss) -> None``: backward, clip, decay, optimizer step.
-    model, optimizer : whose tensors are snapshotted around the warm-up.
-    capture      : record a CUDA graph (needs tensors on CUDA); False: eager, for tests.
-    warmup       : warm-up iterations before the capture (>= 1; PyTorch recommends a few).
+    * ``forward_loss``: callable ``(x, y, state) -> (loss (scalar tensor), state_out)``;
+      ``state`` is None (fresh zeros each step) or a tensor (B, H) carried between calls.
+    * ``update``: callable ``(loss) -> None``: backward, clip, decay, optimizer step.
+    * ``model``, ``optimizer``: whose tensors are snapshotted around the warm-up.
+    * ``capture``: record a CUDA graph (needs tensors on CUDA); False: eager, for tests.
+    * ``warmup``: warm-up iterations before the capture (>= 1; PyTorch recommends a few).
 
     Calling it with ``(x, y, state)`` returns ``(loss, state_out)`` as static tensors (copy
     them before the next call). Shapes must stay the same from call to call; a ``state``

@@ -97,8 +97,7 @@ class TrainConfig:
     gate_decay    False: no weight decay on retention-gate parameters
     clip          max gradient norm (> 0, default 1) or None (off)
     task          powerlaw | delay | adding | longmem; ``seq_len`` >= 2; ``loss_from`` (None: seq_len//2)
-    delay, p, kernel, target_noise, input_alpha, n_mem, mem_lag_max, mem_gamma  task parameters
-                  (see :mod:`.tasks`)
+    delay, p, kernel, target_noise, input_alpha, n_mem, mem_lag_max, mem_gamma: task parameters (:mod:`.tasks`)
     batch, probe_batch  >= 1 (probe_batch None: = batch)
     steps >= 0, record_every >= 1, seed (int >= 0)
     init          default | chrono; t_max (> 2) for chrono (None: seq_len)
@@ -106,8 +105,7 @@ class TrainConfig:
     inject_alpha  None (off) or in (0, 2]; inject_scale >= 0; inject_target recurrent | gate
     n_lags >= 2, lag_max >= n_lags (integer log grid 1..lag_max, n_lags points), transport (bool)
     device        cpu | cuda; threads >= 1 or None (leave torch's setting)
-    fast          capture each training step in a CUDA graph (:mod:`.fast`; leaky models; on the
-                  CPU the same static-buffer step runs eagerly, without speed-up)
+    fast          replay each training step from a CUDA graph (:mod:`.fast`; leaky models; CPU: eager)
     """
 
     model: str = "diaggate"
