@@ -55,11 +55,11 @@ def envelope_class(run: dict) -> str:
         return f"n/a ({str(exc)[:30]})"
 
 
-def run_config(label: str, hidden: int, seed: int, budget: dict, device: str) -> dict:
+def run_config(label: str, hidden: int, seed: int, budget: dict, device: str, fast: bool = False) -> dict:
     model, extra = {lab: (m, e) for lab, m, e in MODELS}[label]
     keys = ("steps", "seq_len", "record_every", "batch", "mem_lag_max")
     return dict(COMMON, **{k: budget[k] for k in keys}, **extra, model=model, hidden=hidden, seed=seed,
-                device=device)
+                device=device, fast=fast and model in ("constgate", "sharedgate", "diaggate"))
 
 
 def _same(path: pathlib.Path, cfg: dict) -> bool:
@@ -69,7 +69,7 @@ def _same(path: pathlib.Path, cfg: dict) -> bool:
         old = load_run(str(path))["config"]
     except ValueError:
         return False
-    return all(json.dumps(old.get(k)) == json.dumps(v) for k, v in cfg.items() if k not in ("threads", "device"))
+    return all(json.dumps(old.get(k)) == json.dumps(v) for k, v in cfg.items() if k not in ("threads", "device", "fast"))
 
 
 def train_one(job) -> str:
@@ -146,6 +146,7 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, help="optimizer steps per run (default: the budget's)")
     ap.add_argument("--models", nargs="+", choices=[m[0] for m in MODELS], help="subset of the models")
     ap.add_argument("--workers", type=int, default=2, help="training processes (1 torch thread each)")
+    ap.add_argument("--fast", action="store_true", help="leaky models: replay each step from a CUDA graph")
     ap.add_argument("--json", action="store_true", help="print the rows as a JSON list (no table)")
     a = ap.parse_args(argv)
     try:
@@ -164,7 +165,7 @@ def main(argv=None):
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     labels = a.models or [m[0] for m in MODELS]
-    jobs = [(str(out / f"{lab.replace('+', '_')}_H{H}_s{s}.npz"), run_config(lab, H, s, budget, device), a.quick)
+    jobs = [(str(out / f"{lab.replace('+', '_')}_H{H}_s{s}.npz"), run_config(lab, H, s, budget, device, a.fast), a.quick)
             for H in budget["hidden"] for lab in labels for s in range(budget["seeds"])]
     t0 = time.perf_counter()
     workers = 1 if device == "cuda" else a.workers
