@@ -69,7 +69,8 @@ def _same(path: pathlib.Path, cfg: dict) -> bool:
         old = load_run(str(path))["config"]
     except ValueError:
         return False
-    return all(json.dumps(old.get(k)) == json.dumps(v) for k, v in cfg.items() if k not in ("threads", "device", "fast"))
+    free = ("threads", "device", "fast")
+    return all(json.dumps(old.get(k)) == json.dumps(v) for k, v in cfg.items() if k not in free)
 
 
 def train_one(job) -> str:
@@ -135,6 +136,22 @@ def print_table(rows) -> None:
               f"{fmt(r['envelope_class']):>13}{fmt(r['phase']):>14}")
 
 
+def markdown_table(rows) -> str:
+    """The verdict table of docs/results.md (one line per run)."""
+    def pm(r, k):
+        v, se = r.get(k), r.get(f"{k}_se")
+        return "–" if v is None else (f"{v:.3g} ± {se:.2g}" if se is not None else f"{v:.3g}")
+
+    out = ["| model | H | seed | learned (loss ratio) | stationary | κ̂ | β_tail | β* | envelope | phase | ζ std |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        st = {True: "yes", False: "no"}.get(r.get("stationary"), "n/a")
+        out.append(f"| {r['model']} | {r['hidden']} | {r['seed']} | {fmt(r['learned'])} ({r['loss_ratio']:.2f}) "
+                   f"| {st} | {pm(r, 'kappa_hat')} | {pm(r, 'beta_tail')} | {pm(r, 'beta_theory')} "
+                   f"| {r['envelope_class']} | {r['phase'] or 'withheld'} | {r['zeta_std']:.3g} |")
+    return "\n".join(out)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     ap.add_argument("--quick", action="store_true", help="tiny CPU grid (CI)")
@@ -148,6 +165,7 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, default=2, help="training processes (1 torch thread each)")
     ap.add_argument("--fast", action="store_true", help="leaky models: replay each step from a CUDA graph")
     ap.add_argument("--json", action="store_true", help="print the rows as a JSON list (no table)")
+    ap.add_argument("--markdown", action="store_true", help="print the verdict table as Markdown")
     a = ap.parse_args(argv)
     try:
         import torch
@@ -165,14 +183,17 @@ def main(argv=None):
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     labels = a.models or [m[0] for m in MODELS]
-    jobs = [(str(out / f"{lab.replace('+', '_')}_H{H}_s{s}.npz"), run_config(lab, H, s, budget, device, a.fast), a.quick)
-            for H in budget["hidden"] for lab in labels for s in range(budget["seeds"])]
+    jobs = [(str(out / f"{lab.replace('+', '_')}_H{H}_s{s}.npz"), run_config(lab, H, s, budget, device, a.fast),
+             a.quick) for H in budget["hidden"] for lab in labels for s in range(budget["seeds"])]
     t0 = time.perf_counter()
     workers = 1 if device == "cuda" else a.workers
     with ProcessPoolExecutor(max_workers=workers) as pool:
         rows = list(pool.map(work, jobs))
     if a.json:
         print(json.dumps(rows, indent=1, default=lambda o: None))
+        return 0
+    if a.markdown:
+        print(markdown_table(rows))
         return 0
     print(f"{len(rows)} runs ({'quick' if a.quick else 'full'} budget, device {device}) in "
           f"{time.perf_counter() - t0:.0f} s; run files in {out}")

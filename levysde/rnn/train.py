@@ -22,7 +22,8 @@ At steps 0, K, 2K, ... and at the last step (K = ``record_every``), on a fixed p
   with :class:`TrainingDiverged`; a non-finite envelope is never written.
 * the probe loss, its ratio to the trivial predictor's loss (``loss_ratio``,
   :func:`levysde.runfile.learned_diagnostic`; above :data:`DIVERGED_RATIO` = 1e6 the run has
-  diverged and stops with :class:`TrainingDiverged`), and the ELR envelope ``f(l) = sum_q Lambda_q exp(-l mu_bar_q) / sum_q Lambda_q``
+  diverged and stops with :class:`TrainingDiverged`), and the ELR envelope
+  ``f(l) = sum_q Lambda_q exp(-l mu_bar_q) / sum_q Lambda_q``
   on an integer log grid of exactly ``n_lags`` lags ``1..lag_max`` (:func:`lag_grid`);
   optionally the measured transport. Numpy warnings from non-finite intermediate values
   (a diverging run) are silenced here; divergence is reported by :class:`TrainingDiverged`.
