@@ -10,8 +10,9 @@ log-uniform up to ``--mem-lag-max``, persistent target noise, truncated BPTT wit
 state carried across chunks), AdamW with the muP width-scaled learning rate and
 clipping (the trainer's defaults), no weight decay on the gates. Each run is checked with
 ``levysde check`` (gate variant). One row per run: model, hidden, seed, learned,
-loss_ratio, stationary, kappa_hat(_se), beta_tail(_se), beta_theory(_se), phase,
-envelope_class, zeta_std, train_s.
+loss_ratio, stationary, kappa_hat(_se), beta_tail(_se), beta_theory(_se), beta_envelope(_se),
+phase, envelope_class, zeta_std, steps, train_s, notes. ``--markdown`` prints the verdict table of
+docs/results.md.
 
 Resumable: run files and their check results (``NAME.check.json``) stay in ``--out``; a
 rerun skips finished runs with the same configuration, resumes interrupted ones from their
@@ -101,7 +102,7 @@ def check_one(path: str, quick: bool) -> dict:
            "loss_ratio": d.get("loss_ratio"), "stationary": d.get("stationary"), "phase": d.get("phase"),
            "envelope_class": envelope_class(run), "zeta_std": d["zeta_spread"]["std"],
            "steps": int(run["step"][-1]), "train_s": float(run["wall"][-1]) if "wall" in run else None}
-    for k in ("kappa_hat", "beta_tail", "beta_theory"):
+    for k in ("kappa_hat", "beta_tail", "beta_theory", "beta_envelope"):
         row[k], row[f"{k}_se"] = d.get(k), d.get(f"{k}_se")
     row["notes"] = d.get("notes", [])
     tmp = cache.with_suffix(".tmp")
@@ -142,13 +143,14 @@ def markdown_table(rows) -> str:
         v, se = r.get(k), r.get(f"{k}_se")
         return "–" if v is None else (f"{v:.3g} ± {se:.2g}" if se is not None else f"{v:.3g}")
 
-    out = ["| model | H | seed | learned (loss ratio) | stationary | κ̂ | β_tail | β* | envelope | phase | ζ std |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| model | H | seed | learned (loss ratio) | stationary | κ̂ | β_tail | β* | envelope (β_env) | phase "
+           "| ζ std |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         st = {True: "yes", False: "no"}.get(r.get("stationary"), "n/a")
         out.append(f"| {r['model']} | {r['hidden']} | {r['seed']} | {fmt(r['learned'])} ({r['loss_ratio']:.2f}) "
                    f"| {st} | {pm(r, 'kappa_hat')} | {pm(r, 'beta_tail')} | {pm(r, 'beta_theory')} "
-                   f"| {r['envelope_class']} | {r['phase'] or 'withheld'} | {r['zeta_std']:.3g} |")
+                   f"| {r['envelope_class']} ({pm(r, 'beta_envelope')}) | {r['phase'] or 'withheld'} "
+                   f"| {r['zeta_std']:.3g} |")
     return "\n".join(out)
 
 
