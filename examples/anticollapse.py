@@ -87,11 +87,30 @@ def train_one(job) -> str:
     return str(path)
 
 
+def _checker_version() -> str:
+    """Hash of the checking code (levysde/check.py, estimate.py, runfile.py): a cached row is
+    reused only if it was made by the same code."""
+    import hashlib
+
+    import levysde
+
+    root = pathlib.Path(levysde.__file__).parent
+    h = hashlib.sha1()
+    for name in ("check.py", "estimate.py", "runfile.py"):
+        f = root / name
+        h.update(f.read_bytes() if f.exists() else name.encode())
+    return h.hexdigest()[:12]
+
+
 def check_one(path: str, quick: bool) -> dict:
-    """Row of one run, cached in NAME.check.json (recomputed when the run file is newer)."""
+    """Row of one run, cached in NAME.check.json (recomputed when the run file is newer or the
+    checking code changed)."""
     cache = pathlib.Path(path).with_suffix(".check.json")
+    version = _checker_version()
     if cache.exists() and cache.stat().st_mtime >= pathlib.Path(path).stat().st_mtime:
-        return json.loads(cache.read_text())
+        row = json.loads(cache.read_text())
+        if row.pop("checker", None) == version:
+            return row
     from levysde.check import check_run, load_run_arrays
 
     run = load_run_arrays(path)
@@ -106,7 +125,7 @@ def check_one(path: str, quick: bool) -> dict:
         row[k], row[f"{k}_se"] = d.get(k), d.get(f"{k}_se")
     row["notes"] = d.get("notes", [])
     tmp = cache.with_suffix(".tmp")
-    tmp.write_text(json.dumps(row, indent=1))
+    tmp.write_text(json.dumps(dict(row, checker=version), indent=1, default=lambda o: None))
     os.replace(tmp, cache)
     return row
 
