@@ -56,11 +56,13 @@ def envelope_class(run: dict) -> str:
         return f"n/a ({str(exc)[:30]})"
 
 
-def run_config(label: str, hidden: int, seed: int, budget: dict, device: str, fast: bool = False) -> dict:
+def run_config(label: str, hidden: int, seed: int, budget: dict, device: str, fast: bool = False,
+               input_alpha: float | None = None) -> dict:
     model, extra = {lab: (m, e) for lab, m, e in MODELS}[label]
     keys = ("steps", "seq_len", "record_every", "batch", "mem_lag_max")
     return dict(COMMON, **{k: budget[k] for k in keys}, **extra, model=model, hidden=hidden, seed=seed,
-                device=device, fast=fast and model in ("constgate", "sharedgate", "diaggate"))
+                device=device, fast=fast and model in ("constgate", "sharedgate", "diaggate"),
+                input_alpha=input_alpha)
 
 
 def _same(path: pathlib.Path, cfg: dict) -> bool:
@@ -117,6 +119,8 @@ def check_one(path: str, quick: bool) -> dict:
     d = check_run(path, n_boot=50 if quick else 200, closing_loop=not quick).as_json()
     cfg = run["config"]
     label = next(lab for lab, m, e in MODELS if m == cfg["model"])
+    if cfg.get("input_alpha") is not None:
+        label += f" (α-stable inputs {cfg['input_alpha']:g})"
     row = {"model": label, "hidden": cfg["hidden"], "seed": cfg["seed"], "learned": d.get("learned"),
            "loss_ratio": d.get("loss_ratio"), "stationary": d.get("stationary"), "phase": d.get("phase"),
            "envelope_class": envelope_class(run), "zeta_std": d["zeta_spread"]["std"],
@@ -185,6 +189,7 @@ def main(argv=None):
     ap.add_argument("--models", nargs="+", choices=[m[0] for m in MODELS], help="subset of the models")
     ap.add_argument("--workers", type=int, default=2, help="training processes (1 torch thread each)")
     ap.add_argument("--fast", action="store_true", help="leaky models: replay each step from a CUDA graph")
+    ap.add_argument("--input-alpha", type=float, help="alpha-stable inputs of this index in (0, 2) (default Gaussian)")
     ap.add_argument("--json", action="store_true", help="print the rows as a JSON list (no table)")
     ap.add_argument("--markdown", action="store_true", help="print the verdict table as Markdown")
     a = ap.parse_args(argv)
@@ -204,8 +209,10 @@ def main(argv=None):
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     labels = a.models or [m[0] for m in MODELS]
-    jobs = [(str(out / f"{lab.replace('+', '_')}_H{H}_s{s}.npz"), run_config(lab, H, s, budget, device, a.fast),
-             a.quick) for H in budget["hidden"] for lab in labels for s in range(budget["seeds"])]
+    tag = "" if a.input_alpha is None else f"_a{a.input_alpha:g}"
+    jobs = [(str(out / f"{lab.replace('+', '_')}_H{H}{tag}_s{s}.npz"),
+             run_config(lab, H, s, budget, device, a.fast, a.input_alpha), a.quick)
+            for H in budget["hidden"] for lab in labels for s in range(budget["seeds"])]
     t0 = time.perf_counter()
     workers = 1 if device == "cuda" else a.workers
     with ProcessPoolExecutor(max_workers=workers) as pool:
