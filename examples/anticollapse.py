@@ -173,7 +173,7 @@ def markdown_table(rows) -> str:
         out.append(f"| {r['model']} | {r['hidden']} | {r['seed']} | {fmt(r['learned'])} ({r['loss_ratio']:.2f}) "
                    f"| {st} | {pm(r, 'kappa_hat')} | {pm(r, 'beta_tail')} | {pm(r, 'beta_theory')} "
                    f"| {r['envelope_class']} ({pm(r, 'beta_envelope')}) | {r['phase'] or 'withheld'} "
-                   f"| {r['zeta_std']:.3g} |")
+                   f"| {r['zeta_std'] if r['zeta_std'] > 1e-9 else 0:.3g} |")
     return "\n".join(out)
 
 
