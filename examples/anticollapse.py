@@ -57,12 +57,12 @@ def envelope_class(run: dict) -> str:
 
 
 def run_config(label: str, hidden: int, seed: int, budget: dict, device: str, fast: bool = False,
-               input_alpha: float | None = None) -> dict:
+               input_alpha: float | None = None, t_max: float | None = None) -> dict:
     model, extra = {lab: (m, e) for lab, m, e in MODELS}[label]
     keys = ("steps", "seq_len", "record_every", "batch", "mem_lag_max")
     return dict(COMMON, **{k: budget[k] for k in keys}, **extra, model=model, hidden=hidden, seed=seed,
                 device=device, fast=fast and model in ("constgate", "sharedgate", "diaggate"),
-                input_alpha=input_alpha)
+                input_alpha=input_alpha, init="default" if t_max is None else "chrono", t_max=t_max)
 
 
 def _same(path: pathlib.Path, cfg: dict) -> bool:
@@ -121,6 +121,8 @@ def check_one(path: str, quick: bool) -> dict:
     label = next(lab for lab, m, e in MODELS if m == cfg["model"])
     if cfg.get("input_alpha") is not None:
         label += f" (α-stable inputs {cfg['input_alpha']:g})"
+    if cfg.get("init") == "chrono":
+        label += f" (chrono init, T_max {cfg['t_max']:g})"
     row = {"model": label, "hidden": cfg["hidden"], "seed": cfg["seed"], "learned": d.get("learned"),
            "loss_ratio": d.get("loss_ratio"), "stationary": d.get("stationary"), "phase": d.get("phase"),
            "envelope_class": envelope_class(run), "zeta_std": d["zeta_spread"]["std"],
@@ -190,6 +192,7 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, default=2, help="training processes (1 torch thread each)")
     ap.add_argument("--fast", action="store_true", help="leaky models: replay each step from a CUDA graph")
     ap.add_argument("--input-alpha", type=float, help="alpha-stable inputs of this index in (0, 2) (default Gaussian)")
+    ap.add_argument("--chrono", type=float, metavar="T_MAX", help="chrono init with time scales up to T_MAX (> 2)")
     ap.add_argument("--json", action="store_true", help="print the rows as a JSON list (no table)")
     ap.add_argument("--markdown", action="store_true", help="print the verdict table as Markdown")
     a = ap.parse_args(argv)
@@ -209,9 +212,9 @@ def main(argv=None):
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     labels = a.models or [m[0] for m in MODELS]
-    tag = "" if a.input_alpha is None else f"_a{a.input_alpha:g}"
+    tag = ("" if a.input_alpha is None else f"_a{a.input_alpha:g}") + ("" if a.chrono is None else f"_c{a.chrono:g}")
     jobs = [(str(out / f"{lab.replace('+', '_')}_H{H}{tag}_s{s}.npz"),
-             run_config(lab, H, s, budget, device, a.fast, a.input_alpha), a.quick)
+             run_config(lab, H, s, budget, device, a.fast, a.input_alpha, a.chrono), a.quick)
             for H in budget["hidden"] for lab in labels for s in range(budget["seeds"])]
     t0 = time.perf_counter()
     workers = 1 if device == "cuda" else a.workers
