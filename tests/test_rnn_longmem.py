@@ -19,7 +19,8 @@ from levysde.rnn.train import (TrainingDiverged, _make_optimizer, envelope, lag_
 from levysde.runfile import learned_diagnostic, teacher_scale, teacher_time_scales  # noqa: E402
 
 torch.set_num_threads(1)
-DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
+                                                                 reason="no CUDA device"))]
 LONG = dict(task="longmem", seq_len=10, n_mem=6, mem_lag_max=500, hidden=8, batch=4, record_every=5)
 
 
