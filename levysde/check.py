@@ -107,7 +107,7 @@ def _learned(run, notes):
         notes.append(f"phase withheld: cannot tell whether the network learned ({exc})")
         return False, float("nan")
     if not learned:
-        notes.append(f"phase withheld: the network did not learn (late probe loss / trivial predictor's "
+        notes.append(f"phase withheld: the network did not learn (late loss / trivial predictor's "
                      f"loss = {ratio:.3g} > {LEARNED_THRESHOLD})")
     return learned, ratio
 

@@ -52,6 +52,10 @@ def test_learned_diagnostic_rules():
     assert learned_diagnostic(dict(run, loss=np.array([0.1, np.inf]))) == (float("inf"), False)
     with pytest.raises(ValueError, match="trivial"):
         learned_diagnostic({"loss": np.ones(3), "config": dict(cfg, input_alpha=1.2)})
+    # longmem: the prequential training loss, not the (burn-in limited) probe loss
+    lm = {"loss": np.full(4, 1.5), "train_loss": np.array([np.nan, 0.8, 0.2, 0.1]),
+          "config": {"task": "longmem", "seq_len": 10, "target_noise": 0.0}}
+    assert learned_diagnostic(lm) == (pytest.approx(0.1), True)
     with pytest.raises(ValueError, match="threshold"):
         learned_diagnostic(run, threshold=0)
 
