@@ -61,14 +61,12 @@ def train_one(args):
 
 
 def envelope_class(run_path):
+    """Decay class of the run's last envelope (the driver's classifier, examples/anticollapse.py)."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    from anticollapse import envelope_class as classify
     from levysde.check import load_run_arrays
-    from levysde.tauberian import classify_decay
 
-    run = load_run_arrays(run_path)
-    try:
-        return classify_decay(run["lags"], run["envelope"][-1], f_floor=1e-10).name
-    except ValueError as exc:
-        return f"n/a ({str(exc)[:30]})"
+    return classify(load_run_arrays(run_path))
 
 
 def fmt(v, se=None):

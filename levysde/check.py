@@ -250,6 +250,21 @@ class CheckReport:
         return out
 
 
+def _learned(run):
+    """``(learned, loss_ratio, reason)`` of a run (levysde.runfile.learned_diagnostic, THEORY.md
+    §8 (i)); ``reason`` says why the phase is withheld when it did not learn (else "")."""
+    from .runfile import LEARNED_THRESHOLD, learned_diagnostic
+
+    try:
+        ratio, learned = learned_diagnostic(run)
+    except ValueError as exc:
+        return False, float("nan"), f"cannot tell whether the network learned ({exc})"
+    if not learned:
+        return False, ratio, (f"the network did not learn (late loss / trivial predictor's loss = "
+                              f"{ratio:.3g} > {LEARNED_THRESHOLD})")
+    return True, ratio, ""
+
+
 def _unavail(reason):
     return Estimate(float("nan"), float("nan"), reason)
 
@@ -454,6 +469,10 @@ def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot
     zeta = np.asarray(run["zeta" if variant == "gate" else "zeta_jac"], dtype=float)
     lam = np.asarray(run["Lambda"], dtype=float) if "Lambda" in run else None
     weights = lam[-1] if lam is not None and lam.shape == zeta.shape else None
-    return check_trajectories(zeta, np.asarray(run["step"], dtype=float), lags=run["lags"], weights=weights,
-                              variant=variant, late_fraction=late_fraction, n_groups=n_groups, n_boot=n_boot,
-                              seed=seed, closing_loop=closing_loop, config=run["config"])
+    rep = check_trajectories(zeta, np.asarray(run["step"], dtype=float), lags=run["lags"], weights=weights,
+                             variant=variant, late_fraction=late_fraction, n_groups=n_groups, n_boot=n_boot,
+                             seed=seed, closing_loop=closing_loop, config=run["config"])
+    learned, ratio, reason = _learned(run)
+    rep.add_gate("learned", learned, reason)
+    rep.extra.update(learned=learned, loss_ratio=ratio if math.isfinite(ratio) else None)
+    return rep

@@ -230,7 +230,7 @@ def test_neuron_lambda_uses_the_neurons_rows(name):
         for p, kk in m.neuron_rows():
             assert kk == k
             st = opt.state[p]
-            vhat = st["exp_avg_sq"] / (1 - 0.999 ** float(st["step"]))
+            vhat = st["exp_avg_sq"].double() / (1 - 0.999 ** float(st["step"]))  # v_hat in float64
             rows = [q + j * H for j in range(k)]
             gs.append(p.grad[rows].flatten()), vs.append(vhat[rows].flatten())
         ref = lambda_rayleigh(torch.cat(gs), torch.cat(vs), 0.01, 1e-8)
@@ -280,20 +280,26 @@ def test_injected_forcing_is_seeded_and_targeted():
 
 
 @pytest.mark.parametrize("name", ["diaggate", "gru", "lstm"])
-def test_no_gate_decay_leaves_gate_rows_alone(name):
-    H, lr, wd = 4, 0.1, 0.5
+@pytest.mark.parametrize("scaling", ["none", "mup"])
+def test_no_gate_decay_leaves_gate_rows_alone(name, scaling):
+    """AdamW with zero gradient moves p only by its decoupled decay lr_p * wd; lr_p = lr, or
+    lr * 64 / H for the H-fan-in matrices under muP (Tensor Programs V, Table 3)."""
+    H, lr, wd = 4, 0.01, 0.5
     m = build_model(name, 1, H, 1, seed=0)
-    cfg = TrainConfig(model=name, hidden=H, optimizer="adamw", lr=lr, weight_decay=wd, gate_decay=False)
+    cfg = TrainConfig(model=name, hidden=H, optimizer="adamw", lr=lr, weight_decay=wd, gate_decay=False,
+                      lr_scaling=scaling)
     opt, manual, wd_ = _make_optimizer(m, cfg)
     before = {n: p.detach().clone() for n, p in m.named_parameters()}
     for p in m.parameters():
         p.grad = torch.zeros_like(p)     # zero gradient: AdamW moves p only by decay
-    apply_manual_decay(manual, "adamw", lr, wd_)
+    apply_manual_decay(manual, "adamw", None, wd_)
     opt.step()
+    wide = {"W", "W_a", "rnn.weight_hh_l0", "readout.weight"}
     for n, p in m.named_parameters():
         mask = m.gate_mask(p)
         mask = torch.full(p.shape, bool(mask)) if isinstance(mask, bool) else mask
-        expect = torch.where(mask, before[n], before[n] * (1 - lr * wd))
+        lr_p = lr * 64 / H if scaling == "mup" and n in wide else lr
+        expect = torch.where(mask, before[n], before[n] * (1 - lr_p * wd))
         torch.testing.assert_close(p.detach(), expect, rtol=1e-6, atol=1e-7)
     assert any(m.gate_mask(p) is not False for p in m.parameters())
 

@@ -226,3 +226,25 @@ def check_store(store: str, flag: str) -> None:
         raise UsageError(f"argument {flag}: cannot create {store!r}: {str(anc)!r} is not a directory")
     if not os.access(anc, os.W_OK | os.X_OK):
         raise UsageError(f"argument {flag}: cannot write in directory {str(anc)!r}")
+
+
+class Given(argparse.Action):
+    """``store`` that also records, in ``namespace._given``, that the flag was on the command line
+    (so ``--resume`` can take every flag not given from the checkpoint)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        given = set(getattr(namespace, "_given", ()))
+        given.add(self.dest)
+        namespace._given = given
+
+
+class GivenTrue(Given):
+    """``store_true`` counterpart of :class:`Given`."""
+
+    def __init__(self, option_strings, dest, default=False, required=False, help=None):
+        super().__init__(option_strings, dest, nargs=0, const=True, default=default,
+                         required=required, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        super().__call__(parser, namespace, True, option_string)

@@ -65,6 +65,9 @@ def run(args) -> int:
         print(_line(name, d, key))
     print("prediction vs observation:")
     probs = ", ".join(f"{k} {v:.0%}" for k, v in d["phase_probabilities"].items())
+    ratio = "n/a" if d.get("loss_ratio") is None else f"{d['loss_ratio']:.3g}"
+    if "learned" in d:
+        print(f"  {'learned':<16} {'yes' if d['learned'] else 'no'} (late loss / trivial loss = {ratio})")
     print(f"  {'phase':<16} {d['phase'] or 'withheld'}" + (f"   ({probs})" if probs else ""))
     for reason in d["phase_withheld"]:
         print(f"    withheld: {reason}")

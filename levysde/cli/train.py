@@ -4,44 +4,21 @@ torch is imported inside :func:`run` only, so ``levysde --help`` works without i
 """
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import sys
 
-from ._common import UsageError, check_output, fail, integer, real, reject_flags
+from ._common import UsageError, check_output, fail, integer, print_json, real, reject_flags
+from ._common import Given as _Given, GivenTrue as _GivenTrue
 
 MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
 OPTIMIZERS = ("sgd", "adam", "adamw")
-TASKS = ("powerlaw", "delay", "adding")
-#: exit status after SIGTERM (128 + 15; Ctrl-C gives 130)
-EXIT_SIGTERM = 143
+TASKS = ("powerlaw", "delay", "adding", "longmem")
+EXIT_SIGTERM = 143  # after SIGTERM (128 + 15; Ctrl-C gives 130)
 #: flags that are not part of the run's config
-_NOT_CONFIG = ("out", "resume", "force", "quiet")
+_NOT_CONFIG = ("out", "resume", "force", "quiet", "json")
 #: CLI dest -> TrainConfig field, where they differ
 _FIELD = {"power": "p"}
-
-
-class _Given(argparse.Action):
-    """``store`` that also records, in ``namespace._given``, that the flag was on the command line
-    (so ``--resume`` can take every flag not given from the checkpoint)."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        setattr(namespace, self.dest, values)
-        given = set(getattr(namespace, "_given", ()))
-        given.add(self.dest)
-        namespace._given = given
-
-
-class _GivenTrue(_Given):
-    """``store_true`` counterpart of :class:`_Given`."""
-
-    def __init__(self, option_strings, dest, default=False, required=False, help=None):
-        super().__init__(option_strings, dest, nargs=0, const=True, default=default,
-                         required=required, help=help)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        super().__call__(parser, namespace, True, option_string)
 
 
 class _Terminated(BaseException):
@@ -71,13 +48,19 @@ def add_parser(sub):
     g.add_argument("--optimizer", action=_Given, choices=OPTIMIZERS, default="adamw",
                    help="(default %(default)s)")
     g.add_argument("--lr", action=_Given, type=real(0.0, lo_open=True), default=3e-3,
-                   help="learning rate > 0 (default %(default)s)")
+                   help="learning rate > 0 at width --lr-base-width (default %(default)s)")
+    g.add_argument("--lr-scaling", action=_Given, choices=("mup", "none"), default="mup",
+                   help="mup: Adam lr of the H-fan-in matrices times base-width/H (muP, Tensor Programs V); "
+                        "none: one lr (default %(default)s)")
+    g.add_argument("--lr-base-width", action=_Given, type=integer(1), default=64,
+                   help="width at which --lr applies unscaled (default %(default)s)")
     g.add_argument("--weight-decay", action=_Given, type=real(0.0), default=None,
                    help="weight decay >= 0 (default: AdamW 0.01, Adam/SGD 0)")
     g.add_argument("--no-gate-decay", action=_GivenTrue,
                    help="exclude the retention-gate parameters from weight decay")
-    g.add_argument("--clip", action=_Given, type=real(0.0, lo_open=True), default=None,
-                   help="clip the gradient norm to this value (> 0); default off")
+    g.add_argument("--clip", action=_Given, type=real(0.0, lo_open=True), default=1.0,
+                   help="clip the gradient norm to this value (> 0; default %(default)s)")
+    g.add_argument("--no-clip", action=_GivenTrue, help="no gradient clipping")
     t = p.add_argument_group("task")
     t.add_argument("--task", action=_Given, choices=TASKS, default="powerlaw", help="(default %(default)s)")
     t.add_argument("--seq-len", action=_Given, type=integer(2), default=200,
@@ -90,6 +73,16 @@ def add_parser(sub):
                    help="exponent p of the powerlaw task, > 0 (default %(default)s)")
     t.add_argument("--kernel", action=_Given, type=integer(0), default=0,
                    help="kernel length K of the powerlaw task (0 = T; default %(default)s)")
+    t.add_argument("--target-noise", action=_Given, type=real(0.0), default=0.0,
+                   help="std of persistent N(0,1) noise added to every target (default %(default)s)")
+    t.add_argument("--input-alpha", action=_Given, type=real(0.0, 2.0, lo_open=True, hi_open=True), default=None,
+                   help="alpha-stable inputs of index in (0, 2) instead of N(0, 1) (default off)")
+    t.add_argument("--n-mem", action=_Given, type=integer(1), default=16,
+                   help="longmem: number of teacher time scales (default %(default)s)")
+    t.add_argument("--mem-lag-max", action=_Given, type=integer(2), default=10000,
+                   help="longmem: longest teacher time scale in steps (default %(default)s)")
+    t.add_argument("--mem-gamma", action=_Given, type=real(0.0), default=0.0,
+                   help="longmem: time scales at quantiles of tau^(-1-gamma); 0 = log-uniform (default)")
     t.add_argument("--batch", action=_Given, type=integer(1), default=32,
                    help="batch size (default %(default)s)")
     t.add_argument("--probe-batch", action=_Given, type=integer(1), default=None,
@@ -120,12 +113,14 @@ def add_parser(sub):
                    help="(default %(default)s)")
     r.add_argument("--threads", action=_Given, type=integer(1, 1024), default=1,
                    help="torch CPU threads (default %(default)s; more is often slower for small H)")
+    r.add_argument("--fast", action=_GivenTrue, help="replay each step from a CUDA graph (leaky models)")
     r.add_argument("--out", required=True, metavar="RUN.npz", help="run file (.npz); checkpoint RUN.ckpt beside it")
     r.add_argument("--resume", action="store_true",
                    help="continue from RUN.ckpt with its config (flags not given are taken from it; "
                         "given flags must match it, except --steps, --device, --threads)")
     r.add_argument("--force", action="store_true", help="overwrite an existing run file")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
     return p
 
@@ -142,6 +137,9 @@ def _config_fields(args, base: dict | None) -> dict:
             continue
         if dest == "no_gate_decay":
             fields["gate_decay"] = not value
+        elif dest == "no_clip":
+            if value:
+                fields["clip"] = None
         else:
             fields[_FIELD.get(dest, dest)] = value
     if base is None:
@@ -230,8 +228,14 @@ def run(args) -> int:
     finally:
         if old is not None:
             signal.signal(signal.SIGTERM, old)
-    z = res["zeta"][-1]
-    print(f"{args.out}: {len(res['step'])} records, step {int(res['step'][-1])}, "
-          f"probe loss {res['loss'][-1]:.6g}, zeta mean {z.mean():.4g} sd {z.std():.4g}, "
-          f"Jacobian-masked neurons {int(res['jac_masked'][-1])}")
+    from ..runfile import run_summary
+
+    d = dict(out=args.out, **run_summary(res))
+    if args.json:
+        print_json(d)
+        return 0
+    ratio = "n/a" if d["loss_ratio"] is None else f"{d['loss_ratio']:.3g}"
+    print(f"{args.out}: {d['records']} records, step {d['step']}, probe loss {d['probe_loss']:.6g} "
+          f"(loss ratio {ratio}: {'learned' if d['learned'] else 'NOT learned'}), zeta mean "
+          f"{d['zeta_mean']:.4g} sd {d['zeta_std']:.4g}, Jacobian-masked neurons {d['jac_masked']}")
     return 0

@@ -7,8 +7,9 @@ this subpackage without torch raises ImportError with install instructions;
 Modules
 -------
 models   ConstGate, SharedGate, DiagGate, GRU, LSTM with per-neuron retention and Jacobian diagonal
-tasks    synthetic long-memory regression: powerlaw, delay, adding
-train    TrainConfig, train(): optimizers, injected alpha-stable forcing, recording
+tasks    synthetic long-memory regression: powerlaw, delay, adding, longmem (streams, truncated BPTT)
+train    TrainConfig, train(): muP-scaled optimizers, clipping, injected alpha-stable forcing, recording
+fast     GraphStep: a training step replayed from a CUDA graph
 runfile  checkpoints; re-exports the run-file code of the torch-free levysde.runfile
          (``from levysde.runfile import load_run`` works without torch)
 

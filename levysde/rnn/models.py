@@ -108,8 +108,14 @@ class RNNModel(nn.Module):
         self.n_in, self.hidden, self.n_out = n_in, hidden, n_out
 
     # --- to implement -------------------------------------------------------------
-    def forward(self, x: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
-        """Readout ``(B, T, n_out)`` for input ``x`` ``(B, T, n_in)`` (differentiable)."""
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Readout ``(B, T, n_out)`` for input ``x`` ``(B, T, n_in)`` from the zero state (differentiable)."""
+        return self.forward_state(x, None)[0]
+
+    def forward_state(self, x: torch.Tensor, state=None):  # pragma: no cover - abstract
+        """``(readout (B, T, n_out), final state)`` from the initial ``state`` (None: zeros).
+        The state is a tensor (B, H) (leaky, GRU) or a pair ``(h, c)`` (LSTM); pass it back
+        (detached) to continue a stream: truncated backpropagation through time."""
         raise NotImplementedError
 
     def trace(self, x: torch.Tensor) -> Trace:  # pragma: no cover - abstract
@@ -128,6 +134,15 @@ class RNNModel(nn.Module):
 
     def recurrent_mask(self, p: nn.Parameter) -> torch.Tensor | bool:  # pragma: no cover
         """Which entries of ``p`` are recurrent (hidden-to-hidden) weights, same convention."""
+        raise NotImplementedError
+
+    def width_scaled(self, p: nn.Parameter) -> bool:
+        """True for the matrices whose fan-in is the width H (hidden-to-hidden weights, gate
+        weights on h, the readout weight): the tensors whose Adam learning rate muP scales as
+        1/H (Yang et al. 2021, Tensor Programs V, Table 3). Input weights and biases: False."""
+        return any(p is q for q in self._hidden_matrices()) or p is self.readout.weight
+
+    def _hidden_matrices(self):  # pragma: no cover - abstract
         raise NotImplementedError
 
     def has_trained_gate(self) -> bool:
@@ -227,12 +242,12 @@ class _Leaky(RNNModel):
             return hseq
         y = self.readout(hseq)
         if not record:
-            return y
+            return y, h
         return Trace(h=hseq, r=torch.stack(rs, 1), neg_log_r=torch.stack(nlr, 1),
                      jac=torch.stack(jac, 1), y=y)
 
-    def forward(self, x):
-        return self._run(x, record=False)
+    def forward_state(self, x, state=None):
+        return self._run(x, record=False, h0=state)
 
     def hidden_states(self, x: torch.Tensor, h0: torch.Tensor | None = None) -> torch.Tensor:
         """Differentiable hidden states ``(B, T, H)`` from initial state ``h0`` ``(B, H)`` (default 0)."""
@@ -253,6 +268,9 @@ class _Leaky(RNNModel):
 
     def recurrent_mask(self, p):
         return p is self.W
+
+    def _hidden_matrices(self):
+        return (self.W, self.W_a) if self.n_gate else (self.W,)
 
 
 class ConstGate(_Leaky):
@@ -362,10 +380,15 @@ class _TorchCell(RNNModel):
         r = self.rnn
         return r.weight_ih_l0, r.weight_hh_l0, r.bias_ih_l0, r.bias_hh_l0
 
-    def forward(self, x):
+    def forward_state(self, x, state=None):
         self._check_input(x)
-        out, _ = self.rnn(x)
-        return self.readout(out)
+        if state is not None and not isinstance(state, tuple):
+            state = state[None]
+        elif state is not None:
+            state = tuple(s[None] for s in state)
+        out, st = self.rnn(x, state)
+        st = st[0] if not isinstance(st, tuple) else tuple(s[0] for s in st)
+        return self.readout(out), st
 
     def neuron_rows(self):
         return [(p, self.k) for p in self.weights()]
@@ -382,6 +405,9 @@ class _TorchCell(RNNModel):
 
     def recurrent_mask(self, p):
         return p is self.rnn.weight_hh_l0
+
+    def _hidden_matrices(self):
+        return (self.rnn.weight_hh_l0,)
 
 
 class GRU(_TorchCell):

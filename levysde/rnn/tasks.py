@@ -1,37 +1,84 @@
-"""Synthetic long-memory regression tasks, generated on the fly from a seed.
+"""Synthetic long-memory regression tasks, generated on the fly from a seed (THEORY.md §9).
 
 Every batch is a pure function of ``(seed, stream, index)``: the training batch of step
 s is ``batch(B, seed, STREAM_TRAIN, s)``, the fixed probe batch is
-``batch(B_probe, seed, STREAM_PROBE, 0)``. Resuming therefore needs no RNG state.
+``batch(B_probe, seed, STREAM_PROBE, 0)``. Resuming therefore needs no RNG state
+(``longmem`` also carries its teacher state, stored in the checkpoint).
 
 Tasks (``x``: (B, T, n_in), ``y``: (B, T, n_out), float32, values before t = 0 are zero):
 
-* ``powerlaw``: x_t ~ N(0, 1), ``y_t = sum_{k=0}^{K-1} w_k x_{t-k}`` with
-  ``w_k ∝ (k+1)^(-p)``, ``||w||_2 = 1`` (so Var y_t = 1 once t >= K-1). K = ``kernel``
-  (default T), p = ``p`` > 0 (default 1).
-* ``delay``: x_t ~ N(0, 1), ``y_t = x_{t-L}``, ``1 <= L < T`` (default 5).
+* ``powerlaw``: ``y_t = sum_{k=0}^{K-1} w_k x_{t-k}`` with ``w_k ∝ (k+1)^(-p)``,
+  ``||w||_2 = 1`` (so Var y_t = 1 once t >= K-1). K = ``kernel`` (default T), p = ``p`` > 0.
+* ``delay``: ``y_t = x_{t-L}``, ``1 <= L < T`` (default 5).
 * ``adding``: n_in = 2, x_t = (v_t ~ U[0, 1], marker m_t in {0, 1}); exactly two markers,
   at distinct random positions in ``[0, loss_from)``; ``y_t = sum of the two marked v`` for
   ``t >= loss_from`` (0 before).
+* ``longmem``: one endless input stream per batch row, cut into chunks of T = ``seq_len``
+  steps (chunk s is the training batch of step s; the trainer carries the network's hidden
+  state from chunk to chunk: truncated backpropagation through time). The target is a
+  teacher of ``n_mem`` = m leaky integrators with time scales ``tau_j``:
+  ``m^j_t = rho_j m^j_{t-1} + sqrt(1 - rho_j^2) x_t``, ``rho_j = exp(-1/tau_j)``,
+  ``y_t = c sum_j m^j_t``, ``c`` such that Var(sum) = 1 for Gaussian x
+  (:func:`levysde.runfile.teacher_time_scales`, :func:`levysde.runfile.trivial_loss`).
+  ``tau_j`` are the quantiles ``j/(m-1)`` of the power-law density ``∝ tau^(-1-gamma)`` on
+  ``[1, mem_lag_max]`` (``gamma`` = ``mem_gamma`` >= 0; 0 = log-uniform, equal numbers per
+  decade): component j rewards a network time scale near ``tau_j``, up to 10^4 steps by
+  default, far beyond one chunk, so the task is never solved exactly. The probe batch is
+  5 chunks of fresh streams (stationary teacher start); the probe loss and the recorded
+  averages use the last chunk (``loss_from`` = 4T), after a burn-in of 4T steps.
 
-Loss: MSE over time steps ``t >= loss_from`` (default ``T // 2``: the later half), all
-batch entries and outputs.
+Options for every task but ``adding``: ``input_alpha`` in (0, 2): the inputs x_t are
+standard symmetric alpha-stable (E exp(ikX) = exp(-|k|^alpha), :func:`sas_noise`) instead of
+N(0, 1) (infinite variance: the trivial loss is then measured on the probe batch);
+``target_noise`` sigma >= 0 (all tasks): ``y_t += sigma * eps_t``, eps_t ~ N(0, 1) fresh in
+every batch, a floor ``sigma^2`` the loss never goes below.
+
+Loss: MSE over time steps ``t >= loss_from`` (default ``T // 2``; ``longmem`` training
+chunks: every step, the state being carried), all batch entries and outputs.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-TASKS = ("powerlaw", "delay", "adding")
-STREAM_TRAIN, STREAM_PROBE, STREAM_NOISE = 0, 1, 2
+from ..runfile import teacher_time_scales
+
+TASKS = ("powerlaw", "delay", "adding", "longmem")
+STREAM_TRAIN, STREAM_PROBE, STREAM_NOISE, STREAM_INIT = 0, 1, 2, 3
+#: chunks of the longmem probe sequence (the last one is measured, the others are burn-in)
+PROBE_CHUNKS = 5
 
 
 def stream_generator(seed: int, stream: int, index: int, device="cpu") -> torch.Generator:
     """A torch.Generator seeded deterministically from ``(seed, stream, index)`` (numpy SeedSequence)."""
     s = int(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, int(stream), int(index)]).generate_state(2, np.uint64)[0])
     return torch.Generator(device=device).manual_seed(s & 0x7FFFFFFFFFFFFFFF)
+
+
+def sas_noise(shape, alpha: float, generator: torch.Generator | None = None,
+              dtype=torch.float32) -> torch.Tensor:
+    """Standard symmetric alpha-stable samples (E exp(ikX) = exp(-|k|^alpha)), Chambers-Mallows-Stuck.
+
+    ``X = sin(alpha V) / cos(V)^(1/alpha) * (cos((1 - alpha) V) / W)^((1 - alpha)/alpha)``,
+    V ~ U(-pi/2, pi/2), W ~ Exp(1); alpha = 1 gives Cauchy tan(V); alpha = 2 gives N(0, 2).
+    Computed in float64, returned as ``dtype`` on CPU. Raises ValueError unless 0 < alpha <= 2.
+    """
+    if not (0 < alpha <= 2):
+        raise ValueError(f"alpha must be in (0, 2], got {alpha!r}")
+    u = torch.rand(shape, generator=generator, dtype=torch.float64)
+    v = (u - 0.5) * math.pi
+    e = torch.rand(shape, generator=generator, dtype=torch.float64)
+    w = -torch.log1p(-e)  # Exp(1), never log(0) since e < 1
+    w = torch.clamp(w, min=1e-300)
+    if alpha == 1.0:
+        x = torch.tan(v)
+    else:
+        x = torch.sin(alpha * v) / torch.cos(v) ** (1.0 / alpha) \
+            * (torch.cos((1.0 - alpha) * v) / w) ** ((1.0 - alpha) / alpha)
+    return x.to(dtype)
 
 
 @dataclass(frozen=True)
@@ -44,6 +91,11 @@ class Task:
     delay: int = 5
     p: float = 1.0
     kernel: int = 0  # 0: seq_len
+    target_noise: float = 0.0
+    input_alpha: float | None = None
+    n_mem: int = 16
+    mem_lag_max: int = 10000
+    mem_gamma: float = 0.0
 
     @property
     def n_in(self) -> int:
@@ -53,8 +105,43 @@ class Task:
     def n_out(self) -> int:
         return 1
 
+    @property
+    def streaming(self) -> bool:
+        """True for ``longmem``: training chunks continue one stream, state carried across steps."""
+        return self.name == "longmem"
+
+    @property
+    def train_loss_from(self) -> int:
+        """First time step of the training loss (0 for ``longmem`` chunks, else ``loss_from``)."""
+        return 0 if self.streaming else self.loss_from
+
+    @property
+    def probe_len(self) -> int:
+        """Length of the probe sequences (``PROBE_CHUNKS * T`` for ``longmem``, else T)."""
+        return PROBE_CHUNKS * self.seq_len if self.streaming else self.seq_len
+
+    def _inputs(self, shape, g):
+        if self.input_alpha is None:
+            return torch.randn(shape, generator=g)
+        return sas_noise(shape, self.input_alpha, g)
+
+    def _noise(self, y, g):
+        if self.target_noise > 0:
+            y = y + self.target_noise * torch.randn(y.shape, generator=g)
+        return y
+
     def batch(self, n: int, seed: int, stream: int, index: int, device="cpu"):
-        """``(x, y)`` of ``n`` sequences, a pure function of ``(seed, stream, index)``; on ``device``."""
+        """``(x, y)`` of ``n`` sequences, a pure function of ``(seed, stream, index)``; on ``device``.
+
+        ``longmem``: the probe sequences (length :attr:`probe_len`) of stream ``stream``; use
+        :meth:`chunk` for training chunks."""
+        if self.streaming:
+            state = self.teacher_init(n, seed, stream)
+            xs, ys = [], []
+            for k in range(PROBE_CHUNKS):
+                x, y, state = self.chunk(n, seed, stream, k, state)
+                xs.append(x), ys.append(y)
+            return torch.cat(xs, 1).to(device), torch.cat(ys, 1).to(device)
         g = stream_generator(seed, stream, index)
         T = self.seq_len
         if self.name == "adding":
@@ -69,7 +156,7 @@ class Task:
             y = torch.zeros(n, T, 1)
             y[:, self.loss_from:, 0] = s[:, None]
         else:
-            x = torch.randn(n, T, 1, generator=g)
+            x = self._inputs((n, T, 1), g)
             if self.name == "delay":
                 y = torch.zeros_like(x)
                 y[:, self.delay:] = x[:, :-self.delay]
@@ -80,30 +167,84 @@ class Task:
                 # causal convolution y_t = sum_k w_k x_{t-k} (x = 0 before t = 0)
                 xp = torch.nn.functional.pad(x[:, :, 0][:, None, :], (K - 1, 0))
                 y = torch.nn.functional.conv1d(xp, w.flip(0)[None, None, :])[:, 0, :, None]
-        return x.to(device), y.to(device)
+        return x.to(device), self._noise(y, g).to(device)
 
-    def loss(self, y_hat: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """MSE over ``t >= loss_from`` (scalar tensor)."""
-        return torch.mean((y_hat[:, self.loss_from:] - y[:, self.loss_from:]) ** 2)
+    # --- longmem -------------------------------------------------------------------------
+    def teacher(self):
+        """``(rho (m,), c)`` of the ``longmem`` teacher, float64 (module docstring)."""
+        from ..runfile import teacher_scale
+
+        tau = teacher_time_scales(self.n_mem, self.mem_lag_max, self.mem_gamma)
+        return torch.from_numpy(np.exp(-1.0 / tau)), teacher_scale(tau)
+
+    def teacher_init(self, n: int, seed: int, stream: int) -> torch.Tensor:
+        """Teacher state (n, m) float64 at the start of the streams: a draw from the stationary
+        law N(0, C) for Gaussian inputs (so the streams are stationary from t = 0), zeros for
+        alpha-stable inputs. A pure function of ``(seed, stream)``."""
+        rho, _ = self.teacher()
+        if self.input_alpha is not None:
+            return torch.zeros(n, rho.numel(), dtype=torch.float64)
+        s = torch.sqrt(1.0 - rho ** 2)
+        C = s[:, None] * s[None, :] / (1.0 - rho[:, None] * rho[None, :])
+        evals, evecs = torch.linalg.eigh(C)
+        root = evecs * torch.sqrt(torch.clamp(evals, min=0.0))
+        g = stream_generator(seed, STREAM_INIT, stream)
+        return torch.randn(n, rho.numel(), generator=g, dtype=torch.float64) @ root.T
+
+    def chunk(self, n: int, seed: int, stream: int, index: int, state: torch.Tensor, device="cpu"):
+        """Chunk ``index`` of ``n`` ``longmem`` streams: ``(x, y, new_state)``; ``state`` is the
+        teacher state (n, m) float64 after chunk ``index - 1`` (:meth:`teacher_init` for 0).
+        x, y on ``device``; the state stays on the CPU."""
+        g = stream_generator(seed, stream, index)
+        T = self.seq_len
+        x = self._inputs((n, T, 1), g)
+        rho, c = self.teacher()
+        s = torch.sqrt(1.0 - rho ** 2)
+        xd = x[:, :, 0].double()
+        m = state.clone()
+        y = torch.empty(n, T, dtype=torch.float64)
+        for t in range(T):
+            m = rho * m + s * xd[:, t:t + 1]
+            y[:, t] = c * m.sum(1)
+        y = self._noise(y.float()[:, :, None], g)
+        return x.to(device), y.to(device), m
+
+    def loss(self, y_hat: torch.Tensor, y: torch.Tensor, t0: int | None = None) -> torch.Tensor:
+        """MSE over ``t >= t0`` (default ``loss_from``; scalar tensor)."""
+        t0 = self.loss_from if t0 is None else t0
+        return torch.mean((y_hat[:, t0:] - y[:, t0:]) ** 2)
 
 
 def build_task(name: str, seq_len: int, *, loss_from: int | None = None, delay: int = 5,
-               p: float = 1.0, kernel: int = 0) -> Task:
+               p: float = 1.0, kernel: int = 0, target_noise: float = 0.0,
+               input_alpha: float | None = None, n_mem: int = 16, mem_lag_max: int = 10000,
+               mem_gamma: float = 0.0) -> Task:
     """Validated :class:`Task`.
 
-    Raises ValueError: unknown ``name`` (allowed :data:`TASKS`); ``seq_len`` < 2;
-    ``loss_from`` not in [0, seq_len - 1] (adding: [2, seq_len - 1]); ``delay`` not in
-    [1, seq_len - 1]; ``p`` not > 0; ``kernel`` not in [0, seq_len] (0 = seq_len).
+    Raises ValueError: unknown ``name`` (allowed :data:`TASKS`); ``seq_len`` < 2 (adding: < 3,
+    two marker positions before the loss window are needed); ``loss_from`` not in
+    [0, seq_len - 1] (adding: [2, seq_len - 1]; longmem: must be None, the probe window is
+    fixed); ``delay`` not in [1, seq_len - 1]; ``p`` not > 0; ``kernel`` not in [0, seq_len];
+    ``target_noise`` not finite >= 0; ``input_alpha`` not None or in (0, 2) (or given for
+    adding); ``n_mem`` < 1; ``mem_lag_max`` < 2; ``mem_gamma`` not finite >= 0.
     """
     if name not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {name!r}")
-    if not isinstance(seq_len, int) or seq_len < 2:
-        raise ValueError(f"seq_len must be an integer >= 2, got {seq_len!r}")
+    lo_T = 3 if name == "adding" else 2
+    if not isinstance(seq_len, int) or isinstance(seq_len, bool) or seq_len < lo_T:
+        why = " (the adding task needs two marker positions before the loss window)" if name == "adding" else ""
+        raise ValueError(f"seq_len must be an integer >= {lo_T}{why}, got {seq_len!r}")
+    if name == "longmem":
+        if loss_from is not None:
+            raise ValueError(f"loss_from must be None for the longmem task (the probe measures the last "
+                             f"of {PROBE_CHUNKS} chunks; training chunks use every step), got {loss_from!r}")
+        loss_from = (PROBE_CHUNKS - 1) * seq_len
     if loss_from is None:
-        loss_from = seq_len // 2
+        loss_from = max(seq_len // 2, 2) if name == "adding" else seq_len // 2
     lo = 2 if name == "adding" else 0
-    if not isinstance(loss_from, int) or not lo <= loss_from <= seq_len - 1:
-        raise ValueError(f"loss_from must be an integer in [{lo}, {seq_len - 1}], got {loss_from!r}")
+    hi = PROBE_CHUNKS * seq_len - 1 if name == "longmem" else seq_len - 1
+    if not isinstance(loss_from, int) or not lo <= loss_from <= hi:
+        raise ValueError(f"loss_from must be an integer in [{lo}, {hi}], got {loss_from!r}")
     if name == "delay" and not (isinstance(delay, int) and 1 <= delay <= seq_len - 1):
         raise ValueError(f"delay must be an integer in [1, {seq_len - 1}], got {delay!r}")
     if name == "powerlaw":
@@ -111,5 +252,17 @@ def build_task(name: str, seq_len: int, *, loss_from: int | None = None, delay: 
             raise ValueError(f"p (power-law exponent) must be a finite number > 0, got {p!r}")
         if not (isinstance(kernel, int) and 0 <= kernel <= seq_len):
             raise ValueError(f"kernel must be an integer in [0, {seq_len}], got {kernel!r}")
+    if not (isinstance(target_noise, (int, float)) and math.isfinite(target_noise) and target_noise >= 0):
+        raise ValueError(f"target_noise must be a finite number >= 0, got {target_noise!r}")
+    if input_alpha is not None:
+        if name == "adding":
+            raise ValueError("input_alpha must be None for the adding task (its inputs are uniform values "
+                             "and markers)")
+        if not (isinstance(input_alpha, (int, float)) and 0 < input_alpha < 2):
+            raise ValueError(f"input_alpha must be None or a number in (0, 2), got {input_alpha!r}")
+    if name == "longmem":
+        teacher_time_scales(n_mem, mem_lag_max, mem_gamma)  # validates the three
     return Task(name=name, seq_len=seq_len, loss_from=loss_from, delay=int(delay), p=float(p),
-                kernel=int(kernel))
+                kernel=int(kernel), target_noise=float(target_noise),
+                input_alpha=None if input_alpha is None else float(input_alpha), n_mem=int(n_mem),
+                mem_lag_max=int(mem_lag_max), mem_gamma=float(mem_gamma))

@@ -10,12 +10,20 @@ At steps 0, K, 2K, ... and at the last step (K = ``record_every``), on a fixed p
   (:mod:`levysde.rnn.models`); ``|J|`` below :data:`JAC_FLOOR` (= 1e-30) is raised to it and
   counted (``jac_clips``); neurons with ``mu_bar^(1)_q <= 0`` (expanding) get NaN in
   ``zeta_jac`` and are counted (``jac_masked``): a negative number is never logged.
-* ``Lambda_q``: SGD -> lr; Adam/AdamW -> ``lr * g^T P g / g^T g`` over neuron q's parameter
-  rows (:meth:`RNNModel.neuron_rows`; the readout is not included), ``P = diag(1/(sqrt(v_hat)
-  + eps))``, ``v_hat`` = Adam's bias-corrected second moment (before the first step: ``g^2``,
-  the value Adam's first step uses), g = gradient of the probe loss. If ``g^T g = 0`` the
-  quotient is undefined and the mean of P over the rows is used instead.
-* the probe loss, and the ELR envelope ``f(l) = sum_q Lambda_q exp(-l mu_bar_q) / sum_q Lambda_q``
+* ``Lambda_q``: SGD -> lr; Adam/AdamW -> ``g^T diag(lr_p P) g / g^T g`` over neuron q's
+  parameter rows (:meth:`RNNModel.neuron_rows`; the readout is not included), ``P =
+  diag(1/(sqrt(v_hat) + eps))``, ``v_hat`` = Adam's bias-corrected second moment in float64
+  (before the first step: ``g^2``, the value Adam's first step uses), g = gradient of the
+  probe loss, ``lr_p`` the learning rate of the tensor holding the entry (one lr for all
+  without width scaling: then ``lr * g^T P g / g^T g``, THEORY §9). If ``g^T g = 0`` the
+  quotient is undefined and the mean of ``lr_p P`` over the rows is used instead. A
+  non-finite second moment (a gradient beyond float32 range poisons Adam: its steps become
+  0, Lambda 0 and the envelope 0/0) or a Lambda that is not finite and > 0 stops the run
+  with :class:`TrainingDiverged`; a non-finite envelope is never written.
+* the probe loss, its ratio to the trivial predictor's loss (``loss_ratio``,
+  :func:`levysde.runfile.learned_diagnostic`; above :data:`DIVERGED_RATIO` = 1e6 the run has
+  diverged and stops with :class:`TrainingDiverged`), and the ELR envelope
+  ``f(l) = sum_q Lambda_q exp(-l mu_bar_q) / sum_q Lambda_q``
   on an integer log grid of exactly ``n_lags`` lags ``1..lag_max`` (:func:`lag_grid`);
   optionally the measured transport. Numpy warnings from non-finite intermediate values
   (a diverging run) are silenced here; divergence is reported by :class:`TrainingDiverged`.
@@ -25,6 +33,20 @@ Injected forcing (negative control, anti-collapse paper): after every optimizer 
 hidden-to-hidden weights; ``gate`` = retention-gate parameters), X i.i.d. standard symmetric
 alpha-stable (characteristic function exp(-|k|^alpha)), Chambers-Mallows-Stuck
 (:func:`sas_noise`), drawn from a generator seeded by ``(seed, step)``.
+
+Width-scaled learning rate (``lr_scaling = "mup"``, the default): ``lr`` is the Adam/AdamW
+learning rate at the base width ``lr_base_width`` H0 (default 64); the matrices whose fan-in
+is H (hidden-to-hidden, gate-on-h and readout weights, :meth:`RNNModel.width_scaled`) get
+``lr * H0 / H``, input weights and biases ``lr``: the maximal-update parametrisation's rule
+for Adam (Yang et al. 2021, "Tensor Programs V", arXiv 2203.03466, Table 3), which keeps the
+per-step change of each pre-activation O(1) as H grows. With a width-independent lr AdamW
+saturates the gates at H = 1024 (measured: lr 3e-3 never learns, 3e-4 does; the rule gives
+1.9e-4). SGD is not scaled (``lr`` as given). ``lr_scaling = "none"``: one lr for all.
+Gradient clipping (max norm ``clip``, default 1) is on by default.
+
+``longmem`` task: chunk s of the streams is the batch of step s; the network's hidden state
+(and the teacher's) is carried from chunk to chunk, detached: truncated backpropagation
+through time over one chunk. Both states are in the checkpoint.
 
 Every random number is a function of ``seed`` (model init), ``(seed, step)`` (training batch,
 forcing) or ``seed`` (probe batch), so a run is reproducible from its config, and a resumed
@@ -42,10 +64,13 @@ import numpy as np
 import torch
 
 from .models import INITS, MODELS, RNNModel, build_model
+from ..runfile import trivial_loss
 from .runfile import check_writable, checkpoint_path, load_checkpoint, save_checkpoint, save_run
-from .tasks import STREAM_NOISE, STREAM_PROBE, STREAM_TRAIN, TASKS, Task, build_task, stream_generator
+from .tasks import (STREAM_NOISE, STREAM_PROBE, STREAM_TRAIN, TASKS, Task, build_task, sas_noise,  # noqa: F401
+                    stream_generator)
 
 OPTIMIZERS = ("sgd", "adam", "adamw")
+LR_SCALINGS = ("mup", "none")
 INJECT_TARGETS = ("recurrent", "gate")
 #: floor of mu_bar_q (per step): zeta >= log(1e-12) ~ -27.6
 MU_FLOOR = 1e-12
@@ -53,6 +78,8 @@ MU_FLOOR = 1e-12
 JAC_FLOOR = 1e-30
 #: a retention within this of 0 or 1 counts as saturated (diagnostic only)
 SAT_TOL = 1e-6
+#: a probe loss above this multiple of the trivial predictor's loss is a diverged run
+DIVERGED_RATIO = 1e6
 
 
 class TrainingDiverged(RuntimeError):
@@ -64,12 +91,14 @@ class TrainConfig:
     """Everything that defines a run (stored as JSON in the run file's ``config``).
 
     model         one of ConstGate.. (``MODELS``)          hidden      H >= 1
-    optimizer     sgd | adam | adamw                        lr          > 0
+    optimizer     sgd | adam | adamw                        lr          > 0 (at width lr_base_width)
+    lr_scaling    mup (Adam lr of H-fan-in matrices * lr_base_width / H; module docstring) | none
+    lr_base_width H0 >= 1 of the width scaling (default 64)
     weight_decay  >= 0; None = optimizer default (AdamW 0.01, else 0)
     gate_decay    False: no weight decay on retention-gate parameters
-    clip          max gradient norm (> 0) or None
-    task          powerlaw | delay | adding; ``seq_len`` >= 2; ``loss_from`` (None: seq_len//2)
-    delay, p, kernel  task parameters (see :mod:`.tasks`)
+    clip          max gradient norm (> 0, default 1) or None (off)
+    task          powerlaw | delay | adding | longmem; ``seq_len`` >= 2; ``loss_from`` (None: seq_len//2)
+    delay, p, kernel, target_noise, input_alpha, n_mem, mem_lag_max, mem_gamma: task parameters (:mod:`.tasks`)
     batch, probe_batch  >= 1 (probe_batch None: = batch)
     steps >= 0, record_every >= 1, seed (int >= 0)
     init          default | chrono; t_max (> 2) for chrono (None: seq_len)
@@ -77,21 +106,29 @@ class TrainConfig:
     inject_alpha  None (off) or in (0, 2]; inject_scale >= 0; inject_target recurrent | gate
     n_lags >= 2, lag_max >= n_lags (integer log grid 1..lag_max, n_lags points), transport (bool)
     device        cpu | cuda; threads >= 1 or None (leave torch's setting)
+    fast          replay each training step from a CUDA graph (:mod:`.fast`; leaky models; CPU: eager)
     """
 
     model: str = "diaggate"
     hidden: int = 64
     optimizer: str = "adamw"
     lr: float = 3e-3
+    lr_scaling: str = "mup"
+    lr_base_width: int = 64
     weight_decay: float | None = None
     gate_decay: bool = True
-    clip: float | None = None
+    clip: float | None = 1.0
     task: str = "powerlaw"
     seq_len: int = 200
     loss_from: int | None = None
     delay: int = 5
     p: float = 1.0
     kernel: int = 0
+    target_noise: float = 0.0
+    input_alpha: float | None = None
+    n_mem: int = 16
+    mem_lag_max: int = 10000
+    mem_gamma: float = 0.0
     batch: int = 32
     probe_batch: int | None = None
     steps: int = 1000
@@ -108,6 +145,7 @@ class TrainConfig:
     transport: bool = False
     device: str = "cpu"
     threads: int | None = None
+    fast: bool = False
 
     def validate(self) -> "TrainConfig":
         """Raise ValueError naming the first bad field and its allowed range; return self."""
@@ -126,6 +164,8 @@ class TrainConfig:
         need(is_int(self.hidden) and self.hidden >= 1, "hidden", "an integer >= 1")
         need(self.optimizer in OPTIMIZERS, "optimizer", f"one of {OPTIMIZERS}")
         need(is_num(self.lr) and self.lr > 0, "lr", "a finite number > 0")
+        need(self.lr_scaling in LR_SCALINGS, "lr_scaling", f"one of {LR_SCALINGS}")
+        need(is_int(self.lr_base_width) and self.lr_base_width >= 1, "lr_base_width", "an integer >= 1")
         need(self.weight_decay is None or (is_num(self.weight_decay) and self.weight_decay >= 0),
              "weight_decay", "None or a finite number >= 0")
         need(isinstance(self.gate_decay, bool), "gate_decay", "a bool")
@@ -151,49 +191,35 @@ class TrainConfig:
         need(self.device in ("cpu", "cuda"), "device", "'cpu' or 'cuda'")
         need(self.threads is None or (is_int(self.threads) and self.threads >= 1), "threads",
              "None or an integer >= 1")
-        self.make_task()  # validates seq_len, loss_from, delay, p, kernel
+        need(isinstance(self.fast, bool), "fast", "a bool")
+        need(not self.fast or self.model in ("constgate", "sharedgate", "diaggate"), "fast",
+             "False for GRU/LSTM (they already run torch's fused cuDNN kernels)")
+        self.make_task()  # validates the task's fields
         return self
 
     def make_task(self) -> Task:
         return build_task(self.task, self.seq_len, loss_from=self.loss_from, delay=self.delay,
-                          p=self.p, kernel=self.kernel)
+                          p=self.p, kernel=self.kernel, target_noise=self.target_noise,
+                          input_alpha=self.input_alpha, n_mem=self.n_mem, mem_lag_max=self.mem_lag_max,
+                          mem_gamma=self.mem_gamma)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
-        """Rebuild from a run file's config (extra keys such as ``kind``, versions are ignored)."""
+        """Rebuild from a run file's config (extra keys such as ``kind``, versions are ignored).
+        A config written before width scaling existed (no ``lr_scaling``) rebuilds with
+        ``lr_scaling = "none"``, which is how it was trained."""
         names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names}).validate()
+        kw = {k: v for k, v in d.items() if k in names}
+        kw.setdefault("lr_scaling", "none")
+        return cls(**kw).validate()
 
 
 # --------------------------------------------------------------------------------------
 # pieces with independent tests
 # --------------------------------------------------------------------------------------
-def sas_noise(shape, alpha: float, generator: torch.Generator | None = None,
-              dtype=torch.float32) -> torch.Tensor:
-    """Standard symmetric alpha-stable samples (E exp(ikX) = exp(-|k|^alpha)), Chambers-Mallows-Stuck.
-
-    ``X = sin(alpha V) / cos(V)^(1/alpha) * (cos((1 - alpha) V) / W)^((1 - alpha)/alpha)``,
-    V ~ U(-pi/2, pi/2), W ~ Exp(1); alpha = 1 gives Cauchy tan(V); alpha = 2 gives N(0, 2).
-    Computed in float64, returned as ``dtype`` on CPU. Raises ValueError unless 0 < alpha <= 2.
-    """
-    if not (0 < alpha <= 2):
-        raise ValueError(f"alpha must be in (0, 2], got {alpha!r}")
-    u = torch.rand(shape, generator=generator, dtype=torch.float64)
-    v = (u - 0.5) * math.pi
-    e = torch.rand(shape, generator=generator, dtype=torch.float64)
-    w = -torch.log1p(-e)  # Exp(1), never log(0) since e < 1
-    w = torch.clamp(w, min=1e-300)
-    if alpha == 1.0:
-        x = torch.tan(v)
-    else:
-        x = torch.sin(alpha * v) / torch.cos(v) ** (1.0 / alpha) \
-            * (torch.cos((1.0 - alpha) * v) / w) ** ((1.0 - alpha) / alpha)
-    return x.to(dtype)
-
-
 def lambda_rayleigh(g: torch.Tensor, v_hat: torch.Tensor, lr: float, eps: float) -> float:
     """``lr * g^T P g / g^T g`` with ``P = diag(1/(sqrt(v_hat) + eps))`` for one neuron's rows
     (THEORY §9). ``g``, ``v_hat``: same shape (v_hat >= 0). Returns lr * mean(P) if g = 0."""
@@ -206,36 +232,39 @@ def lambda_rayleigh(g: torch.Tensor, v_hat: torch.Tensor, lr: float, eps: float)
 
 
 def neuron_lambda(model: RNNModel, optimizer: torch.optim.Optimizer, kind: str) -> np.ndarray:
-    """Lambda_q for all H neurons, from the current ``.grad`` of the model and Adam's state.
+    """Lambda_q for all H neurons, from the current ``.grad`` of the model and Adam's state
+    (module docstring; each tensor with its own group's lr, eps and beta2).
 
-    Returns float64 (H,). SGD: lr everywhere."""
+    Returns float64 (H,). SGD: the lr of the first neuron tensor's group everywhere.
+    Raises TrainingDiverged if Adam's second moment of a neuron tensor is not finite."""
     H = model.hidden
-    group = optimizer.param_groups[0]
-    lr = float(group["lr"])
+    group_of = {id(p): g for g in optimizer.param_groups for p in g["params"]}
     if kind == "sgd":
-        return np.full(H, lr)
-    eps = float(group["eps"])
-    beta2 = float(group["betas"][1])
+        return np.full(H, float(group_of[id(model.neuron_rows()[0][0])]["lr"]))
     num = torch.zeros(H, dtype=torch.float64)
     den = torch.zeros(H, dtype=torch.float64)
     psum = torch.zeros(H, dtype=torch.float64)
     cnt = torch.zeros(H, dtype=torch.float64)
     for p, k in model.neuron_rows():
-        g = p.grad if p.grad is not None else torch.zeros_like(p)
+        grp = group_of[id(p)]
+        lr, eps, beta2 = float(grp["lr"]), float(grp["eps"]), float(grp["betas"][1])
+        g = (p.grad if p.grad is not None else torch.zeros_like(p)).detach().double().cpu()
         st = optimizer.state.get(p, {})
-        if "exp_avg_sq" in st:
-            step = float(st["step"])
-            v_hat = st["exp_avg_sq"] / (1.0 - beta2 ** step)
+        if "exp_avg_sq" in st and float(st["step"]) > 0:
+            v_hat = st["exp_avg_sq"].detach().double().cpu() / (1.0 - beta2 ** float(st["step"]))
         else:
             v_hat = g * g
-        g2 = (g.detach().double() ** 2).reshape(k, H, -1).cpu()
-        P = (1.0 / (torch.sqrt(v_hat.detach().double()) + eps)).reshape(k, H, -1).cpu()
+        if not bool(torch.isfinite(v_hat).all()):
+            raise TrainingDiverged("Adam's second moment is not finite (a gradient beyond float32 range "
+                                   "froze the optimizer: its steps are 0, Lambda 0); lower --lr or keep --clip on")
+        g2 = (g ** 2).reshape(k, H, -1)
+        P = (lr / (torch.sqrt(v_hat) + eps)).reshape(k, H, -1)
         num += (g2 * P).sum((0, 2))
         den += g2.sum((0, 2))
         psum += P.sum((0, 2))
         cnt += k * P.shape[2]
     lam = torch.where(den > 0, num / torch.where(den > 0, den, 1.0), psum / cnt)
-    return (lr * lam).numpy()
+    return lam.numpy()
 
 
 def lag_grid(n_lags: int, lag_max: int) -> np.ndarray:
@@ -259,19 +288,32 @@ def lag_grid(n_lags: int, lag_max: int) -> np.ndarray:
 
 
 def envelope(mu_bar: np.ndarray, lam: np.ndarray, lags: np.ndarray) -> np.ndarray:
-    """ELR envelope ``f(l) = sum_q Lambda_q exp(-l mu_bar_q) / sum_q Lambda_q`` (THEORY §9), (n_lags,)."""
-    with np.errstate(all="ignore"):  # inf/NaN Lambda of a diverging run: NaN envelope, no warning
-        w = lam / lam.sum()
-        return np.exp(-np.outer(lags, mu_bar)) @ w
+    """ELR envelope ``f(l) = sum_q Lambda_q exp(-l mu_bar_q) / sum_q Lambda_q`` (THEORY §9), (n_lags,).
+
+    ``mu_bar`` >= 0 and ``lam`` (H,), ``lags`` (n_lags,). Raises TrainingDiverged (with the
+    cause) unless every Lambda_q is finite and >= 0 with a positive sum and mu_bar is finite:
+    a non-finite envelope is never returned."""
+    lam = np.asarray(lam, dtype=np.float64)
+    if not (np.all(np.isfinite(lam)) and np.all(lam >= 0) and lam.sum() > 0):
+        bad = int(np.sum(~(np.isfinite(lam) & (lam > 0))))
+        raise TrainingDiverged(f"optimizer amplitudes Lambda_q unusable for the envelope: {bad} of "
+                               f"{lam.size} not finite and > 0 (sum {lam.sum():.3g}); lower --lr or keep --clip on")
+    if not np.all(np.isfinite(mu_bar)):
+        raise TrainingDiverged("non-finite retention statistics (mu_bar) for the envelope")
+    w = lam / lam.sum()
+    return np.exp(-np.outer(lags, mu_bar)) @ w
 
 
 def record_stats(model: RNNModel, task: Task, x: torch.Tensor, y: torch.Tensor,
                  optimizer: torch.optim.Optimizer, kind: str, lags: np.ndarray,
                  transport: bool = False) -> dict:
-    """One record on the probe batch ``(x, y)`` (module docstring). Leaves ``.grad`` zeroed.
+    """One record on the probe batch ``(x, y)`` (module docstring). Leaves ``.grad`` zeroed and
+    the model in training mode (cuDNN's GRU/LSTM backward, used for Lambda_q, needs it).
 
     Returns a dict of numpy values: zeta, zeta_jac, Lambda (H,), loss, envelope (n_lags,),
-    zeta_clips, jac_masked, jac_clips, saturated[, transport (n_lags,)]."""
+    zeta_clips, jac_masked, jac_clips, saturated[, transport (n_lags,)].
+    Raises TrainingDiverged if the probe loss, mu_bar, the Jacobian or Lambda is not finite."""
+    model.train()
     with np.errstate(all="ignore"):  # divergence is detected and reported, not warned about
         return _record_stats(model, task, x, y, optimizer, kind, lags, transport)
 
@@ -279,6 +321,8 @@ def record_stats(model: RNNModel, task: Task, x: torch.Tensor, y: torch.Tensor,
 def _record_stats(model, task, x, y, optimizer, kind, lags, transport):
     optimizer.zero_grad(set_to_none=True)
     loss = task.loss(model(x), y)
+    if not math.isfinite(float(loss.detach())):
+        raise TrainingDiverged(f"probe loss is {float(loss.detach())}; lower --lr or keep --clip on")
     loss.backward()
     lam = neuron_lambda(model, optimizer, kind)
     optimizer.zero_grad(set_to_none=True)
@@ -325,68 +369,68 @@ def measured_transport(neg_log_r: torch.Tensor, lam: np.ndarray, lags: np.ndarra
 
 
 # --------------------------------------------------------------------------------------
-# the loop
+# the loop, step by step
 # --------------------------------------------------------------------------------------
 def _make_optimizer(model: RNNModel, cfg: TrainConfig):
-    """Optimizer plus the list of ``(param, keep_mask)`` whose decay is applied by hand
-    (fused GRU/LSTM tensors whose gate rows are excluded from decay)."""
+    """Optimizer, the list of ``(param, keep_mask, lr)`` whose decay is applied by hand (fused
+    GRU/LSTM tensors whose gate rows are excluded from decay), and the weight decay.
+
+    Parameter groups by (decayed?, width-scaled lr?): muP's ``lr * lr_base_width / H`` for
+    :meth:`RNNModel.width_scaled` tensors with Adam/AdamW and ``lr_scaling = "mup"``."""
     wd = cfg.weight_decay if cfg.weight_decay is not None else (0.01 if cfg.optimizer == "adamw" else 0.0)
-    decay, no_decay, manual = [], [], []
+    scale = cfg.lr_scaling == "mup" and cfg.optimizer != "sgd"
+    lr_hidden = cfg.lr * cfg.lr_base_width / cfg.hidden if scale else cfg.lr
+    groups: dict[tuple[bool, bool], list] = {}
+    manual = []
     for p in model.parameters():
         m = model.gate_mask(p)
-        if cfg.gate_decay or m is False:
-            decay.append(p)
-        elif m is True:
-            no_decay.append(p)
-        else:
-            no_decay.append(p)
-            manual.append((p, ~m))
-    groups = [{"params": decay, "weight_decay": wd}]
-    if no_decay:
-        groups.append({"params": no_decay, "weight_decay": 0.0})
+        wide = model.width_scaled(p)
+        decayed = cfg.gate_decay or m is False
+        groups.setdefault((decayed, wide), []).append(p)
+        if not decayed and m is not True:
+            manual.append((p, ~m, lr_hidden if wide else cfg.lr))
     cls = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}[cfg.optimizer]
-    opt = cls(groups, lr=cfg.lr)
+    extra = {"capturable": True} if cfg.fast and cfg.device == "cuda" and cfg.optimizer != "sgd" else {}
+    opt = cls([{"params": ps, "weight_decay": wd if decayed else 0.0, "lr": lr_hidden if wide else cfg.lr}
+               for (decayed, wide), ps in sorted(groups.items(), key=lambda kv: (not kv[0][0], kv[0][1]))],
+              lr=cfg.lr, **extra)
     return opt, manual, wd
 
 
-def apply_manual_decay(manual, optimizer: str, lr: float, wd: float) -> None:
+def apply_manual_decay(manual, optimizer: str, lr: float | None, wd: float) -> None:
     """Weight decay on the non-gate rows of fused tensors, just before ``optimizer.step()``.
 
-    AdamW: decoupled, ``p <- p - lr * wd * p`` on those entries (what AdamW does before its
-    update). SGD/Adam: coupled L2, ``grad <- grad + wd * p`` on those entries."""
+    ``manual``: ``(param, keep_mask, lr_param)`` from :func:`_make_optimizer`; ``lr`` (if not
+    None) overrides every ``lr_param``. AdamW: decoupled, ``p <- p - lr * wd * p`` on those
+    entries (what AdamW does before its update). SGD/Adam: coupled L2, ``grad <- grad + wd * p``."""
     if not manual or wd <= 0:
         return
     with torch.no_grad():
-        for p, keep in manual:
+        for p, keep, lr_p in manual:
             if optimizer == "adamw":
-                p.sub_(lr * wd * p * keep)
+                p.sub_((lr_p if lr is None else lr) * wd * p * keep)
             elif p.grad is not None:
                 p.grad.add_(wd * p * keep)
 
 
+_SCALAR_KEYS = ("loss", "train_loss", "loss_ratio", "zeta_clips", "jac_masked", "jac_clips", "saturated",
+                "wall", "step")
+_INT_KEYS = ("step", "zeta_clips", "jac_masked", "jac_clips")
+_ROW_KEYS = {"zeta": "H", "zeta_jac": "H", "Lambda": "H", "envelope": "L", "transport": "L"}
+
+
 def _records_to_arrays(rec: dict, lags: np.ndarray, H: int) -> dict:
-    n_l = len(lags)
-    arr = {
-        "zeta": np.array(rec["zeta"], dtype=np.float64).reshape(-1, H),
-        "zeta_jac": np.array(rec["zeta_jac"], dtype=np.float64).reshape(-1, H),
-        "step": np.array(rec["step"], dtype=np.int64),
-        "Lambda": np.array(rec["Lambda"], dtype=np.float64).reshape(-1, H),
-        "loss": np.array(rec["loss"], dtype=np.float64),
-        "train_loss": np.array(rec["train_loss"], dtype=np.float64),
-        "lags": lags,
-        "envelope": np.array(rec["envelope"], dtype=np.float64).reshape(-1, n_l),
-        "zeta_clips": np.array(rec["zeta_clips"], dtype=np.int64),
-        "jac_masked": np.array(rec["jac_masked"], dtype=np.int64),
-        "jac_clips": np.array(rec["jac_clips"], dtype=np.int64),
-        "saturated": np.array(rec["saturated"], dtype=np.float64),
-        "wall": np.array(rec["wall"], dtype=np.float64),
-    }
-    if "transport" in rec:
-        arr["transport"] = np.array(rec["transport"], dtype=np.float64).reshape(-1, n_l)
+    width = {"H": H, "L": len(lags)}
+    arr = {"lags": lags}
+    for k, v in rec.items():
+        if k in _ROW_KEYS:
+            arr[k] = np.array(v, dtype=np.float64).reshape(-1, width[_ROW_KEYS[k]])
+        else:
+            arr[k] = np.array(v, dtype=np.int64 if k in _INT_KEYS else np.float64)
     return arr
 
 
-_RESUME_FREE = ("steps", "device", "threads")
+_RESUME_FREE = ("steps", "device", "threads", "fast")
 
 
 def _records_to_tensors(rec: dict, lags: np.ndarray, H: int) -> dict:
@@ -395,11 +439,19 @@ def _records_to_tensors(rec: dict, lags: np.ndarray, H: int) -> dict:
     return {k: torch.from_numpy(np.ascontiguousarray(arr[k])) for k in rec}
 
 
-def _records_from_tensors(t: dict, keys) -> dict:
-    """Inverse of :func:`_records_to_tensors`: lists of per-record numpy rows / scalars."""
+def _records_from_tensors(t: dict, keys, H: int, n_lags: int) -> dict:
+    """Inverse of :func:`_records_to_tensors`: lists of per-record numpy rows / scalars.
+    Raises ValueError if a key is missing or the shapes disagree (R records: (R,) scalars,
+    (R, H) neuron rows, (R, n_lags) envelope rows)."""
     missing = [k for k in keys if k not in t]
     if missing:
         raise ValueError(f"checkpoint records miss {missing}")
+    R = int(t["step"].shape[0]) if t["step"].dim() == 1 else -1
+    for k in keys:
+        want = (R,) if k not in _ROW_KEYS else (R, H if _ROW_KEYS[k] == "H" else n_lags)
+        if R < 0 or tuple(t[k].shape) != want:
+            raise ValueError(f"checkpoint records are inconsistent: {k!r} has shape {tuple(t[k].shape)}, "
+                             f"expected {want} ({R} records of step)")
     return {k: list(t[k].numpy()) for k in keys}
 
 
@@ -416,6 +468,264 @@ def full_config(cfg: TrainConfig, task: Task, lags: np.ndarray) -> dict:
     return d
 
 
+def _available_memory(device: torch.device) -> int | None:
+    """Free bytes on ``device``: CUDA ``mem_get_info``, else MemAvailable of /proc/meminfo
+    (None when unknown)."""
+    if device.type == "cuda":
+        return int(torch.cuda.mem_get_info(device)[0])
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def memory_estimate(cfg: TrainConfig, task: Task) -> int:
+    """Rough lower bound (bytes) of the memory a run needs: float32 weights with their
+    gradient, two Adam moments and the init's temporaries (6 copies of ``k H^2`` recurrent
+    weights, k = 1 ConstGate, 2 DiagGate, 3 GRU, 4 LSTM), plus the autograd tape of one
+    forward pass (``B T H (k + 4)`` floats over the longer of a training and a probe batch)."""
+    H = cfg.hidden
+    k = {"constgate": 1, "sharedgate": 1, "diaggate": 2, "gru": 3, "lstm": 4}[cfg.model]
+    weights = 6 * 4 * (k * H * (H + task.n_in + 2) + H * task.n_out)
+    B = max(cfg.batch, cfg.probe_batch or cfg.batch)
+    tape = 4 * B * max(task.seq_len, task.probe_len) * H * (k + 4)
+    return int(weights + tape)
+
+
+def _check_run_config(cfg: TrainConfig, task: Task, dev: torch.device) -> None:
+    """Checks before anything is built (ValueError, one line)."""
+    if cfg.device == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device 'cuda' requested but CUDA is not available (torch {torch.__version__})")
+    if cfg.inject_alpha is not None and cfg.inject_scale > 0 and cfg.inject_target == "gate" \
+            and cfg.model == "constgate":
+        raise ValueError("inject_target 'gate' needs a trained gate; ConstGate's gate is fixed "
+                         "(use inject_target 'recurrent')")
+    need, avail = memory_estimate(cfg, task), _available_memory(dev)
+    if avail is not None and need > avail:
+        raise ValueError(f"hidden = {cfg.hidden} (model {cfg.model}, batch {cfg.batch}, seq_len "
+                         f"{cfg.seq_len}) needs at least {need / 2**30:.3g} GiB of {cfg.device} memory but "
+                         f"only {avail / 2**30:.3g} GiB are available; lower hidden, batch or seq_len")
+
+
+class _Run:
+    """The state of one training run: model, optimizer, records, step, carried stream states."""
+
+    def __init__(self, cfg: TrainConfig, out: str | None):
+        self.cfg, self.out = cfg, out
+        self.task = task = cfg.make_task()
+        self.dev = torch.device(cfg.device)
+        _check_run_config(cfg, task, self.dev)
+        if cfg.threads is not None:
+            torch.set_num_threads(cfg.threads)
+        self.lags = lag_grid(cfg.n_lags, cfg.lag_max)
+        t_max = cfg.t_max if cfg.t_max is not None else float(cfg.seq_len)
+        self.model = build_model(cfg.model, task.n_in, cfg.hidden, task.n_out, init=cfg.init, t_max=t_max,
+                                 gate_a=cfg.gate_a, seed=cfg.seed).to(self.dev)
+        self.opt, self.manual, self.wd = _make_optimizer(self.model, cfg)
+        self.config = full_config(cfg, task, self.lags)
+        self.keys = ["zeta", "zeta_jac", "step", "Lambda", "loss", "loss_ratio", "train_loss", "envelope",
+                     "zeta_clips", "jac_masked", "jac_clips", "saturated", "wall"] + \
+            (["transport"] if cfg.transport else [])
+        self.rec = {k: [] for k in self.keys}
+        self.step, self.wall0, self.acc_loss, self.acc_n = 0, 0.0, 0.0, 0
+        self.ckpt = checkpoint_path(out) if out else None
+        self.x_probe, self.y_probe = task.batch(cfg.probe_batch or cfg.batch, cfg.seed, STREAM_PROBE, 0, self.dev)
+        self.trivial = self._trivial_loss()
+        self.teacher = task.teacher_init(cfg.batch, cfg.seed, STREAM_TRAIN) if task.streaming else None
+        self.state = None  # the network's carried state (longmem)
+        self.masks = self._inject_masks()
+        self.fast = None
+        if cfg.fast:
+            from .fast import GraphStep
+
+            self.fast = GraphStep(self._forward_loss, self._update, self.model, self.opt,
+                                  capture=self.dev.type == "cuda")
+        self.t_start = time.perf_counter()
+
+    def _trivial_loss(self) -> float:
+        """Population target variance (levysde.runfile.trivial_loss); for alpha-stable inputs the
+        probe batch's mean squared deviation from the target's mean (0; adding has none)."""
+        v = trivial_loss(self.config)
+        if v is None:
+            t0 = self.task.loss_from
+            v = float((self.y_probe[:, t0:].double() ** 2).mean())
+        return v
+
+    def _inject_masks(self):
+        cfg, masks = self.cfg, []
+        if cfg.inject_alpha is not None and cfg.inject_scale > 0:
+            for p in self.model.parameters():
+                m = self.model.recurrent_mask(p) if cfg.inject_target == "recurrent" else self.model.gate_mask(p)
+                if m is not False:
+                    masks.append((p, None if m is True else m))
+        return masks
+
+    # --- checkpoint ---------------------------------------------------------------------
+    def carry(self) -> dict:
+        """The carried stream states as plain tensors (checkpoint entry ``carry``)."""
+        c = {}
+        if self.teacher is not None:
+            c["teacher"] = self.teacher.clone()
+        if self.state is not None:
+            st = self.state if isinstance(self.state, tuple) else (self.state,)
+            c["state"] = [s.detach().cpu().clone() for s in st]
+        return c
+
+    def save(self, wall: float) -> None:
+        save_checkpoint(self.ckpt, {"model": self.model.state_dict(), "optimizer": self.opt.state_dict(),
+                                    "records": _records_to_tensors(self.rec, self.lags, self.cfg.hidden),
+                                    "lags": torch.from_numpy(self.lags.copy()), "step": int(self.step),
+                                    "wall": float(wall), "acc": [float(self.acc_loss), int(self.acc_n)],
+                                    "carry": self.carry(),
+                                    "config": json.loads(json.dumps(self.config))})  # plain types only
+        arrays = _records_to_arrays(self.rec, self.lags, self.cfg.hidden)
+        arrays["trivial_loss"] = np.float64(self.trivial)
+        save_run(self.out, arrays, self.config)
+
+    def check_new(self, force: bool) -> None:
+        if self.out:
+            check_writable(self.out, "output")
+            if os.path.isdir(self.ckpt):
+                raise ValueError(f"checkpoint {self.ckpt!r} is a directory")
+            if os.path.exists(self.out) and not force:
+                raise ValueError(f"output {self.out!r} exists; use --resume to continue it or --force to overwrite")
+
+    def resume(self) -> None:
+        """Load the checkpoint beside ``out`` (ValueError, one line, if it is missing, of another
+        config, damaged or inconsistent)."""
+        cfg, ckpt = self.cfg, self.ckpt
+        if self.out:
+            check_writable(self.out, "output")
+        if not self.out or not os.path.exists(ckpt):
+            raise ValueError(f"--resume: no checkpoint {ckpt!r} to resume from")
+        st = load_checkpoint(ckpt)
+        old, config = st["config"], self.config
+        diff = [k for k in config if k not in _RESUME_FREE and k not in ("torch_version", "levysde_version")
+                and json.dumps(old.get(k)) != json.dumps(config[k])]
+        if diff:
+            shown = ", ".join(f"{k}={old.get(k)!r} there, {config[k]!r} here" for k in diff[:3])
+            raise ValueError(f"--resume: the checkpoint's config differs in {diff} ({shown}); "
+                             f"only steps, device and threads may change")
+        try:
+            ck_lags = st["lags"].numpy()
+            if not np.array_equal(ck_lags, self.lags):
+                raise ValueError(f"its lag grid ({len(ck_lags)} lags) differs from this version's "
+                                 f"({len(self.lags)} lags)")
+            self.model.load_state_dict(st["model"])
+            self.opt.load_state_dict(st["optimizer"])
+            self.rec = _records_from_tensors(st["records"], self.keys, cfg.hidden, len(self.lags))
+            self.step, self.wall0 = int(st["step"]), float(st["wall"])
+            self.acc_loss, self.acc_n = float(st["acc"][0]), int(st["acc"][1])
+            self._load_carry(st.get("carry") or {})
+        except Exception as exc:  # noqa: BLE001 - a damaged or foreign checkpoint: one line
+            msg = (str(exc).strip().splitlines() or [""])[0][:160]
+            raise ValueError(f"cannot resume from checkpoint {ckpt!r}: {type(exc).__name__}: {msg}") from None
+        if cfg.steps < self.step:
+            raise ValueError(f"--steps {cfg.steps}: the run in {ckpt!r} is already at step {self.step}; "
+                             f"give --steps >= {self.step} to continue it")
+        self.t_start = time.perf_counter() - self.wall0
+
+    def _load_carry(self, c: dict) -> None:
+        if self.task.streaming and self.step > 0:
+            if "teacher" not in c or "state" not in c:
+                raise ValueError("the stream states (carry) are missing")
+            self.teacher = c["teacher"].double()
+            st = tuple(s.to(self.dev) for s in c["state"])
+            self.state = st if len(st) > 1 else st[0]
+
+    # --- the two steps ------------------------------------------------------------------
+    def record(self) -> dict:
+        """One record on the probe batch, appended; run file and checkpoint rewritten."""
+        cfg = self.cfg
+        r = record_stats(self.model, self.task, self.x_probe, self.y_probe, self.opt, cfg.optimizer, self.lags,
+                         cfg.transport)
+        r["step"] = self.step
+        r["loss_ratio"] = r["loss"] / self.trivial
+        if r["loss_ratio"] > DIVERGED_RATIO:
+            raise TrainingDiverged(f"probe loss {r['loss']:.3g} is {r['loss_ratio']:.2g} times the trivial "
+                                   f"predictor's at step {self.step}; lower --lr")
+        r["train_loss"] = self.acc_loss / self.acc_n if self.acc_n else float("nan")
+        r["wall"] = time.perf_counter() - self.t_start
+        self.acc_loss, self.acc_n = 0.0, 0
+        for k in self.keys:
+            self.rec[k].append(r[k])
+        if self.out:
+            self.save(r["wall"])
+        return r
+
+    def _batch(self):
+        cfg, task = self.cfg, self.task
+        if task.streaming:
+            x, y, self.teacher = task.chunk(cfg.batch, cfg.seed, STREAM_TRAIN, self.step, self.teacher, self.dev)
+            return x, y
+        return task.batch(cfg.batch, cfg.seed, STREAM_TRAIN, self.step, self.dev)
+
+    def _forward_loss(self, x, y, state):
+        """Training loss of one batch and the final state (the first half of a step)."""
+        y_hat, state = self.model.forward_state(x, state)
+        return self.task.loss(y_hat, y, self.task.train_loss_from), state
+
+    def _update(self, loss) -> None:
+        """Backward, clipping, manual decay, optimizer step (the second half of a step)."""
+        loss.backward()
+        if self.cfg.clip is not None:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip)
+        apply_manual_decay(self.manual, self.cfg.optimizer, None, self.wd)
+        self.opt.step()
+
+    def train_step(self) -> None:
+        """One optimizer step (with clipping, manual decay, forcing); raises TrainingDiverged."""
+        task = self.task
+        x, y = self._batch()
+        kept = self.rec["step"][-1] if self.rec["step"] else 0
+        why = f"lower --lr or set --clip (records up to step {kept} kept)"
+        if self.fast is not None:        # the step is taken before its loss can be looked at
+            if task.streaming and self.state is None:
+                self.state = x.new_zeros(x.shape[0], self.cfg.hidden)
+            loss, state = self.fast(x, y, self.state if task.streaming else None)
+            lv = float(loss.detach())
+            if not math.isfinite(lv):
+                raise TrainingDiverged(f"training loss is {lv} at step {self.step}; {why}")
+        else:
+            self.opt.zero_grad(set_to_none=True)
+            loss, state = self._forward_loss(x, y, self.state)
+            lv = float(loss.detach())
+            if not math.isfinite(lv):
+                raise TrainingDiverged(f"training loss is {lv} at step {self.step}; {why}")
+            try:
+                self._update(loss)
+            except RuntimeError as exc:  # e.g. "value cannot be converted to type float without overflow"
+                raise TrainingDiverged(f"optimizer step failed at step {self.step} "
+                                       f"({str(exc).splitlines()[0][:80]}); {why}") from None
+        self._inject()
+        if task.streaming:
+            self.state = tuple(s.detach().clone() for s in state) if isinstance(state, tuple) \
+                else state.detach().clone()
+        self.step += 1
+        self.acc_loss += lv
+        self.acc_n += 1
+
+    def _inject(self) -> None:
+        if not self.masks:
+            return
+        cfg = self.cfg
+        g = stream_generator(cfg.seed, STREAM_NOISE, self.step)
+        with torch.no_grad():
+            for p, m in self.masks:
+                noise = sas_noise(p.shape, cfg.inject_alpha, g).to(self.dev)
+                p.add_(cfg.inject_scale * (noise if m is None else noise * m))
+
+    def result(self) -> dict:
+        res = _records_to_arrays(self.rec, self.lags, self.cfg.hidden)
+        res["trivial_loss"] = np.float64(self.trivial)
+        res["config"] = self.config
+        return res
+
+
 def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = False, force: bool = False,
           progress: bool = False, stop_after: int | None = None) -> dict:
     """Train ``cfg.model`` on ``cfg.task`` and record zeta trajectories.
@@ -428,146 +738,37 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = False, for
 
     Returns the run-file arrays (dict, plus ``config`` as a dict).
 
-    Raises ValueError (bad config, CUDA unavailable, existing ``out`` without resume/force,
-    resume without a checkpoint or with a different config); TrainingDiverged (non-finite loss).
+    Raises ValueError (bad config, CUDA unavailable, not enough memory, existing ``out`` without
+    resume/force, resume without a checkpoint or with a different config); TrainingDiverged
+    (non-finite loss, parameters, Lambda or envelope; the records so far are kept).
     """
     cfg.validate()
-    if cfg.device == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device 'cuda' requested but CUDA is not available (torch {torch.__version__})")
-    model_name = cfg.model
-    if cfg.inject_alpha is not None and cfg.inject_scale > 0 and cfg.inject_target == "gate" \
-            and model_name == "constgate":
-        raise ValueError("inject_target 'gate' needs a trained gate; ConstGate's gate is fixed "
-                         "(use inject_target 'recurrent')")
-    if cfg.threads is not None:
-        torch.set_num_threads(cfg.threads)
-    task = cfg.make_task()
-    dev = torch.device(cfg.device)
-    lags = lag_grid(cfg.n_lags, cfg.lag_max)
-    t_max = cfg.t_max if cfg.t_max is not None else float(cfg.seq_len)
-    model = build_model(model_name, task.n_in, cfg.hidden, task.n_out, init=cfg.init, t_max=t_max,
-                        gate_a=cfg.gate_a, seed=cfg.seed).to(dev)
-    opt, manual, wd = _make_optimizer(model, cfg)
-    config = full_config(cfg, task, lags)
-    H = cfg.hidden
-
-    keys = ["zeta", "zeta_jac", "step", "Lambda", "loss", "train_loss", "envelope", "zeta_clips",
-            "jac_masked", "jac_clips", "saturated", "wall"] + (["transport"] if cfg.transport else [])
-    rec = {k: [] for k in keys}
-    step = 0
-    wall0 = 0.0
-    acc_loss, acc_n = 0.0, 0
-    ckpt = checkpoint_path(out) if out else None
-    if out:
-        check_writable(out, "output")
-        if os.path.isdir(ckpt):
-            raise ValueError(f"checkpoint {ckpt!r} is a directory")
+    run = _Run(cfg, out)
     if resume:
-        if not out or not os.path.exists(ckpt):
-            raise ValueError(f"--resume: no checkpoint {ckpt!r} to resume from")
-        st = load_checkpoint(ckpt)
-        old = st["config"]
-        diff = [k for k in config if k not in _RESUME_FREE and k not in ("torch_version", "levysde_version")
-                and json.dumps(old.get(k)) != json.dumps(config[k])]
-        if diff:
-            shown = ", ".join(f"{k}={old.get(k)!r} there, {config[k]!r} here" for k in diff[:3])
-            raise ValueError(f"--resume: the checkpoint's config differs in {diff} ({shown}); "
-                             f"only steps, device and threads may change")
-        try:
-            ck_lags = st["lags"].numpy()
-            if not np.array_equal(ck_lags, lags):
-                raise ValueError(f"its lag grid ({len(ck_lags)} lags) differs from this version's "
-                                 f"({len(lags)} lags)")
-            model.load_state_dict(st["model"])
-            opt.load_state_dict(st["optimizer"])
-            rec = _records_from_tensors(st["records"], keys)
-            step, wall0 = int(st["step"]), float(st["wall"])
-            acc_loss, acc_n = float(st["acc"][0]), int(st["acc"][1])
-        except Exception as exc:  # noqa: BLE001 - a damaged or foreign checkpoint: one line
-            msg = (str(exc).strip().splitlines() or [""])[0][:160]
-            raise ValueError(f"cannot resume from checkpoint {ckpt!r}: {type(exc).__name__}: {msg}") from None
-        if cfg.steps < step:
-            raise ValueError(f"--steps {cfg.steps}: the run in {ckpt!r} is already at step {step}; "
-                             f"give --steps >= {step} to continue it")
-    elif out and os.path.exists(out) and not force:
-        raise ValueError(f"output {out!r} exists; use --resume to continue it or --force to overwrite")
-
-    x_probe, y_probe = task.batch(cfg.probe_batch or cfg.batch, cfg.seed, STREAM_PROBE, 0, dev)
-    masks = []
-    inject = cfg.inject_alpha is not None and cfg.inject_scale > 0
-    if inject:
-        for p in model.parameters():
-            m = model.recurrent_mask(p) if cfg.inject_target == "recurrent" else model.gate_mask(p)
-            if m is not False:
-                masks.append((p, None if m is True else m))
-
-    t_start = time.perf_counter() - wall0
-
-    def do_record():
-        nonlocal acc_loss, acc_n
-        model.eval()
-        r = record_stats(model, task, x_probe, y_probe, opt, cfg.optimizer, lags, cfg.transport)
-        model.train()
-        r["step"] = step
-        r["train_loss"] = acc_loss / acc_n if acc_n else float("nan")
-        r["wall"] = time.perf_counter() - t_start
-        acc_loss, acc_n = 0.0, 0
-        for k in keys:
-            rec[k].append(r[k])
-        if out:
-            save_checkpoint(ckpt, {"model": model.state_dict(), "optimizer": opt.state_dict(),
-                                   "records": _records_to_tensors(rec, lags, H),
-                                   "lags": torch.from_numpy(lags.copy()), "step": int(step),
-                                   "wall": float(r["wall"]), "acc": [float(acc_loss), int(acc_n)],
-                                   "config": json.loads(json.dumps(config))})  # plain types only
-            save_run(out, _records_to_arrays(rec, lags, H), config)
-        return r
-
+        run.resume()
+    else:
+        run.check_new(force)
     bar = None
     if progress:
         from tqdm.auto import tqdm
-        bar = tqdm(total=cfg.steps, initial=step, unit="step", dynamic_ncols=True)
+        bar = tqdm(total=cfg.steps, initial=run.step, unit="step", dynamic_ncols=True)
 
     def show(r):
         if bar is not None:
             bar.set_postfix(loss=f"{r['loss']:.4g}", zeta_sd=f"{np.std(r['zeta']):.3g}", refresh=False)
 
     try:
-        if not rec["step"]:
-            show(do_record())
+        if not run.rec["step"]:
+            show(run.record())
         done_here = 0
-        while step < cfg.steps:
-            if stop_after is not None and done_here >= stop_after:
-                break
-            x, y = task.batch(cfg.batch, cfg.seed, STREAM_TRAIN, step, dev)
-            opt.zero_grad(set_to_none=True)
-            loss = task.loss(model(x), y)
-            lv = float(loss.detach())
-            if not math.isfinite(lv):
-                raise TrainingDiverged(f"training loss is {lv} at step {step}; lower --lr or set --clip "
-                                       f"(records up to step {rec['step'][-1] if rec['step'] else 0} kept)")
-            loss.backward()
-            if cfg.clip is not None:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
-            apply_manual_decay(manual, cfg.optimizer, cfg.lr, wd)
-            opt.step()
-            if inject:
-                g = stream_generator(cfg.seed, STREAM_NOISE, step)
-                with torch.no_grad():
-                    for p, m in masks:
-                        noise = sas_noise(p.shape, cfg.inject_alpha, g).to(dev)
-                        p.add_(cfg.inject_scale * (noise if m is None else noise * m))
-            step += 1
+        while run.step < cfg.steps and (stop_after is None or done_here < stop_after):
+            run.train_step()
             done_here += 1
-            acc_loss += lv
-            acc_n += 1
             if bar is not None:
                 bar.update(1)
-            if step % cfg.record_every == 0 or step == cfg.steps:
-                show(do_record())
+            if run.step % cfg.record_every == 0 or run.step == cfg.steps:
+                show(run.record())
     finally:
         if bar is not None:
             bar.close()
-    res = _records_to_arrays(rec, lags, H)
-    res["config"] = config
-    return res
+    return run.result()
