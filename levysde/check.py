@@ -474,5 +474,7 @@ def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot
                              seed=seed, closing_loop=closing_loop, config=run["config"])
     learned, ratio, reason = _learned(run)
     rep.add_gate("learned", learned, reason)
+    if not learned:
+        rep.notes.append(f"phase withheld: {reason}")
     rep.extra.update(learned=learned, loss_ratio=ratio if math.isfinite(ratio) else None)
     return rep

@@ -87,4 +87,7 @@ def test_check_withholds_phase_when_not_learned(tmp_path):
     assert out["no"]["learned"] is False and out["no"]["loss_ratio"] == pytest.approx(0.98)
     assert out["no"]["phase"] is None and any("did not learn" in n for n in out["no"]["notes"])
     assert out["yes"]["learned"] is True and out["yes"]["loss_ratio"] == pytest.approx(0.098)
-    assert out["yes"]["phase"] is not None
+    # learned: the learned gate passes (the phase may still be withheld by the other gates of
+    # levysde check: this toy file has 16 neurons and no closing loop)
+    assert not any("did not learn" in r for r in out["yes"]["phase_withheld"])
+    assert any("did not learn" in r for r in out["no"]["phase_withheld"])
