@@ -64,6 +64,7 @@ import numpy as np
 import torch
 
 from .models import INITS, MODELS, RNNModel, build_model
+from .._io import available_memory
 from ..runfile import trivial_loss
 from .runfile import check_writable, checkpoint_path, load_checkpoint, save_checkpoint, save_run
 from .tasks import (STREAM_NOISE, STREAM_PROBE, STREAM_TRAIN, TASKS, Task, build_task, sas_noise,  # noqa: F401
@@ -469,18 +470,11 @@ def full_config(cfg: TrainConfig, task: Task, lags: np.ndarray) -> dict:
 
 
 def _available_memory(device: torch.device) -> int | None:
-    """Free bytes on ``device``: CUDA ``mem_get_info``, else MemAvailable of /proc/meminfo
+    """Free bytes on ``device``: CUDA ``mem_get_info``, else :func:`levysde._io.available_memory`
     (None when unknown)."""
     if device.type == "cuda":
         return int(torch.cuda.mem_get_info(device)[0])
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+    return available_memory()
 
 
 def memory_estimate(cfg: TrainConfig, task: Task) -> int:

@@ -6,8 +6,8 @@ that :func:`levysde.simulation.simulate` raises before or during a run are defin
 from __future__ import annotations
 
 import math
-import os
 
+from .._io import available_memory  # noqa: F401  (re-exported)
 from ..params import check_int, check_param, describe_range  # noqa: F401  (check_int re-exported)
 
 __all__ = ["DivergenceError", "SimulationInputError", "StepSizeError", "MAX_SLOPE_DT", "MAX_STEPS"]
@@ -136,21 +136,6 @@ def window(value):
     if not lo < hi:
         raise ValueError(f"window must be (lo, hi) with lo < hi; got {value!r}")
     return lo, hi
-
-
-def available_memory():
-    """Bytes of memory available (MemAvailable of /proc/meminfo; None when unknown)."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
 
 
 def memory(particles, n_groups, n_bins, n_traj, n_traj_rec):
