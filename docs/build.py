@@ -33,6 +33,7 @@ EXAMPLES = {
     "tail_check.py": ([], "tail_check.png", None),
     "envelope_classes.py": ([], "envelope_classes.png", None),
     "paper_table.py": (["--outdir", "{tmp}/paper_table"], None, "torch"),
+    "anticollapse.py": (["--out", "{tmp}/anticollapse"], None, "torch"),
 }
 
 
