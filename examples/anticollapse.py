@@ -11,7 +11,8 @@ state carried across chunks), AdamW with the muP width-scaled learning rate and
 clipping (the trainer's defaults), no weight decay on the gates. Each run is checked with
 ``levysde check`` (gate variant). One row per run: model, hidden, seed, learned,
 loss_ratio, stationary, kappa_hat(_se), beta_tail(_se), beta_theory(_se), beta_envelope(_se),
-phase, envelope_class, zeta_std, steps, train_s, notes. ``--markdown`` prints the verdict table of
+phase, gates_failed, phase_withheld (the check's reasons), envelope_class, zeta_std, steps,
+train_s, notes. ``--markdown`` prints the verdict table of
 docs/results.md.
 
 Resumable: run files and their check results (``NAME.check.json``) stay in ``--out``; a
@@ -90,9 +91,10 @@ def train_one(job) -> str:
 
 
 def _checker_version() -> str:
-    """Hash of the checking code (levysde/check.py, estimate.py, runfile.py): a cached row is
-    reused only if it was made by the same code."""
+    """Hash of the checking code (levysde/check.py, estimate.py, runfile.py) and of this
+    driver's row (:func:`check_one`): a cached row is reused only if it was made by the same code."""
     import hashlib
+    import inspect
 
     import levysde
 
@@ -101,6 +103,7 @@ def _checker_version() -> str:
     for name in ("check.py", "estimate.py", "runfile.py"):
         f = root / name
         h.update(f.read_bytes() if f.exists() else name.encode())
+    h.update(inspect.getsource(check_one).encode())
     return h.hexdigest()[:12]
 
 
@@ -129,6 +132,8 @@ def check_one(path: str, quick: bool) -> dict:
            "steps": int(run["step"][-1]), "train_s": float(run["wall"][-1]) if "wall" in run else None}
     for k in ("kappa_hat", "beta_tail", "beta_theory", "beta_envelope"):
         row[k], row[f"{k}_se"] = d.get(k), d.get(f"{k}_se")
+    row["gates_failed"] = [k for k, v in d.get("gates", {}).items() if not v]
+    row["phase_withheld"] = d.get("phase_withheld", [])
     row["notes"] = d.get("notes", [])
     tmp = cache.with_suffix(".tmp")
     tmp.write_text(json.dumps(dict(row, checker=version), indent=1, default=lambda o: None))
@@ -162,8 +167,16 @@ def print_table(rows) -> None:
               f"{fmt(r['envelope_class']):>13}{fmt(r['phase']):>14}")
 
 
+def _phase_cell(row) -> str:
+    """The phase, or 'withheld: GATE, ...' (the failed gates of levysde check), or 'unavailable'."""
+    if row.get("phase"):
+        return row["phase"]
+    failed = row.get("gates_failed")
+    return f"withheld: {', '.join(failed)}" if failed else "unavailable"
+
+
 def markdown_table(rows) -> str:
-    """The verdict table of docs/results.md (one line per run)."""
+    """The verdict table of docs/results.md (one line per run; a withheld phase names its failed gates)."""
     def pm(r, k):
         v, se = r.get(k), r.get(f"{k}_se")
         return "–" if v is None else (f"{v:.3g} ± {se:.2g}" if se is not None else f"{v:.3g}")
@@ -174,7 +187,7 @@ def markdown_table(rows) -> str:
         st = {True: "yes", False: "no"}.get(r.get("stationary"), "n/a")
         out.append(f"| {r['model']} | {r['hidden']} | {r['seed']} | {fmt(r['learned'])} ({r['loss_ratio']:.2f}) "
                    f"| {st} | {pm(r, 'kappa_hat')} | {pm(r, 'beta_tail')} | {pm(r, 'beta_theory')} "
-                   f"| {r['envelope_class']} ({pm(r, 'beta_envelope')}) | {r['phase'] or 'withheld'} "
+                   f"| {r['envelope_class']} ({pm(r, 'beta_envelope')}) | {_phase_cell(r)} "
                    f"| {r['zeta_std'] if r['zeta_std'] > 1e-9 else 0:.3g} |")
     return "\n".join(out)
 
