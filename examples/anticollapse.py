@@ -47,12 +47,20 @@ ROW_KEYS = ("model", "hidden", "seed", "learned", "loss_ratio", "stationary", "k
             "zeta_std", "steps", "train_s")
 
 
-def envelope_class(run: dict) -> str:
-    """Decay class of the last recorded ELR envelope (levysde.tauberian.classify_decay)."""
+def envelope_class(run: dict, lag_max: float | None) -> str:
+    """Decay class of the last recorded ELR envelope (levysde.tauberian.classify_decay) over the
+    lags the recorded spectrum supports, l <= lag_max (the check's envelope_lag_max, tau_(10):
+    levysde.estimate.resolved_lag_max); beyond it every finite spectrum reads "exponential"."""
+    import numpy as np
+
     from levysde.tauberian import classify_decay
 
+    lags, f = np.asarray(run["lags"], float), np.asarray(run["envelope"][-1], float)
+    keep = lags <= (np.inf if lag_max is None else lag_max)
+    if np.count_nonzero(keep & (lags >= np.e)) < 6:      # classify_decay's lag_min, min_points
+        return "n/a (< 6 recorded lags in [e, tau_(10)])"
     try:
-        return classify_decay(run["lags"], run["envelope"][-1], f_floor=1e-10).name
+        return classify_decay(lags[keep], f[keep], f_floor=1e-10).name
     except ValueError as exc:
         return f"n/a ({str(exc)[:30]})"
 
@@ -103,7 +111,7 @@ def _checker_version() -> str:
     for name in ("check.py", "estimate.py", "runfile.py"):
         f = root / name
         h.update(f.read_bytes() if f.exists() else name.encode())
-    h.update(inspect.getsource(check_one).encode())
+    h.update(inspect.getsource(check_one).encode() + inspect.getsource(envelope_class).encode())
     return h.hexdigest()[:12]
 
 
@@ -128,7 +136,7 @@ def check_one(path: str, quick: bool) -> dict:
         label += f" (chrono init, T_max {cfg['t_max']:g})"
     row = {"model": label, "hidden": cfg["hidden"], "seed": cfg["seed"], "learned": d.get("learned"),
            "loss_ratio": d.get("loss_ratio"), "stationary": d.get("stationary"), "phase": d.get("phase"),
-           "envelope_class": envelope_class(run), "zeta_std": d["zeta_spread"]["std"],
+           "envelope_class": envelope_class(run, d.get("envelope_lag_max")), "zeta_std": d["zeta_spread"]["std"],
            "steps": int(run["step"][-1]), "train_s": float(run["wall"][-1]) if "wall" in run else None}
     for k in ("kappa_hat", "beta_tail", "beta_theory", "beta_envelope"):
         row[k], row[f"{k}_se"] = d.get(k), d.get(f"{k}_se")
