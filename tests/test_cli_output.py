@@ -370,3 +370,15 @@ def test_train_refuses_existing_run_or_checkpoint_without_force(tmp_path, capsys
     rc, _, err = call(capsys, "train", "--out", tmp_path / "r.npz", "--steps", "1", "--force")
     one_line_error(rc, err, "FIFO")
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+@pytest.mark.parametrize("argv", [
+    ["diagram", "--resolution", "10", "10", "--out", ""],
+    ["envelope", "--eta-j", "3", "--plot", "", "--lags", "1", "10"],
+])
+def test_empty_figure_name_is_refused(argv, tmp_path):
+    """An empty figure name is a one-line error (it used to write a hidden '.png.png', or
+    nothing at all), before any work."""
+    p = run_cli(*argv, cwd=tmp_path)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "expected a file name" in p.stderr, p.stderr
+    assert not list(tmp_path.iterdir())

@@ -1,5 +1,6 @@
 """`levysde phase` through a subprocess: output, JSON contract, exit codes."""
 import json
+import math
 import subprocess
 import sys
 
@@ -92,3 +93,20 @@ def test_mp_near_threshold_does_not_fail():
     p = run("phase", "--eta-j", "3.176971798096978", "--alpha", "0.1", "--mp", "--json")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["beta"] == 2.0
+
+
+def test_thresholds_at_or_below_zero_say_what_they_mean():
+    """eta_J* = lam (kappa - eta_G lam)/Psi_1(lam) <= 0 when kappa/eta_G < lam, and
+    eta_J^crit = (kappa - eta_G)/Psi_1(1) <= 0 when eta_G >= kappa (THEORY.md §4): the
+    header says so; a threshold beyond float64 is -inf with its meaning, never 'lam = 0'."""
+    p = run("phase", "--eta-j", "3", "--eta-g", "1")
+    assert p.returncode == 0
+    head = p.stdout.splitlines()[1:3]
+    star = float(head[0].split("=")[1].split("(")[0])
+    lam, a = 2.0, 1.5
+    psi1 = ((2 * lam) ** a - 2 * lam ** a) / (-2 * math.cos(math.pi * a / 2))
+    assert star == pytest.approx(lam * (1.0 - 1.0 * lam) / psi1, rel=1e-12)
+    assert star < 0 and "Gaussian noise alone" in head[0]
+    p = run("phase", "--eta-j", "3", "--eta-g", "1e308")
+    assert p.returncode == 0 and "lam = 0" not in p.stdout
+    assert "-inf" in p.stdout.splitlines()[1] and "-inf" in p.stdout.splitlines()[2]

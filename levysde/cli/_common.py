@@ -80,6 +80,8 @@ def image_output(path: str, flag: str, force: bool, formats=None) -> str:
     and the file obeys :func:`check_output`. Returns the path that will be written."""
     import os
 
+    if not path.strip():
+        raise UsageError(f"argument {flag}: expected a file name such as figure.png; got {path!r}")
     if os.path.isdir(path) or path.endswith(os.sep):   # before ".png" would make it a new name
         check_output(path, flag, force, example="figure.png")
     ext = os.path.splitext(path)[1]
@@ -241,10 +243,8 @@ class Given(argparse.Action):
 
 class GivenTrue(Given):
     """``store_true`` counterpart of :class:`Given`."""
-
     def __init__(self, option_strings, dest, default=False, required=False, help=None):
-        super().__init__(option_strings, dest, nargs=0, const=True, default=default,
-                         required=required, help=help)
+        super().__init__(option_strings, dest, nargs=0, const=True, default=default, required=required, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
         super().__call__(parser, namespace, True, option_string)

@@ -41,7 +41,7 @@ def _line(name, d, key):
 def run(args) -> int:
     from ..check import check_run
 
-    if args.plot:
+    if args.plot is not None:
         args.plot = image_output(args.plot, "--plot", args.force, formats=("png", "pdf", "svg"))
     elif args.force:
         raise UsageError("argument --force: does not apply without --plot")

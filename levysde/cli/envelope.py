@@ -203,7 +203,7 @@ def run(args) -> int:
     if args.run_file is not None and model_given:
         raise UsageError("--from and --eta-j exclude each other")
     _reject_inapplicable(args)
-    plot_path = image_output(args.plot, "--plot", args.force) if args.plot else None
+    plot_path = image_output(args.plot, "--plot", args.force) if args.plot is not None else None
     lags, f, f_func, fields = _model_output(args) if args.run_file is None else _run_output(args)
     out = {"lags": [float(x) for x in lags], "f": None if f is None else [json_number(x) for x in f],
            **fields}

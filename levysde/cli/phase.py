@@ -28,6 +28,15 @@ def _fmt(v, width=18):
     return f"{v:>{width}.15g}"
 
 
+def _threshold(value, defined: bool, sign: float, undefined: str, below_zero: str) -> str:
+    """eta_J* or eta_J^crit as printed: the number, with what a value <= 0 means (THEORY.md §4)."""
+    if not defined:
+        return f"undefined ({undefined})"
+    if value is None:                       # not finite in float64: the sign of its numerator
+        return f"-inf ({below_zero})" if sign < 0 else "inf (no finite eta_J reaches it)"
+    return f"{value:.15g}" + (f" (<= 0: {below_zero})" if value <= 0 else "")
+
+
 def run(args) -> int:
     from ..theory import classify
 
@@ -40,15 +49,12 @@ def run(args) -> int:
     r0 = recs[0]
     print(f"levysde phase   kappa = {args.kappa:g}   eta_G = {args.eta_g:g}   "
           f"alpha = {args.alpha:g}   lam = {args.lam:g}")
-    star = r0["eta_j_star"]
-    crit = r0["eta_j_critical"]
-    print("eta_J* (threshold)    = " + ("undefined (lam = 0: untempered)" if star is None else f"{star:.15g}"))
-    if crit is not None:
-        crit_s = f"{crit:.15g}"
-    elif args.lam <= 1:
-        crit_s = "undefined (needs lam > 1)"
-    else:
-        crit_s = "inf (beta* > 1 for every finite eta_J)"
+    star, crit = r0["eta_j_star"], r0["eta_j_critical"]
+    print("eta_J* (threshold)    = " + _threshold(star, args.lam > 0, args.kappa - args.eta_g * args.lam,
+                                                    "lam = 0: untempered", "every eta_J >= 0 is above it: "
+                                                    "Gaussian noise alone sustains the extended regime"))
+    crit_s = _threshold(crit, args.lam > 1, args.kappa - args.eta_g, "needs lam > 1",
+                        "beta* <= 1 for every eta_J >= 0")
     print("eta_J^crit (beta* = 1) = " + crit_s)
     print()
     print(f"{'eta_J':>22} {'beta*':>18}  {'phase':<13} {'tail rate':>18}")
