@@ -368,7 +368,8 @@ def rnn_envelope(run: dict, *, weighted: bool = True, lags=None, lag_min=None, l
     keep = lags <= lag_max
     if np.count_nonzero(keep) < 2:
         raise ValueError(f"the spectrum supports lags up to tau_(10) = {lag_max:.4g} only (the 10th longest "
-                         f"time scale): fewer than 2 lags below it; give --lag-max <= {lag_max:.4g}")
+                         f"time scale): fewer than 2 lags below it; give lags in (0, {lag_max:.4g}], e.g. "
+                         f"--lag-min {lag_max / 100:.3g} --lag-max {lag_max:.4g}")
     lags, f = lags[keep], f[keep]
     floor, reason = _chosen_floor(f_floor, (RNN_F_FLOOR, f"numerical floor {RNN_F_FLOOR:g} (exact "
                                                          f"finite sum over {z.size} neurons, no sampling noise)"))
