@@ -115,3 +115,65 @@ def test_cli_no_leaked_warnings(args, err):
         assert p.returncode == 0 and p.stderr == "", p.stderr
     else:
         assert p.returncode == 2 and p.stderr.count("\n") == 1 and err in p.stderr, p.stderr
+
+
+# ----------------------------------------------------------------------------- fresh-user defects
+
+@pytest.mark.parametrize("args,needle", [
+    (["--threshold", "1e308"], "--threshold must be in (0, "),
+    (["--threshold", "100"], "--threshold must be in (0, "),
+    (["--drift", "ou", "--gamma", "-1"], "--gamma must be in (0, inf) for the ou drift (gamma <= 0 is no restoring"),
+    (["--gamma", "0"], "--gamma must be in (0, inf) for the saturating drift (gamma <= 0 is no restoring"),
+])
+def test_cli_threshold_and_gamma_rejected_before_the_run(args, needle):
+    """A threshold beyond the histogram (eta_J = 3: half-width 45/tail rate ~ 55.7) or a drift
+    with no stable equilibrium: one line, exit 2, no warning, no simulation (a 1e6-time-unit
+    run would time out the test otherwise)."""
+    p = cli("--eta-j", "3", "--particles", "256", "--t-end", "1e6", "--burn-in", "2", "--json", *args)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and needle in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr and "warning" not in p.stderr and p.stdout == ""
+
+
+def test_api_threshold_and_gamma_rejected():
+    """simulate() refuses threshold_u outside (0, half-width) and an OU drift with gamma <= 0
+    (the CLI's wording); tail/tail_scan refuse u outside threshold_range (no clamp, no NaN)."""
+    for u in (1e308, 100.0, 0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="threshold_u must be"):
+            simulate(3.0, threshold_u=u, **TINY)
+    with pytest.raises(ValueError, match=r"gamma must be in \(0, inf\) for the ou drift \(gamma <= 0 is no"):
+        simulate(3.0, drift=OUDrift(gamma=-1.0), **TINY)
+    res = simulate(3.0, **TINY)
+    lo, hi = res.threshold_range()
+    assert lo == 0.0 and hi == -res.hist_edges[0] and hi > 25      # half-width >= 25 by default
+    for u in (1e308, hi, float("nan"), -1.0, 0.0, "x"):
+        with pytest.raises(ValueError, match=r"u must be finite and in \(0, "):
+            res.tail(u)
+        with pytest.raises(ValueError, match=r"u must be finite and in \(0, "):
+            res.tail_scan([1.0, u])
+    assert res.tail(hi - 1).u == pytest.approx(hi - 1)              # inside: no clamp
+    assert all(lo < e.u < hi for e in res.tail_scan(min_excursions=0))
+
+
+def test_cli_eps_help_names_the_real_default():
+    p = cli("--help")
+    assert p.returncode == 0 and "simulation_eps" in " ".join(p.stdout.split())
+
+
+def test_cli_null_se_has_a_note():
+    """2 particles in 2 groups, seed 0: the short run leaves every exceedance beyond u = 0.5 in
+    one group (checked below from the histogram), so the leave-one-group-out rate is 0/0 and the
+    jackknife error is null; a note says why. A long run with 64 groups has an SE and no note."""
+    kw = dict(particles=2, n_groups=2, t_end=5.0, burn_in=1.0, threshold_u=0.5)
+    res = simulate(3.0, **kw)
+    k = int(np.argmin(np.abs(res.hist_edges + 0.5)))
+    per_group = res.hist_counts[:, :k].sum(axis=1) + res.hist_outside[:, 0]
+    assert sorted(per_group > 0) == [False, True]                   # one group holds them all
+    p = cli("--eta-j", "3", "--particles", "2", "--groups", "2", "--t-end", "5", "--burn-in", "1",
+            "--threshold", "0.5", "--json")
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    d = json.loads(p.stdout)
+    assert d["beta_hat"] is not None and d["beta_hat_se"] is None
+    assert any("beta_hat_se is null" in n and "at least two groups" in n for n in d["notes"]), d["notes"]
+    p = cli("--eta-j", "3", *SMALL, "--threshold", "0.5", "--json")
+    d = json.loads(p.stdout)
+    assert d["beta_hat_se"] is not None and not any("beta_hat_se" in n for n in d["notes"])

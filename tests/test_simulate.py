@@ -313,8 +313,15 @@ def test_ou_stationary_variance(eta_j):
 # --- guard, reproducibility, I/O --------------------------------------------------------------
 
 def test_divergence_guard_no_restoring_drift():
-    with pytest.raises(S.DivergenceError, match="no restoring drift"):
+    """A repulsive OU drift (no stable equilibrium) is refused before any step, naming gamma with
+    the CLI's wording; a repulsive tabulated drift F(z) = z still reaches the divergence guard."""
+    with pytest.raises(S.SimulationInputError, match=r"gamma must be in \(0, inf\).*no restoring drift"):
         S.simulate(1.0, drift=S.OUDrift(-1.0, 0.0), particles=64, n_groups=4, t_end=100.0, burn_in=0.0)
+    with pytest.raises(S.SimulationInputError, match="gamma"):
+        S.simulate(3.0, drift=S.OUDrift(0.0, 0.0), particles=64, n_groups=4, t_end=5.0, burn_in=1.0)
+    with pytest.raises(S.DivergenceError, match="does not restore at both ends"):
+        S.simulate(1.0, drift=S.TabulatedDrift([-1.0, 1.0], [-1.0, 1.0]), particles=64, n_groups=4,
+                   t_end=100.0, burn_in=0.0, window=(-20.0, 20.0))
 
 
 def test_divergence_guard_dt_too_large():

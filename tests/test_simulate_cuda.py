@@ -223,14 +223,14 @@ def test_tail_agrees_with_cpu_backend(tmp_path):
 
 def test_divergence_guard():
     out = _py("""
-        from levysde import simulate, OUDrift, DivergenceError
+        from levysde import simulate, TabulatedDrift, DivergenceError
         try:
-            simulate(1.0, drift=OUDrift(-1.0, 0.0), particles=64, n_groups=4, t_end=100.0,
+            simulate(1.0, drift=TabulatedDrift([-1.0, 1.0], [-1.0, 1.0]), particles=64, n_groups=4, t_end=100.0,
                      burn_in=0.0, window=(-3.0, 3.0), backend="cuda")
         except DivergenceError as e:
             print(e)
     """)
-    assert "no restoring drift" in out and "particles left the window" in out
+    assert "does not restore at both ends" in out and "particles left the window" in out
 
 
 def _cli(*args, env=None):

@@ -35,7 +35,9 @@ def add_parser(sub):
                    help="time discarded before recording (default %(default)s)")
     s.add_argument("--seed", type=integer(0), default=0, help="random seed (default %(default)s)")
     s.add_argument("--eps", type=real(0.0, lo_open=True), default=None,
-                   help="jump cut eps (default (eta_J dt)^(1/alpha)); the expected big jumps per "
+                   help="jump cut eps (default levysde.simulation.simulation_eps: 1, 1.5 or 2 "
+                        "times (eta_J dt)^(1/alpha), the largest whose bias beta_model - beta* is "
+                        "<= 2.5e-4 beta*; printed with the result); the expected big jumps per "
                         "particle-step Lambda_eps*dt must be <= 1e3")
     s.add_argument("--groups", type=integer(2, 4096), default=64,
                    help="independent particle groups for jackknife errors (default %(default)s)")
@@ -43,7 +45,8 @@ def add_parser(sub):
                    help="cpu: Numba on all host cores; cuda: an NVIDIA GPU through numba-cuda "
                         "(pip install 'levysde[gpu]'; docs/simulate.md) (default %(default)s)")
     s.add_argument("--threshold", type=real(0.0, lo_open=True), default=None,
-                   help="tail threshold on X = -zeta, measured from the equilibrium (default 3, deeper "
+                   help="tail threshold on X = -zeta, measured from the equilibrium, inside the "
+                        "histogram's half-width (checked before the run) (default 3, deeper "
                         "where the drift is not yet saturated at 3: docs/simulate.md, Bias budget)")
     o = p.add_argument_group("output")
     o.add_argument("--out", metavar="RUN.npz",
@@ -65,7 +68,7 @@ def add_parser(sub):
 FLAGS = {"dt": "--dt", "eps": "--eps", "gamma": "--gamma", "t_end": "--t-end", "burn_in": "--burn-in",
          "particles": "--particles", "z0": "--z0", "eta_j": "--eta-j", "eta_g": "--eta-g",
          "kappa": "--kappa", "lam": "--lam", "alpha": "--alpha", "n_groups": "--groups",
-         "traj_particles": "trajectories"}
+         "traj_particles": "trajectories", "threshold_u": "--threshold"}
 
 
 def _check_outputs(args):
@@ -93,6 +96,11 @@ def _notes(args, res, est, scan):
         notes.append(f"beta_hat is null: no samples of X = -zeta beyond u = {est.u:g} "
                      f"({'no exceedances' if flag == 'no_exceedances' else 'too few to estimate'}); "
                      f"use a smaller --threshold ({hint}) or a longer run")
+    elif not (est.se is not None and math.isfinite(est.se)):
+        notes.append(f"beta_hat_se is null: the jackknife over the {res.n_groups} groups needs "
+                     f"exceedances beyond u = {est.u:g} in at least two groups (too few groups or "
+                     f"exceedances); use more --particles and --groups, a longer --t-end or a smaller "
+                     f"--threshold")
     if args.drift == "ou":
         notes.append("--drift ou has no restoration plateau: the left tail is structurally collapsed "
                       "(THEORY.md §3), beta_theory is null and beta_hat is a plain exponential fit "
@@ -118,15 +126,14 @@ def run(args) -> int:
         raise UsageError(f"--burn-in must be smaller than --t-end = {args.t_end:g}; got {args.burn_in:g}")
     if args.groups > args.particles:
         raise UsageError(f"--groups must be at most --particles = {args.particles}; got {args.groups}")
-    if not args.gamma > 0:
-        raise UsageError(f"--gamma must be in (0, inf) (gamma <= 0 is no restoring drift, so there is "
-                         f"no stationary law whose tail could be estimated); got {args.gamma:g}")
-    if args.drift == "saturating":
-        drift = SaturatingDrift(args.kappa, args.gamma, args.z0)
-    else:
+    if args.drift == "ou":
         reject_flags(args, ("kappa",), "to --drift ou (no restoration plateau: the OU drift has "
                                        "no kappa; THEORY.md §3)")
-        drift = OUDrift(args.gamma, args.z0)
+    try:   # gamma <= 0: SimulationInputError from the drift (saturating) or simulate (ou)
+        drift = (SaturatingDrift(args.kappa, args.gamma, args.z0) if args.drift == "saturating"
+                 else OUDrift(args.gamma, args.z0))
+    except SimulationInputError as exc:
+        raise UsageError(exc.render(FLAGS)) from None
     plot_path = _check_outputs(args)
     try:
         res = simulate(args.eta_j, eta_g=args.eta_g, alpha=args.alpha, lam=args.lam, drift=drift,

@@ -127,6 +127,26 @@ def step_size(slope, dt, tabulated):
             f"biased or unstable); use dt <= {MAX_SLOPE_DT:g}/{name} = {MAX_SLOPE_DT / slope:.3g}")
 
 
+def restoring_gamma(gamma, drift_name):
+    """SimulationInputError naming gamma unless gamma > 0: a saturating or Ornstein-Uhlenbeck drift
+    with gamma <= 0 has no stable equilibrium, so no stationary law (THEORY.md §3). One wording for
+    :func:`levysde.simulation.simulate`, :class:`SaturatingDrift` and ``levysde simulate``."""
+    if not gamma > 0:
+        raise SimulationInputError(
+            f"{{gamma}} must be in (0, inf) for the {drift_name} drift (gamma <= 0 is no restoring "
+            f"drift, so there is no stationary law whose tail could be estimated); got {gamma:g}")
+
+
+def threshold_depth(depth, halfwidth):
+    """SimulationInputError naming threshold_u unless the tail threshold ``depth`` (on X = -zeta,
+    beyond the equilibrium) is in (0, halfwidth), the histogram's half-width: beyond it the
+    estimator has no bins (docs/simulate.md, "Input checks before the run")."""
+    if not 0 < depth < halfwidth:
+        raise SimulationInputError(
+            f"{{threshold_u}} must be in (0, {halfwidth:g}): a depth beyond the equilibrium inside the "
+            f"histogram of zeta (half-width {halfwidth:g}); got {depth:g}")
+
+
 def window(value):
     """(lo, hi) floats with lo < hi; ValueError naming ``window`` otherwise."""
     try:

@@ -183,6 +183,8 @@ def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particle
             raise ValueError(f"{' and '.join(clash)} conflict{'s' if len(clash) == 1 else ''} with drift = "
                              f"{drift!r}: the drift carries its own plateau, slope and equilibrium; "
                              f"give either drift or kappa/gamma/z0, not both")
+    if isinstance(drift, OUDrift):
+        _checks.restoring_gamma(drift.gamma, drift.name)
     dt = check_dt(dt)
     particles = check_int("particles", particles, 1)
     n_groups = check_int("n_groups", n_groups, 1)
@@ -446,7 +448,8 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     z_init : initial state(s), default the drift's equilibrium.
     traj_particles, traj_every : keep every ``traj_every``-th step (default 100) of the first
         ``traj_particles`` paths; ``traj_every`` without trajectories is a ValueError.
-    threshold_u : default tail threshold on X = -zeta, relative to -zeq (stored in meta); default
+    threshold_u : default tail threshold on X = -zeta, relative to -zeq (stored in meta), in (0, H)
+        with H the histogram half-width (SimulationInputError naming threshold_u otherwise); default
         :func:`levysde.simulation.bias.default_threshold`: 3, or deeper where the drift is not
         yet saturated at 3 (predicted bias above 0.2 % of beta*).
     progress : show a tqdm bar on stderr.
@@ -480,6 +483,8 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     ValueError naming a bad argument (:class:`SimulationInputError` for the checks
     below), all before any step:
 
+    * a saturating or OU drift with ``gamma <= 0`` (no stable equilibrium, no stationary law);
+    * ``threshold_u`` outside (0, H), H the histogram half-width;
     * ``gamma * dt`` (max |dF/dz| dt for a tabulated drift) > MAX_SLOPE_DT = 0.5:
       :class:`StepSizeError` (also a DivergenceError);
     * ``Lambda_eps dt`` > MAX_JUMPS_PER_STEP = 1e3 (eps too small);
@@ -506,6 +511,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
         cfg = replace(cfg, threshold_u=default_threshold(cfg.drift, cfg.eta_j, cfg.eta_g, cfg.alpha,
                                                          cfg.lam, th.beta))
     lay = _layout(cfg, th.tail_rate, hist_halfwidth, window)
+    _checks.threshold_depth(cfg.threshold_u, lay.zeq - lay.hist_lo)
     rate, sig2, exp_prop = _scheme(cfg.dt, cfg.eps, cfg.alpha, cfg.lam, cfg.eta_j, cfg.eta_g)
     _checks.memory(cfg.particles, cfg.n_groups, lay.n_bins, cfg.n_traj,
                    cfg.n_steps // cfg.traj_every if cfg.n_traj else 0)
@@ -528,8 +534,6 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
 
 def _divergence_cause(drift, dt, alpha, lam, eta_j, noise=None, win=None):
     causes = []
-    if isinstance(drift, (SaturatingDrift, OUDrift)) and drift.gamma <= 0:
-        causes.append(f"no restoring drift (gamma = {drift.gamma:g} <= 0)")
     if isinstance(drift, TabulatedDrift) and not (drift.values[0] > 0 and drift.values[-1] < 0):
         causes.append("the tabulated drift does not restore at both ends "
                       f"(F(left) = {drift.values[0]:g}, F(right) = {drift.values[-1]:g})")

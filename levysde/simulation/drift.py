@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..params import DEFAULTS
-from ._checks import finite, scalar_param
+from ._checks import finite, restoring_gamma, scalar_param
 from ._kernels import DRIFT_OU, DRIFT_SATURATING, DRIFT_TABULATED
 
 __all__ = ["SaturatingDrift", "OUDrift", "TabulatedDrift"]
@@ -37,9 +37,7 @@ class SaturatingDrift:
         object.__setattr__(self, "kappa", scalar_param("kappa", self.kappa))
         object.__setattr__(self, "gamma", finite("gamma", self.gamma))
         object.__setattr__(self, "z0", finite("z0", self.z0))
-        if not self.gamma > 0:
-            raise ValueError(f"gamma must be in (0, inf) for the saturating drift (gamma <= 0 is no "
-                             f"restoring drift); got {self.gamma!r}")
+        restoring_gamma(self.gamma, self.name)
 
     def __call__(self, z):
         return self.kappa * np.tanh(self.gamma * (self.z0 - np.asarray(z, float)) / self.kappa)
@@ -68,7 +66,9 @@ class SaturatingDrift:
 @dataclass(frozen=True)
 class OUDrift:
     """Ornstein-Uhlenbeck ``F(z) = -gamma (z - z0)`` (THEORY.md §3): no plateau
-    (the structural collapsed control). gamma, z0 finite; gamma < 0 is repulsive."""
+    (the structural collapsed control). gamma, z0 finite. gamma <= 0 (no restoring or a repulsive
+    drift) is accepted as a function, but :func:`levysde.simulation.simulate` refuses it
+    (SimulationInputError naming gamma: no stable equilibrium, no stationary law)."""
 
     gamma: float = 1.0
     z0: float = 0.0

@@ -8,6 +8,7 @@ metadata; the ``.npz`` round trip is exact and uses no pickle.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 
@@ -93,12 +94,35 @@ class SimulationResult:
     def n_groups(self) -> int:
         return self.hist_counts.shape[0]
 
+    def threshold_range(self) -> tuple[float, float]:
+        """(lo, hi): the open interval of thresholds u on X = -zeta that :meth:`tail` and
+        :meth:`tail_scan` accept: beyond the equilibrium (lo = -meta['equilibrium'], depth > 0)
+        and inside the histogram (hi = -hist_edges[0], its lowest zeta edge)."""
+        return 0.0 - float(self.meta.get("equilibrium", 0.0)), 0.0 - float(self.hist_edges[0])
+
+    def _check_u(self, u) -> float:
+        """``float(u)``; ValueError naming u and :meth:`threshold_range` unless u is finite and
+        inside it (never a silent clamp to the histogram edge, never NaN fields)."""
+        lo, hi = self.threshold_range()
+        try:
+            v = float(u)
+        except (TypeError, ValueError):
+            v = math.nan
+        if not (math.isfinite(v) and lo < v < hi):
+            raise ValueError(f"u must be finite and in ({lo:g}, {hi:g}): a threshold on X = -zeta "
+                             f"beyond the equilibrium (X = {lo:g}) and inside the histogram "
+                             f"(X < {hi:g}); got {u!r}")
+        return v
+
     def tail(self, u=None, **kwargs):
         """Left-tail rate estimate at threshold u on X = -zeta (default meta['threshold_u']);
-        see :func:`levysde.tails.tail_from_histogram`."""
+        see :func:`levysde.tails.tail_from_histogram`.
+
+        Raises ValueError naming u unless it is finite and in :meth:`threshold_range`."""
         from ..tails import tail_from_result
 
-        return tail_from_result(self, self.meta["threshold_u"] if u is None else u, **kwargs)
+        return tail_from_result(self, self._check_u(self.meta["threshold_u"] if u is None else u),
+                                **kwargs)
 
     def tempering_limited_fit(self, depth: float = 2.0):
         """Tempered-tail fit exp(-b x) x^(-1-alpha) of a collapsed, tempering-limited run (THEORY.md
@@ -116,7 +140,14 @@ class SimulationResult:
         return tempered_fit_result(self, -m["equilibrium"] + depth)
 
     def tail_scan(self, us=None, **kwargs):
-        """:func:`levysde.tails.threshold_scan` on this run."""
+        """:func:`levysde.tails.threshold_scan` on this run. The default thresholds (0.5 .. 12
+        beyond the equilibrium) are kept where inside :meth:`threshold_range`; explicit ``us``
+        must all be inside it (ValueError naming u otherwise)."""
         from ..tails import threshold_scan_result
 
+        if us is None:
+            lo, hi = self.threshold_range()
+            us = [u for u in lo + np.arange(0.5, 12.01, 0.5) if u < hi]
+        else:
+            us = [self._check_u(u) for u in np.atleast_1d(us)]
         return threshold_scan_result(self, us, **kwargs)
