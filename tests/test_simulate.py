@@ -222,7 +222,8 @@ def test_time_stepper_jumps_law(monkeypatch):
     n = 200_000
     monkeypatch.setattr(_simulate, "CHUNK_PARTICLE_STEPS", 4_000_000)
     assert len(_simulate.chunk_bounds(n_steps, n)) - 1 == 6     # 6 calls of the stepper
-    res = S.simulate(ej, eta_g=0.0, alpha=a, lam=lam, drift=S.OUDrift(0.0, 0.0), particles=n,
+    zero = S.TabulatedDrift([0.0, 1.0], [0.0, 0.0])            # F = 0, equilibrium 0: J_T itself
+    res = S.simulate(ej, eta_g=0.0, alpha=a, lam=lam, drift=zero, particles=n,
                      t_end=n_steps * dt, burn_in=0.0, dt=dt, seed=21)
     x, t = res.final_zeta, n_steps * dt
     eps = res.meta["eps"]

@@ -87,8 +87,8 @@ def test_increment_law(tmp_path):
     dt, n_part, n_steps = 0.05, 1000, 40
     _py(f"""
         import sys, numpy as np
-        from levysde import simulate, OUDrift
-        r = simulate({ETA_J}, eta_g=0.0, alpha={A}, lam={LAM}, drift=OUDrift(0.0, 0.0),
+        from levysde import simulate, TabulatedDrift
+        r = simulate({ETA_J}, eta_g=0.0, alpha={A}, lam={LAM}, drift=TabulatedDrift([0.0, 1.0], [0.0, 0.0]),
                      particles={n_part}, n_groups=4, t_end={n_steps * dt}, burn_in=0.0, dt={dt},
                      seed=11, traj_particles={n_part}, traj_every=1, backend="cuda")
         np.savez(sys.argv[1], traj=r.traj_zeta, eps=r.meta["eps"], backend=r.meta["backend"])
