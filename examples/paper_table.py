@@ -60,13 +60,14 @@ def train_one(args):
     return str(path), time.perf_counter() - t0
 
 
-def envelope_class(run_path):
-    """Decay class of the run's last envelope (the driver's classifier, examples/anticollapse.py)."""
+def envelope_class(run_path, lag_max):
+    """Decay class of the run's last envelope over lags <= lag_max (the check's
+    envelope_lag_max; the driver's classifier, examples/anticollapse.py)."""
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
     from anticollapse import envelope_class as classify
     from levysde.check import load_run_arrays
 
-    return classify(load_run_arrays(run_path))
+    return classify(load_run_arrays(run_path), lag_max)
 
 
 def fmt(v, se=None):
@@ -100,10 +101,12 @@ def main():
 
     rows = []
     for (path, secs), model in zip(done, MODELS):
-        cls = envelope_class(path)
+        cls = None
         for variant in ("gate", "jac"):
             rep = check_run(path, variant=variant, n_boot=200, seed=args.seed)
             d = rep.as_json()
+            if cls is None:
+                cls = envelope_class(path, d.get("envelope_lag_max"))
             rows.append({"model": model, "variant": variant, "train_s": round(secs, 1),
                          "zeta_std": d["zeta_spread"]["std"], "zeta_std_early": d["zeta_spread_early"]["std"],
                          "phase": d["phase"], "beta_theory": d["beta_theory"], "beta_theory_se": d["beta_theory_se"],
