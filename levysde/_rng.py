@@ -34,59 +34,40 @@ _R = 3.6541528853610088          # ziggurat base abscissa (256 layers)
 _V = 4.92867323399e-3            # area of each layer
 
 
-def _ziggurat_tables():
-    m1 = 2.0 ** 52
-    dn = tn = _R
-    q = _V / math.exp(-0.5 * dn * dn)
-    ki = np.zeros(256, dtype=np.uint64)
-    wi = np.zeros(256)
-    fi = np.zeros(256)
-    ki[0] = np.uint64(int((dn / q) * m1))
-    ki[1] = np.uint64(0)
-    wi[0] = q / m1
-    wi[255] = dn / m1
-    fi[0] = 1.0
-    fi[255] = math.exp(-0.5 * dn * dn)
+def _ziggurat_tables(f, f_inv, r, v, bits):
+    """Marsaglia & Tsang's 256-layer ziggurat tables (k, w, f) for the decreasing density
+    ``f`` (unnormalised, f(0) = 1) with inverse ``f_inv``, base abscissa ``r``, layer area ``v``
+    and ``bits``-bit magnitudes (as NumPy builds them)."""
+    m = 2.0 ** bits
+    d = t = r
+    q = v / f(d)
+    k = np.zeros(256, dtype=np.uint64)
+    w = np.zeros(256)
+    fz = np.zeros(256)
+    k[0] = np.uint64(int((d / q) * m))
+    k[1] = np.uint64(0)
+    w[0] = q / m
+    w[255] = d / m
+    fz[0] = 1.0
+    fz[255] = f(d)
     for i in range(254, 0, -1):
-        dn = math.sqrt(-2.0 * math.log(_V / dn + math.exp(-0.5 * dn * dn)))
-        ki[i + 1] = np.uint64(int((dn / tn) * m1))
-        tn = dn
-        fi[i] = math.exp(-0.5 * dn * dn)
-        wi[i] = dn / m1
-    return ki, wi, fi
+        d = f_inv(v / d + f(d))
+        k[i + 1] = np.uint64(int((d / t) * m))
+        t = d
+        fz[i] = f(d)
+        w[i] = d / m
+    return k, w, fz
 
 
-_KI, _WI, _FI = _ziggurat_tables()
+_KI, _WI, _FI = _ziggurat_tables(lambda x: math.exp(-0.5 * x * x), lambda y: math.sqrt(-2.0 * math.log(y)),
+                                  _R, _V, 52)
 _INV_R = 1.0 / _R
 
 _RE = 7.69711747013104972        # exponential ziggurat: base abscissa (256 layers)
 _VE = 3.949659822581572e-3       # area of each layer
 
 
-def _exp_ziggurat_tables():
-    """Marsaglia & Tsang's exponential ziggurat in 53-bit form (as NumPy builds it)."""
-    m2 = 2.0 ** 53
-    de = te = _RE
-    q = _VE / math.exp(-de)
-    ke = np.zeros(256, dtype=np.uint64)
-    we = np.zeros(256)
-    fe = np.zeros(256)
-    ke[0] = np.uint64(int((de / q) * m2))
-    ke[1] = np.uint64(0)
-    we[0] = q / m2
-    we[255] = de / m2
-    fe[0] = 1.0
-    fe[255] = math.exp(-de)
-    for i in range(254, 0, -1):
-        de = -math.log(_VE / de + math.exp(-de))
-        ke[i + 1] = np.uint64(int((de / te) * m2))
-        te = de
-        fe[i] = math.exp(-de)
-        we[i] = de / m2
-    return ke, we, fe
-
-
-_KE, _WE, _FE = _exp_ziggurat_tables()
+_KE, _WE, _FE = _ziggurat_tables(lambda x: math.exp(-x), lambda y: -math.log(y), _RE, _VE, 53)
 _TWO53 = 1.0 / 9007199254740992.0
 
 
