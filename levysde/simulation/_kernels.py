@@ -109,28 +109,10 @@ def _gauss_pass(z, ls, b0, nb, dt, kind, d0, d1, d2, grid, vals, s_gauss, nrm, r
                       d0, d1, d2, grid, vals)
 
 
-@njit(cache=True)
-def poisson_cdf(mu):
-    """CDF table F(0), F(1), ... of Poisson(mu), mu >= 0 (log-space terms, so any mu works),
-    up to the first j > mu whose term is below 1e-20 of the total: past it the table is 1 to
-    double precision. Inversion with it (count = #{j: u >= F(j)}) is exact for 53-bit u."""
-    n_max = int(mu + 40.0 * math.sqrt(mu) + 60.0)
-    out = np.empty(n_max)
-    acc = 0.0
-    log_mu = math.log(mu) if mu > 0.0 else 0.0
-    for j in range(n_max):
-        term = math.exp(j * log_mu - mu - math.lgamma(j + 1.0)) if mu > 0.0 else (1.0 if j == 0 else 0.0)
-        acc += term
-        out[j] = acc
-        if j > mu and term < 1e-20:
-            return out[:j + 1]
-    return out
-
-
 @njit(cache=True, inline="always")
 def _poisson_counts(ls, nb, cdf, counts):
-    """counts[i] ~ Poisson (the law of ``cdf``) from one uniform of lane i, by inversion
-    (vectorised); returns the sum."""
+    """counts[i] ~ Poisson (the law of ``cdf``, :func:`levysde.simulation.poisson_table`) from
+    one uniform of lane i, by inversion (vectorised); returns the sum."""
     total = 0
     for i in range(nb):
         r, s0, s1, s2, s3 = _rng.next_u64(ls[0, i], ls[1, i], ls[2, i], ls[3, i])
@@ -298,8 +280,8 @@ def _record_pass(z, exc_min, b0, b1, g, hist_lo, inv_w, n_bins, acc, outside, ex
 
 @njit(cache=True, parallel=True, error_model="numpy")   # no division checks: vectorises
 def _run_chunk(z, states, exc_min, diverged, gstart, step0, n_steps, rec_start, rec_every,
-               dt, kind, dpar, grid, vals, s_gauss, rate, tab, alpha, lam, x_tail, tail_pareto,
-               hist_lo, inv_w, n_bins, acc, outside, exc_counts, exc_level,
+               dt, kind, dpar, grid, vals, s_gauss, rate, cdf_full, cdf_last, tab, alpha, lam,
+               x_tail, tail_pareto, hist_lo, inv_w, n_bins, acc, outside, exc_counts, exc_level,
                win_lo, win_hi, traj, traj_every):
     """Advance every particle by n_steps (global steps step0 .. step0 + n_steps - 1).
 
@@ -314,9 +296,6 @@ def _run_chunk(z, states, exc_min, diverged, gstart, step0, n_steps, rec_start, 
     n_traj = traj.shape[0]
     d0, d1, d2 = dpar[0], dpar[1], dpar[2]
     with_jumps = rate > 0.0
-    n_last = n_steps % _WINDOW
-    cdf_full = poisson_cdf(rate * dt * _WINDOW)
-    cdf_last = poisson_cdf(rate * dt * n_last)
     for g in prange(n_groups):
         ls = np.empty((4, _BLOCK), np.uint64)
         nrm, raw, slow = np.empty(_BLOCK), np.empty(_BLOCK, np.uint64), np.zeros(_BLOCK, np.uint8)
@@ -348,13 +327,13 @@ def _run_chunk(z, states, exc_min, diverged, gstart, step0, n_steps, rec_start, 
 
 
 @njit(cache=True, parallel=True, error_model="numpy")   # no division checks: vectorises
-def _increments_kernel(states, n, tile, dt, s_gauss, rate, tab, alpha, lam, x_tail, tail_pareto, out):
+def _increments_kernel(states, n, tile, s_gauss, rate, cdf, tab, alpha, lam, x_tail, tail_pareto,
+                       out):
     """out[i] = s_gauss N(0, 1) + the big jumps of one step of length dt: the simulator's own
     passes (:func:`_normals`, :func:`_window_jumps` with a window of one step) for blocks of
     _BLOCK increments. Tile t (``tile`` consecutive increments) uses only the _BLOCK streams
     ``states[t * _BLOCK:(t + 1) * _BLOCK]``: the result does not depend on the thread count."""
     n_tiles = (n + tile - 1) // tile
-    cdf = poisson_cdf(rate * dt)
     for t in prange(n_tiles):
         ls = np.empty((4, _BLOCK), np.uint64)
         nrm, raw, slow = np.empty(_BLOCK), np.empty(_BLOCK, np.uint64), np.zeros(_BLOCK, np.uint8)

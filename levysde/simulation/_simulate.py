@@ -22,11 +22,11 @@ from ._backend import check_backend, cpu_name, load_cuda
 from ._checks import (DivergenceError, check_dt, check_eps, check_int, finite, jump_params, scalar_param,
                       step_size, time_grid)
 from ._jumptable import jump_table
-from ._kernels import _BLOCK, _increments_kernel, _run_chunk
+from ._kernels import _BLOCK, _WINDOW, _increments_kernel, _run_chunk
 from .drift import OUDrift, SaturatingDrift, TabulatedDrift
 from .bias import bias_budget, default_threshold
 from .result import SimulationResult
-from .scheme import _scheme, beta_model, default_eps, simulation_eps
+from .scheme import _scheme, beta_model, default_eps, poisson_table, simulation_eps
 
 __all__ = ["simulate", "sample_increments", "DEFAULT_RECORD_EVERY", "group_starts", "chunk_bounds"]
 
@@ -107,7 +107,7 @@ def sample_increments(n, dt, *, alpha, lam, eta_j, eps=None, seed=0, eta_g=0.0):
     n_tiles = (n + tile - 1) // tile
     states = _rng.seed_states(seed, n_tiles * _BLOCK)
     out = np.empty(n)
-    _increments_kernel(states, n, tile, dt, math.sqrt((2 * eg + sig2) * dt), rate,
+    _increments_kernel(states, n, tile, math.sqrt((2 * eg + sig2) * dt), rate, poisson_table(rate * dt),
                        *_jump_args(rate, eps, a, lm), out)
     return out
 
@@ -328,6 +328,7 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
     bounds = chunk_bounds(n_steps, particles)
     n_chunks = len(bounds) - 1
     jargs = _jump_args(rate, cfg.eps, cfg.alpha, cfg.lam)
+    cdf_full = poisson_table(rate * cfg.dt * _WINDOW)
     bar = _progress_bar(cfg, progress)
     t0, c0 = time.perf_counter(), time.process_time()
     # dynamic scheduling of the groups (chunks of one group): keeps both cores busy when
@@ -336,9 +337,10 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
     try:
         for i in range(n_chunks):
             s, e_ = bounds[i], bounds[i + 1]
+            n_last = (e_ - s) % _WINDOW                 # the chunk's last, shorter window
             _run_chunk(st.z, st.states, st.exc_min, st.diverged, st.gstart, s, e_ - s,
                        cfg.rec_start, cfg.record_every, cfg.dt, kind, dpar, grid, vals, s_gauss, rate,
-                       *jargs, lay.hist_lo, 1.0 / lay.bin_width, lay.n_bins,
+                       cdf_full, poisson_table(rate * cfg.dt * n_last), *jargs, lay.hist_lo, 1.0 / lay.bin_width, lay.n_bins,
                        st.acc, st.outside, st.exc_counts, lay.zeq, lay.win_lo, lay.win_hi,
                        st.traj, cfg.traj_every)
             _check_diverged(cfg, lay, st, s_gauss)

@@ -301,6 +301,29 @@ def beta_model(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DE
     return r if (math.isfinite(r) and r > 0) else float("nan")
 
 
+def poisson_table(mu) -> np.ndarray:
+    """The CDF table F(0), F(1), ..., F(K) of Poisson(mu) with which the CPU stepper draws the
+    number of big jumps of a window by inversion (count = #{j : u >= F(j)}, u uniform).
+
+    ``mu`` >= 0 (finite): the mean (big-jump rate x window length). F(j) is scipy's regularized
+    upper incomplete gamma Q(j + 1, mu) (``scipy.special.pdtr``); K is the first j > mu with
+    1 - F(j) < 2^-60 (``pdtrc``), so the table inverts 53-bit uniforms exactly. Shape (K + 1,).
+
+    Raises ValueError for mu < 0 or not finite.
+    """
+    mu = float(mu)
+    if not (mu >= 0.0 and math.isfinite(mu)):
+        raise ValueError(f"mu must be finite and >= 0; got {mu!r}")
+    if mu == 0.0:
+        return np.ones(1)
+    k_max = int(mu + 40.0 * math.sqrt(mu) + 60.0)
+    j = np.arange(k_max + 1)
+    tail = special.pdtrc(j, mu)
+    done = np.flatnonzero((j > mu) & (tail < 2.0 ** -60))
+    k = int(done[0]) if done.size else k_max
+    return special.pdtr(j[:k + 1], mu)
+
+
 def _scheme(dt, eps, alpha, lam, eta_j, eta_g=0.0):
     """(Lambda_eps, sigma_eps^2, exponential proposal?) with the checks that keep a run finite.
 
