@@ -12,10 +12,10 @@ side by side in one run (ratios are meaningful on a shared machine; absolute rat
                        (xoshiro256++ streams and ziggurat normals of levysde/_rng.py), the same
                        compiled drift and the same threads and chunking of particle blocks as the
                        simulator, with no jumps, no recording and no divergence check. It is the
-                       faster of two layouts (blocks of 256 particles advanced in lockstep, which
-                       the simulator also uses; one particle at a time with its state in
-                       registers, which is latency-bound by the drift), measured as
-                       ``limit_layouts``
+                       faster of two layouts (blocks of 256 particles advanced in lockstep by the
+                       simulator's own vectorised normal and update passes; one particle at a time
+                       with its state in registers, which is latency-bound by the drift),
+                       measured as ``limit_layouts``
 * ratio_vs_numpy (goal >= 5), ratio_vs_limit (goal >= 0.7), both on all threads (2 here)
 * profile            : ns of CPU time per particle-step on one thread (CPU time, so that other
                        jobs on the machine do not count): the simulator with parts removed,
