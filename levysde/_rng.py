@@ -235,7 +235,7 @@ def fill_uniform(states, out):
 
 @njit(cache=True)
 def fill_exponential(states, out):
-    """Like :func:`fill_normal` for Exp(1) (also the first waiting times of the simulator)."""
+    """Test helper: like :func:`fill_normal` for Exp(1)."""
     for i in range(out.shape[0]):
         s0, s1, s2, s3 = states[i, 0], states[i, 1], states[i, 2], states[i, 3]
         for j in range(out.shape[1]):

@@ -3,13 +3,16 @@
 Jumps are split at a cut ``eps`` (Asmussen-Rosinski):
 
 * ``|z| > eps``: compound Poisson with total rate ``Lambda_eps`` (:func:`big_jump_rate`).
-  Jump epochs are exact: exponential waiting times, carried from step to step, so
-  each step receives an exact Poisson number of jumps (cost per jump, not per
-  step). Magnitudes have density proportional to ``exp(-lam z) z^(-1-alpha)`` on
-  (eps, inf), drawn exactly by rejection: Pareto proposal ``eps U^(-1/alpha)``
-  accepted with probability ``exp(-lam (z - eps))``, or, when ``lam eps > alpha``
-  (where it accepts more often: the ratio of the two acceptance rates is
-  ``lam eps / alpha``), the exponential proposal ``eps + E/lam`` accepted with
+  Each step receives an exact Poisson number of jumps (cost per jump, not per step):
+  the CPU stepper draws a window's jumps at once, a Poisson number per block of
+  particles, each on a uniform (step, particle) cell (:func:`poisson_table`); the GPU
+  one carries exponential waiting times. Magnitudes have density proportional to
+  ``exp(-lam z) z^(-1-alpha)`` on (eps, inf), drawn exactly by rejection: on the CPU
+  from a histogram envelope with an alias table and tangent/chord squeezes
+  (``levysde.simulation._jumptable``); on the GPU from the Pareto proposal
+  ``eps U^(-1/alpha)`` accepted with probability ``exp(-lam (z - eps))``, or, when
+  ``lam eps > alpha`` (where it accepts more often: the ratio of the two acceptance
+  rates is ``lam eps / alpha``), the exponential proposal ``eps + E/lam`` accepted with
   probability ``(z/eps)^(-1-alpha)``. Symmetric sign.
 * ``|z| <= eps``: a Gaussian with variance ``sigma_eps^2 dt`` (:func:`small_jump_variance`),
   merged with the Brownian part: one normal per step of variance
