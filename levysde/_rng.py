@@ -28,7 +28,8 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["seed_states", "next_u64", "uniform", "normal", "exponential"]
+__all__ = ["seed_states", "next_u64", "uniform", "normal", "exponential", "normal_candidate",
+           "normal_slow", "exponential_candidate", "exponential_slow"]
 
 _R = 3.6541528853610088          # ziggurat base abscissa (256 layers)
 _V = 4.92867323399e-3            # area of each layer
@@ -97,9 +98,22 @@ def uniform(s0, s1, s2, s3):
     return float(np.int64(r >> np.uint64(11))) * _TWO53, s0, s1, s2, s3   # int64: fast cvt
 
 
+@njit(cache=True, inline="always")
+def exponential_candidate(r):
+    """The exponential ziggurat's fast path from one 64-bit draw ``r`` (bits 3-10 the layer,
+    the top 53 bits the magnitude; bits 0-2 unused): (candidate x, layer idx, accepted).
+    Branch-free, so that loops over many streams vectorise; a candidate that is not accepted
+    (about 1.1%) is finished by :func:`exponential_slow` from the same stream."""
+    r >>= np.uint64(3)
+    idx = int(r & np.uint64(0xFF))
+    r >>= np.uint64(8)                                 # 53-bit magnitude
+    return float(np.int64(r)) * _WE[idx], idx, r < _KE[idx]
+
+
 @njit(cache=True)
-def _exponential_slow(idx, x, s0, s1, s2, s3):
-    """Rare branch of the exponential ziggurat (about 1.1% of draws): tail or wedge test."""
+def exponential_slow(idx, x, s0, s1, s2, s3):
+    """Rare branch of the exponential ziggurat (about 1.1% of draws): tail or wedge test for the
+    candidate ``x`` of layer ``idx``, continuing the stream (s0, s1, s2, s3)."""
     while True:
         if idx == 0:                                   # tail beyond r: r + a fresh exponential
             u, s0, s1, s2, s3 = uniform(s0, s1, s2, s3)
@@ -108,11 +122,8 @@ def _exponential_slow(idx, x, s0, s1, s2, s3):
         if (_FE[idx - 1] - _FE[idx]) * u + _FE[idx] < math.exp(-x):
             return x, s0, s1, s2, s3
         r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)  # rejected: a fresh draw
-        r >>= np.uint64(3)
-        idx = int(r & np.uint64(0xFF))
-        r >>= np.uint64(8)
-        x = float(np.int64(r)) * _WE[idx]
-        if r < _KE[idx]:
+        x, idx, ok = exponential_candidate(r)
+        if ok:
             return x, s0, s1, s2, s3
 
 
@@ -120,34 +131,33 @@ def _exponential_slow(idx, x, s0, s1, s2, s3):
 def exponential(s0, s1, s2, s3):
     """Standard exponential Exp(1) by the 256-layer ziggurat (one 64-bit draw for 98.9%)."""
     r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
-    r >>= np.uint64(3)
-    idx = int(r & np.uint64(0xFF))
-    r >>= np.uint64(8)                                 # 53-bit magnitude
-    x = float(np.int64(r)) * _WE[idx]
-    if r < _KE[idx]:
+    x, idx, ok = exponential_candidate(r)
+    if ok:
         return x, s0, s1, s2, s3
-    return _exponential_slow(idx, x, s0, s1, s2, s3)
+    return exponential_slow(idx, x, s0, s1, s2, s3)
 
 
 @njit(cache=True, inline="always")
-def _ziggurat_candidate(s0, s1, s2, s3):
-    """One 64-bit draw -> (candidate x, layer idx, 52-bit magnitude rabs, state).
+def normal_candidate(r):
+    """The normal ziggurat's fast path from one 64-bit draw ``r``: (candidate x, layer idx,
+    52-bit magnitude rabs, accepted).
 
     The low 8 bits pick the layer, the next bit the sign, the top 52 bits the magnitude;
-    the candidate is accepted when rabs < _KI[idx] (about 99% of draws)."""
-    r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
+    the candidate is accepted when rabs < _KI[idx] (about 99% of draws). Branch-free, so that
+    loops over many streams vectorise; a candidate that is not accepted is finished by
+    :func:`normal_slow` from the same stream."""
     idx = int(r & np.uint64(0xFF))
     r >>= np.uint64(8)
     rabs = (r >> np.uint64(1)) & np.uint64(0x000FFFFFFFFFFFFF)
     x = float(np.int64(rabs)) * _WI[idx]
-    if r & np.uint64(1):
-        x = -x
-    return x, idx, rabs, s0, s1, s2, s3
+    x = -x if r & np.uint64(1) else x
+    return x, idx, rabs, rabs < _KI[idx]
 
 
 @njit(cache=True)
-def _normal_slow(idx, x, rabs, s0, s1, s2, s3):
-    """Rare branch of the ziggurat (about 1% of draws): tail or wedge test."""
+def normal_slow(idx, x, rabs, s0, s1, s2, s3):
+    """Rare branch of the normal ziggurat (about 1% of draws): tail or wedge test for the
+    candidate of :func:`normal_candidate`, continuing the stream (s0, s1, s2, s3)."""
     while True:
         if idx == 0:
             while True:
@@ -164,18 +174,20 @@ def _normal_slow(idx, x, rabs, s0, s1, s2, s3):
             if (_FI[idx - 1] - _FI[idx]) * u + _FI[idx] < math.exp(-0.5 * x * x):
                 return x, s0, s1, s2, s3
         # rejected: a fresh draw through the fast path
-        x, idx, rabs, s0, s1, s2, s3 = _ziggurat_candidate(s0, s1, s2, s3)
-        if rabs < _KI[idx]:
+        r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
+        x, idx, rabs, ok = normal_candidate(r)
+        if ok:
             return x, s0, s1, s2, s3
 
 
 @njit(cache=True, inline="always")
 def normal(s0, s1, s2, s3):
     """Standard normal N(0, 1) by the 256-layer ziggurat."""
-    x, idx, rabs, s0, s1, s2, s3 = _ziggurat_candidate(s0, s1, s2, s3)
-    if rabs < _KI[idx]:
+    r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
+    x, idx, rabs, ok = normal_candidate(r)
+    if ok:
         return x, s0, s1, s2, s3
-    return _normal_slow(idx, x, rabs, s0, s1, s2, s3)
+    return normal_slow(idx, x, rabs, s0, s1, s2, s3)
 
 
 def seed_states(seed, n_streams: int) -> np.ndarray:
@@ -223,7 +235,7 @@ def fill_uniform(states, out):
 
 @njit(cache=True)
 def fill_exponential(states, out):
-    """Like :func:`fill_normal` for Exp(1) (also the first waiting times of the simulator)."""
+    """Test helper: like :func:`fill_normal` for Exp(1)."""
     for i in range(out.shape[0]):
         s0, s1, s2, s3 = states[i, 0], states[i, 1], states[i, 2], states[i, 3]
         for j in range(out.shape[1]):

@@ -213,8 +213,8 @@ def test_exponential_proposal_branch():
 
 
 def test_time_stepper_jumps_law(monkeypatch):
-    """The stepper's own jump epochs (per-step lists over windows of steps, carried across
-    windows and chunks): with zero drift and eta_G = 0, zeta(T) - zeta(0) is J_T of the scheme,
+    """The stepper's own jumps (tables of windows of 64 steps, a shorter last window per chunk,
+    over several chunks): with zero drift and eta_G = 0, zeta(T) - zeta(0) is J_T of the scheme,
     so E exp(b J_T) = exp(T Psi_eps(b)) and Var J_T = T Var J_1 (THEORY.md §2, §7)."""
     from levysde.simulation import _simulate
 

@@ -28,7 +28,7 @@ from ._simulate import DEFAULT_RECORD_EVERY, group_starts, sample_increments, si
 from .drift import OUDrift, SaturatingDrift, TabulatedDrift
 from .result import SimulationResult
 from .scheme import (DEFAULT_EPS_FACTOR, MAX_JUMPS_PER_STEP, MAX_SERIES_BETA_EPS, beta_model,
-                     big_jump_rate, default_eps, simulation_eps, small_jump_symbol,
+                     big_jump_rate, default_eps, poisson_table, simulation_eps, small_jump_symbol,
                      small_jump_variance)
 
 __all__ = ["simulate", "SimulationResult", "SaturatingDrift", "OUDrift", "TabulatedDrift",
@@ -36,4 +36,4 @@ __all__ = ["simulate", "SimulationResult", "SaturatingDrift", "OUDrift", "Tabula
            "small_jump_symbol", "beta_model", "DivergenceError", "SimulationInputError",
            "StepSizeError", "DEFAULT_EPS_FACTOR", "MAX_SLOPE_DT", "MAX_JUMPS_PER_STEP", "MAX_STEPS",
            "MAX_SERIES_BETA_EPS", "BACKENDS", "CudaUnavailableError", "DEFAULT_RECORD_EVERY",
-           "group_starts", "simulation_eps"]
+           "group_starts", "simulation_eps", "poisson_table"]

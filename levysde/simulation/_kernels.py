@@ -1,143 +1,254 @@
 """Compiled (Numba) pieces of the simulator: big-jump sampler, increment sampler, time stepper.
 
-Scheme: :mod:`levysde.simulation` (THEORY.md §7); drift and big-jump rejection come from
-:mod:`levysde.simulation._step` (shared with the CUDA backend). Random numbers: one
-xoshiro256++ stream per particle (or per block of increments) from :mod:`levysde._rng`; a
-stream is never shared between threads, so results do not depend on the thread count.
-Layout of the stepper (docs/simulate.md, "Kernel"): per step a branch-free drift + Gaussian
-pass over a block of particles, then the big jumps of only the particles whose epoch falls
-into the step (per-step lists: cost per jump), then every ``record_every``-th step the
-histogram pass into the group's own rows.
+Scheme: :mod:`levysde.simulation` (THEORY.md §7); drift, big-jump proposal and rejection come
+from :mod:`levysde.simulation._step` (shared with the CUDA backend), compiled here with the
+vectorisable exponential of :mod:`levysde._vmath`. Random numbers: xoshiro256++ streams from
+:mod:`levysde._rng`, one per particle; the streams of a block of particles are only ever used
+by the one thread that advances that block, so results do not depend on the thread count.
+
+Layout of the stepper (docs/simulate.md, "Kernel"): groups of particles run in parallel; inside
+a group, blocks of ``_BLOCK`` particles advance in lockstep through windows of ``_WINDOW``
+steps. Per window the block's big jumps are drawn at once (:func:`_window_jumps`: a Poisson
+number per particle, each at a uniform step of the window, magnitudes by vectorised rejection)
+into a (step, particle) table; per step one vectorised pass draws the normals
+(:func:`_normals`) and one applies drift, Gaussian part and the step's jumps
+(:func:`_drift_update`); every ``record_every``-th step the histogram pass writes the group's
+own rows.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import njit, prange
 
-from .. import _rng
+from .. import _rng, _vmath
 from . import _step
 
 from ._step import DRIFT_OU, DRIFT_SATURATING, DRIFT_TABULATED  # noqa: F401 (drift kinds)
 #: particles advanced together in the kernel (the state of a block stays in L1)
 _BLOCK = 256
-#: steps whose big-jump epochs are put on per-step lists together (per block)
+#: steps whose big jumps are drawn together (per block)
 _WINDOW = 64
 
 
-#: the backend-neutral step pieces (:mod:`levysde.simulation._step`, shared with the CUDA backend)
-_drift_value = njit(cache=True, inline="always")(_step.drift)
-_jump_proposal = njit(cache=True, inline="always")(_step.jump_proposal)
-_jump_accepted_log = njit(cache=True, inline="always")(_step.jump_accepted_log)
+#: the backend-neutral drift (:mod:`levysde.simulation._step`, shared with the CUDA backend),
+#: with the vectorisable exp
+_drift_value = njit(cache=True, inline="always")(_step.make_drift(_vmath.exp))
 
 
 @njit(cache=True, inline="always")
-def _big_jump(eps, alpha, lam, exp_proposal, s0, s1, s2, s3):
-    """One jump with |z| > eps: density ~ exp(-lam|z|)|z|^(-1-alpha), exact rejection
-    (:func:`levysde.simulation._step.jump_proposal` and
-    :func:`levysde.simulation._step.jump_accepted_log`, each from a ziggurat exponential);
-    the sign is the lowest bit of one 64-bit draw."""
-    r, s0, s1, s2, s3 = _rng.next_u64(s0, s1, s2, s3)
-    neg = (r & np.uint64(1)) != 0
-    while True:
-        e, s0, s1, s2, s3 = _rng.exponential(s0, s1, s2, s3)
-        zz = _jump_proposal(e, eps, alpha, lam, exp_proposal)
-        if lam == 0.0:
-            return (-zz if neg else zz), s0, s1, s2, s3
-        e2, s0, s1, s2, s3 = _rng.exponential(s0, s1, s2, s3)
-        if _jump_accepted_log(zz, e2, eps, alpha, lam, exp_proposal):
-            return (-zz if neg else zz), s0, s1, s2, s3
-
-
-@njit(cache=True, parallel=True)
-def _increments_kernel(states, n, block, dt, s_gauss, rate, eps, alpha, lam, exp_proposal, out):
-    """out[i] = s_gauss N(0, 1) + the big jumps of a Poisson(rate dt) count; block b of ``block``
-    consecutive increments uses only stream ``states[b]``."""
-    nb = states.shape[0]
-    for b in prange(nb):
-        s0, s1, s2, s3 = states[b, 0], states[b, 1], states[b, 2], states[b, 3]
-        for i in range(b * block, min(n, (b + 1) * block)):
-            x, s0, s1, s2, s3 = _rng.normal(s0, s1, s2, s3)
-            x *= s_gauss
-            if rate > 0.0:
-                e, s0, s1, s2, s3 = _rng.exponential(s0, s1, s2, s3)
-                w = e / rate
-                while w < dt:
-                    j, s0, s1, s2, s3 = _big_jump(eps, alpha, lam, exp_proposal, s0, s1, s2, s3)
-                    x += j
-                    e, s0, s1, s2, s3 = _rng.exponential(s0, s1, s2, s3)
-                    w += e / rate
-            out[i] = x
-        states[b, 0], states[b, 1], states[b, 2], states[b, 3] = s0, s1, s2, s3
+def _lanes(states, b0, nb, ls, load):
+    """Copy the streams of particles b0 .. b0 + nb - 1 between ``states`` (particles, 4) and the
+    block's lanes ``ls`` (4, _BLOCK), one row per state word (so that loops over lanes
+    vectorise): into the lanes if ``load``, back otherwise."""
+    for i in range(nb):
+        for w in range(4):
+            if load:
+                ls[w, i] = states[b0 + i, w]
+            else:
+                states[b0 + i, w] = ls[w, i]
 
 
 @njit(cache=True, inline="always")
-def _gauss_pass(z, states, b0, b1, dt, kind, d0, d1, d2, grid, vals, s_gauss):
-    """Drift and Gaussian part of one step for particles b0..b1-1 (lockstep: independent chains
-    overlap in the pipeline; no data-dependent branch but the ziggurat's rare one)."""
+def _normals(ls, nb, nrm, raw, slow):
+    """nrm[i] = a standard normal from lane i: the ziggurat's fast path for all lanes in one
+    vectorised pass (:func:`levysde._rng.normal_candidate`), then its slow branch
+    (:func:`levysde._rng.normal_slow`, about 1% of lanes) lane by lane from the same stream:
+    exactly the draws of :func:`levysde._rng.normal`. ``slow``: (_BLOCK,) uint8 flags, zero
+    past nb, scanned 8 at a time through its uint64 view."""
+    n_slow = 0
+    for i in range(nb):
+        r, s0, s1, s2, s3 = _rng.next_u64(ls[0, i], ls[1, i], ls[2, i], ls[3, i])
+        ls[0, i], ls[1, i], ls[2, i], ls[3, i] = s0, s1, s2, s3
+        x, idx, rabs, ok = _rng.normal_candidate(r)
+        nrm[i] = x
+        raw[i] = r
+        slow[i] = 0 if ok else 1
+        n_slow += not ok
+    if n_slow:
+        words = slow.view(np.uint64)
+        for q in range(words.size):
+            if words[q] != 0:
+                for i in range(8 * q, 8 * q + 8):
+                    if slow[i]:
+                        x, idx, rabs, ok = _rng.normal_candidate(raw[i])
+                        nrm[i], ls[0, i], ls[1, i], ls[2, i], ls[3, i] = _rng.normal_slow(
+                            idx, x, rabs, ls[0, i], ls[1, i], ls[2, i], ls[3, i])
+
+
+@njit(cache=True, inline="always")
+def _drift_update(z, b0, nb, nrm, jumps, k, with_jumps, dt, s_gauss, kind, d0, d1, d2, grid, vals):
+    """z <- z + F(z) dt + s_gauss nrm (+ the window's jumps of step k): one vectorised pass."""
+    zb = z[b0:b0 + nb]                  # a view: unit-stride indices, so the loop vectorises
+    jk = jumps[k]
+    for i in range(nb):
+        x = zb[i]
+        y = x + _drift_value(kind, x, d0, d1, d2, grid, vals) * dt + s_gauss * nrm[i]
+        if with_jumps:
+            y += jk[i]
+        zb[i] = y
+
+
+@njit(cache=True, inline="always")
+def _gauss_pass(z, ls, b0, nb, dt, kind, d0, d1, d2, grid, vals, s_gauss, nrm, raw, slow,
+                jumps, k, with_jumps):
+    """One Euler step of particles b0 .. b0 + nb - 1 (lanes ``ls``): normals, then drift,
+    Gaussian part and (``with_jumps``) row k of the window's jump table. The drift kind is
+    fixed per call so that the update loop is branch-free (and vectorised) for the saturating
+    and Ornstein-Uhlenbeck drifts."""
+    _normals(ls, nb, nrm, raw, slow)
+    if kind == DRIFT_SATURATING:
+        _drift_update(z, b0, nb, nrm, jumps, k, with_jumps, dt, s_gauss, DRIFT_SATURATING,
+                      d0, d1, d2, grid, vals)
+    elif kind == DRIFT_OU:
+        _drift_update(z, b0, nb, nrm, jumps, k, with_jumps, dt, s_gauss, DRIFT_OU,
+                      d0, d1, d2, grid, vals)
+    else:
+        _drift_update(z, b0, nb, nrm, jumps, k, with_jumps, dt, s_gauss, DRIFT_TABULATED,
+                      d0, d1, d2, grid, vals)
+
+
+@njit(cache=True, inline="always")
+def _poisson_counts(ls, nb, cdf, counts):
+    """counts[i] ~ Poisson (the law of ``cdf``, :func:`levysde.simulation.poisson_table`) from
+    one uniform of lane i, by inversion (vectorised); returns the sum."""
+    total = 0
+    for i in range(nb):
+        r, s0, s1, s2, s3 = _rng.next_u64(ls[0, i], ls[1, i], ls[2, i], ls[3, i])
+        ls[0, i], ls[1, i], ls[2, i], ls[3, i] = s0, s1, s2, s3
+        u = float(np.int64(r >> np.uint64(11))) * _rng._TWO53
+        c = 0
+        for j in range(cdf.size):
+            c += u >= cdf[j]
+        counts[i] = c
+        total += c
+    return total
+
+
+@njit(cache=True, inline="always")
+def _top53(r):
+    """U[0, 1) from the top 53 bits of a 64-bit draw."""
+    return float(np.int64(r >> np.uint64(11))) * _rng._TWO53
+
+
+@njit(cache=True, inline="always")
+def _jump_candidates(ls, nb, nw, tab, ck, ci, cz, flag, kk, uu, scr):
+    """Lane j proposes one big jump from four 64-bit draws (:mod:`levysde.simulation._jumptable`):
+    the envelope component kk[j] by the alias table (draw 0; its lowest bit the sign), the point
+    ``z = x_k + u1 w_k`` (draw 1), the squeezes with u2 = uu[j] (draw 2): flag 1 accept, 0
+    reject, 2 undecided (the band between the squeezes, or the tail component), and the jump's
+    cell c = floor(u3 nw nb) of the window's (step, particle) table (draw 3): step
+    ck[j] = c // nb, particle ci[j] = c mod nb. The draws go in one vectorised pass; the table
+    look-ups in a second, scalar one (LLVM does not vectorise loads at data-dependent indices
+    of an array that the loop may also write); ``scr`` (3, _BLOCK) carries the draws between
+    them. Returns the number of undecided lanes."""
+    n_cells = float(nw * nb)
+    inv_nb = 1.0 / nb
+    n_comp = tab.shape[1]
+    for j in range(nb):
+        s0, s1, s2, s3 = ls[0, j], ls[1, j], ls[2, j], ls[3, j]
+        r0, s0, s1, s2, s3 = _rng.next_u64(s0, s1, s2, s3)
+        r1, s0, s1, s2, s3 = _rng.next_u64(s0, s1, s2, s3)
+        r2, s0, s1, s2, s3 = _rng.next_u64(s0, s1, s2, s3)
+        r3, s0, s1, s2, s3 = _rng.next_u64(s0, s1, s2, s3)
+        ls[0, j], ls[1, j], ls[2, j], ls[3, j] = s0, s1, s2, s3
+        scr[0, j] = _top53(r0) * n_comp
+        scr[1, j] = -1.0 if r0 & np.uint64(1) else 1.0
+        scr[2, j] = _top53(r1)
+        uu[j] = _top53(r2)
+        c = int(_top53(r3) * n_cells)
+        kc = int((c + 0.5) * inv_nb)                    # exact: c + 0.5 is never a multiple of nb
+        ck[j] = kc
+        ci[j] = c - kc * nb
+    tail = n_comp - 1
+    n_open = 0
+    for j in range(nb):
+        # branch-free (the data are random): both loads, then selects on values
+        t = scr[0, j]
+        k = int(t)
+        p_keep = tab[0, k]
+        k_alias = int(tab[1, k])
+        k = k if t - k < p_keep else k_alias
+        u1 = scr[2, j]
+        u2 = uu[j]
+        z = tab[2, k] + u1 * tab[3, k]
+        ak = tab[4, k]
+        accept = u2 < ak + tab[5, k] * (1.0 - u1)         # below the tangent
+        reject = u2 >= 1.0 - (1.0 - ak) * u1              # above the chord (exclusive with accept)
+        f = 2 - int(accept) - 2 * int(reject)
+        f = 2 if k == tail else f
+        cz[j] = z * scr[1, j]
+        flag[j] = f
+        kk[j] = k
+        n_open += f == 2
+    return n_open
+
+
+@njit(cache=True, inline="always")
+def _finish_jumps(ls, nb, tab, alpha, lam, x_tail, tail_pareto, cz, flag, kk, uu, scr):
+    """Decide the undecided lanes (flag 2) with exp and log: a cell's point is accepted when
+    u2 < f(z)/f(x_k) (f(z) = z^(-1-alpha) e^(-lam z)); the tail component makes one proposal
+    from the lane's stream, Pareto ``x_T (1 - u)^(-1/alpha)`` accepted when
+    v < e^(-lam (z - x_T)), or exponential ``x_T - log(1 - u)/lam`` accepted when
+    v < (z/x_T)^(-1-alpha) (one trial: a rejection rejects the whole proposal)."""
+    tail = tab.shape[1] - 1
+    for j in range(nb):
+        if flag[j] != 2:
+            continue
+        neg = scr[1, j] < 0.0                           # the sign (cz is +-0 on the tail)
+        if kk[j] == tail:
+            s0, s1, s2, s3 = ls[0, j], ls[1, j], ls[2, j], ls[3, j]
+            u, s0, s1, s2, s3 = _rng.uniform(s0, s1, s2, s3)
+            v, s0, s1, s2, s3 = _rng.uniform(s0, s1, s2, s3)
+            ls[0, j], ls[1, j], ls[2, j], ls[3, j] = s0, s1, s2, s3
+            if tail_pareto:
+                z = x_tail * math.exp(-math.log1p(-u) / alpha)
+                ok = v < math.exp(-lam * (z - x_tail))
+            else:
+                z = x_tail - math.log1p(-u) / lam
+                ok = v < math.exp(-(1.0 + alpha) * math.log(z / x_tail))
+            cz[j] = -z if neg else z
+        else:
+            z = abs(cz[j])
+            xk = tab[2, kk[j]]
+            ok = uu[j] < math.exp(-(1.0 + alpha) * math.log(z / xk) - lam * (z - xk))
+        flag[j] = 1 if ok else 0
+
+
+@njit(cache=True, inline="always")
+def _window_jumps(ls, nb, nw, cdf, jumps, counts, ck, ci, cz, flag, kk, uu, scr, tab, alpha,
+                  lam, x_tail, tail_pareto):
+    """The big jumps of a window of nw steps for the block's nb particles, summed per step and
+    particle in ``jumps[k, i]`` (THEORY.md §7: compound Poisson of rate Lambda_eps per
+    particle). The block's number of jumps is Poisson(nb Lambda_eps nw dt) (a Poisson count
+    from each lane, ``cdf``, summed); each jump falls on an independent uniform (step,
+    particle) cell of the window (superposition: every particle then gets an independent
+    Poisson(Lambda_eps nw dt) number at uniform times) with an independent magnitude from the
+    exact rejection sampler. All lanes propose in rounds (:func:`_jump_candidates`,
+    :func:`_finish_jumps`); the accepted proposals are used in lane order until the count is
+    reached."""
+    for k in range(nw):
+        for i in range(nb):
+            jumps[k, i] = 0.0
+    total = _poisson_counts(ls, nb, cdf, counts)
+    m = 0
+    while m < total:
+        if _jump_candidates(ls, nb, nw, tab, ck, ci, cz, flag, kk, uu, scr):
+            _finish_jumps(ls, nb, tab, alpha, lam, x_tail, tail_pareto, cz, flag, kk, uu, scr)
+        for j in range(nb):                             # branch-free: flag is random
+            take = (flag[j] == 1) & (m < total)
+            jumps[ck[j], ci[j]] += cz[j] if take else 0.0
+            m += take
+
+
+@njit(cache=True, inline="always")
+def _end_window(z, diverged, b0, b1, gstep, win_lo, win_hi):
+    """At the end of a window (global step ``gstep``): a particle outside the divergence window
+    (or non-finite: NaN and inf stay so) is marked with diverged[p] = gstep once. Checked once
+    per window: a particle that left the window cannot return within _WINDOW steps unless by
+    two opposite giant jumps."""
     for p in range(b0, b1):
-        s0, s1, s2, s3 = states[p, 0], states[p, 1], states[p, 2], states[p, 3]
-        x = z[p]
-        f = _drift_value(kind, x, d0, d1, d2, grid, vals)
-        nrm, s0, s1, s2, s3 = _rng.normal(s0, s1, s2, s3)
-        x = x + f * dt + s_gauss * nrm
-        z[p] = x
-        states[p, 0], states[p, 1], states[p, 2], states[p, 3] = s0, s1, s2, s3
-
-
-@njit(cache=True, inline="always")
-def _schedule(wait, b0, b1, nw, inv_dt, head, nxt):
-    """Put each particle of the block whose next big jump falls in the window's steps 0..nw-1
-    (``wait`` = time from the window's start) on the list of that step: head[k] is the first
-    particle (index in the block) of step k, nxt[i] the next one; -1 ends a list."""
-    for k in range(nw + 1):
-        head[k] = -1
-    for i in range(b1 - b0):
-        t = wait[b0 + i] * inv_dt
-        if t < nw:
-            kn = int(t)
-            nxt[i] = head[kn]
-            head[kn] = i
-
-
-@njit(cache=True, inline="always")
-def _jump_pass(k, nw, head, nxt, b0, z, wait, states, inv_dt, inv_rate, eps, alpha, lam,
-               exp_proposal):
-    """Add the big jumps of the window's step k to the particles on list k (exact epochs: each
-    particle jumps, draws its next exponential waiting time, and jumps again while the epoch is
-    still in step k), then file each particle under the step of its next epoch. Cost per jump."""
-    i = head[k]
-    while i >= 0:
-        p = b0 + i
-        i_next = nxt[i]
-        s0, s1, s2, s3 = states[p, 0], states[p, 1], states[p, 2], states[p, 3]
-        w = wait[p]
-        jsum = 0.0
-        t = 0.0
-        while True:
-            j, s0, s1, s2, s3 = _big_jump(eps, alpha, lam, exp_proposal, s0, s1, s2, s3)
-            jsum += j
-            e, s0, s1, s2, s3 = _rng.exponential(s0, s1, s2, s3)
-            w += e * inv_rate
-            t = w * inv_dt
-            if t >= k + 1:
-                break
-        states[p, 0], states[p, 1], states[p, 2], states[p, 3] = s0, s1, s2, s3
-        wait[p] = w
-        z[p] += jsum
-        kn = int(min(t, nw))                            # branch-free: list nw = "after the window"
-        nxt[i] = head[kn]
-        head[kn] = i
-        i = i_next
-
-
-@njit(cache=True, inline="always")
-def _end_window(z, wait, diverged, b0, b1, shift, gstep, win_lo, win_hi):
-    """At the end of a window (global step ``gstep``): waiting times now count from here, and a
-    particle outside the divergence window (or non-finite: NaN and inf stay so) is marked with
-    diverged[p] = gstep once. Checked once per window: a particle that left the window
-    cannot return within _WINDOW steps unless by two opposite giant jumps."""
-    for p in range(b0, b1):
-        wait[p] -= shift
         x = z[p]
         if not (x > win_lo and x < win_hi) and diverged[p] == 0:
             diverged[p] = gstep
@@ -159,55 +270,84 @@ def _record_pass(z, exc_min, b0, b1, g, hist_lo, inv_w, n_bins, acc, outside, ex
             acc[g, ib, 0] += 1.0
             acc[g, ib, 1] += x
         em = exc_min[p]                                 # +inf: not in an excursion
-        if x < exc_level:
-            if x < em:
-                exc_min[p] = x
-        elif em < exc_level:                            # excursion ends: record its depth
-            exc_min[p] = np.inf
+        below = x < exc_level                           # a coin flip near the level: no branch
+        exc_min[p] = min(em, x) if below else np.inf
+        if not below and em < exc_level:                # excursion ends: record its depth
             eb = (em - hist_lo) * inv_w
             ie = 0 if eb < 0.0 else min(int(eb), n_bins - 1)
             exc_counts[g, ie] += 1.0
 
 
-@njit(cache=True, parallel=True)
-def _run_chunk(z, wait, states, exc_min, diverged, gstart, step0, n_steps, rec_start, rec_every,
-               dt, kind, dpar, grid, vals, s_gauss, rate, eps, alpha, lam, exp_proposal,
-               hist_lo, inv_w, n_bins, acc, outside, exc_counts, exc_level,
+@njit(cache=True, parallel=True, error_model="numpy")   # no division checks: vectorises
+def _run_chunk(z, states, exc_min, diverged, gstart, step0, n_steps, rec_start, rec_every,
+               dt, kind, dpar, grid, vals, s_gauss, rate, cdf_full, cdf_last, tab, alpha, lam,
+               x_tail, tail_pareto, hist_lo, inv_w, n_bins, acc, outside, exc_counts, exc_level,
                win_lo, win_hi, traj, traj_every):
     """Advance every particle by n_steps (global steps step0 .. step0 + n_steps - 1).
 
     Groups run in parallel (one task per group, its own histogram rows). Inside a group,
     blocks of _BLOCK particles advance in lockstep through windows of _WINDOW steps: per
-    step a branch-free drift + Gaussian pass, then only the particles whose big-jump epoch
-    falls in that step (per-step lists, :func:`_schedule`), then, every ``rec_every``-th
-    step after ``rec_start``, the recording pass; the divergence window is checked at the
-    end of each window (:func:`_end_window`). ``wait[p]`` is the time from the current
-    time to particle p's next big jump (carried across chunks). Particle p only ever uses
-    stream p, in the order normal, jumps of the step, normal, ...: the result does not
-    depend on the thread count."""
+    window the block's big jumps (:func:`_window_jumps`), per step the vectorised Euler pass
+    (:func:`_gauss_pass`), then, every ``rec_every``-th step after ``rec_start``, the
+    recording pass; the divergence window is checked at the end of each window
+    (:func:`_end_window`). The block's streams are used only by the thread that runs its
+    group, in a fixed order: the result does not depend on the thread count."""
     n_groups = gstart.size - 1
     n_traj = traj.shape[0]
     d0, d1, d2 = dpar[0], dpar[1], dpar[2]
-    inv_rate = 1.0 / rate if rate > 0.0 else 0.0
-    inv_dt = 1.0 / dt
+    with_jumps = rate > 0.0
     for g in prange(n_groups):
-        head = np.empty(_WINDOW + 1, np.int64)
-        nxt = np.empty(_BLOCK, np.int64)
+        ls = np.empty((4, _BLOCK), np.uint64)
+        nrm, raw, slow = np.empty(_BLOCK), np.empty(_BLOCK, np.uint64), np.zeros(_BLOCK, np.uint8)
+        counts, ck, ci = np.empty(_BLOCK, np.int64), np.empty(_BLOCK, np.int64), np.empty(_BLOCK, np.int64)
+        cz, flag, kk, uu = np.empty(_BLOCK), np.empty(_BLOCK, np.int64), np.empty(_BLOCK, np.int64), np.empty(_BLOCK)
+        scr = np.empty((3, _BLOCK))
+        jumps = np.zeros((_WINDOW, _BLOCK))
         for b0 in range(gstart[g], gstart[g + 1], _BLOCK):
             b1 = min(b0 + _BLOCK, gstart[g + 1])
+            nb = b1 - b0
             for w0 in range(0, n_steps, _WINDOW):
                 nw = min(_WINDOW, n_steps - w0)
-                _schedule(wait, b0, b1, nw, inv_dt, head, nxt)
+                _lanes(states, b0, nb, ls, True)
+                if with_jumps:
+                    _window_jumps(ls, nb, nw, cdf_full if nw == _WINDOW else cdf_last, jumps, counts,
+                                  ck, ci, cz, flag, kk, uu, scr, tab, alpha, lam, x_tail, tail_pareto)
                 for k in range(nw):
                     gstep = step0 + w0 + k
-                    _gauss_pass(z, states, b0, b1, dt, kind, d0, d1, d2, grid, vals, s_gauss)
-                    if head[k] >= 0:
-                        _jump_pass(k, nw, head, nxt, b0, z, wait, states, inv_dt, inv_rate, eps,
-                                   alpha, lam, exp_proposal)
+                    _gauss_pass(z, ls, b0, nb, dt, kind, d0, d1, d2, grid, vals, s_gauss, nrm,
+                                raw, slow, jumps, k, with_jumps)
                     if gstep >= rec_start and (gstep + 1 - rec_start) % rec_every == 0:
                         _record_pass(z, exc_min, b0, b1, g, hist_lo, inv_w, n_bins, acc, outside,
                                      exc_counts, exc_level)
                     if n_traj > 0 and b0 < n_traj and (gstep + 1) % traj_every == 0:
                         for p in range(b0, min(b1, n_traj)):
                             traj[p, (gstep + 1) // traj_every - 1] = z[p]
-                _end_window(z, wait, diverged, b0, b1, nw * dt, step0 + w0 + nw, win_lo, win_hi)
+                _lanes(states, b0, nb, ls, False)
+                _end_window(z, diverged, b0, b1, step0 + w0 + nw, win_lo, win_hi)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")   # no division checks: vectorises
+def _increments_kernel(states, n, tile, s_gauss, rate, cdf, tab, alpha, lam, x_tail, tail_pareto,
+                       out):
+    """out[i] = s_gauss N(0, 1) + the big jumps of one step of length dt: the simulator's own
+    passes (:func:`_normals`, :func:`_window_jumps` with a window of one step) for blocks of
+    _BLOCK increments. Tile t (``tile`` consecutive increments) uses only the _BLOCK streams
+    ``states[t * _BLOCK:(t + 1) * _BLOCK]``: the result does not depend on the thread count."""
+    n_tiles = (n + tile - 1) // tile
+    for t in prange(n_tiles):
+        ls = np.empty((4, _BLOCK), np.uint64)
+        nrm, raw, slow = np.empty(_BLOCK), np.empty(_BLOCK, np.uint64), np.zeros(_BLOCK, np.uint8)
+        counts, ck, ci = np.empty(_BLOCK, np.int64), np.empty(_BLOCK, np.int64), np.empty(_BLOCK, np.int64)
+        cz, flag, kk, uu = np.empty(_BLOCK), np.empty(_BLOCK, np.int64), np.empty(_BLOCK, np.int64), np.empty(_BLOCK)
+        scr = np.empty((3, _BLOCK))
+        jumps = np.zeros((1, _BLOCK))
+        _lanes(states, t * _BLOCK, _BLOCK, ls, True)
+        for b0 in range(t * tile, min(n, (t + 1) * tile), _BLOCK):
+            nb = min(_BLOCK, n - b0)
+            _normals(ls, nb, nrm, raw, slow)
+            if rate > 0.0:
+                _window_jumps(ls, nb, 1, cdf, jumps, counts, ck, ci, cz, flag, kk, uu, scr, tab, alpha,
+                              lam, x_tail, tail_pareto)
+            for i in range(nb):
+                out[b0 + i] = s_gauss * nrm[i] + jumps[0, i]
+        _lanes(states, t * _BLOCK, _BLOCK, ls, False)

@@ -21,11 +21,12 @@ from . import _checks
 from ._backend import check_backend, cpu_name, load_cuda
 from ._checks import (DivergenceError, check_dt, check_eps, check_int, finite, jump_params, scalar_param,
                       step_size, time_grid)
-from ._kernels import _increments_kernel, _run_chunk
+from ._jumptable import jump_table
+from ._kernels import _BLOCK, _WINDOW, _increments_kernel, _run_chunk
 from .drift import OUDrift, SaturatingDrift, TabulatedDrift
 from .bias import bias_budget, default_threshold
 from .result import SimulationResult
-from .scheme import _scheme, beta_model, default_eps, simulation_eps
+from .scheme import _scheme, beta_model, default_eps, poisson_table, simulation_eps
 
 __all__ = ["simulate", "sample_increments", "DEFAULT_RECORD_EVERY", "group_starts", "chunk_bounds"]
 
@@ -58,6 +59,15 @@ def group_starts(particles, n_groups):
 
 #: the default drift's parameters (kappa: THEORY.md §4 default plateau)
 _DRIFT_DEFAULTS = {"kappa": DEFAULTS["kappa"], "gamma": 1.0, "z0": 0.0}
+
+
+def _jump_args(rate, eps, alpha, lam):
+    """(table, alpha, lam, x_tail, tail_pareto): the CPU big-jump sampler's arguments
+    (:mod:`levysde.simulation._jumptable`); a placeholder table when there are no big jumps."""
+    if rate > 0.0:
+        jt = jump_table(eps, alpha, lam)
+        return jt.packed(), alpha, lam, jt.x_tail, jt.tail_pareto
+    return np.zeros((6, 1)), alpha, lam, 1.0, True
 
 
 def sample_increments(n, dt, *, alpha, lam, eta_j, eps=None, seed=0, eta_g=0.0):
@@ -93,12 +103,12 @@ def sample_increments(n, dt, *, alpha, lam, eta_j, eps=None, seed=0, eta_g=0.0):
     eg = scalar_param("eta_g", eta_g)
     eps = default_eps(dt, eta_j=ej, alpha=a) if eps is None else check_eps(eps)
     rate, sig2, exp_prop = _scheme(dt, eps, a, lm, ej, eg)
-    block = 4096
-    nb = (n + block - 1) // block
-    states = _rng.seed_states(seed, nb)
+    tile = 4096
+    n_tiles = (n + tile - 1) // tile
+    states = _rng.seed_states(seed, n_tiles * _BLOCK)
     out = np.empty(n)
-    _increments_kernel(states, n, block, dt, math.sqrt((2 * eg + sig2) * dt), rate, eps, a, lm,
-                    exp_prop, out)
+    _increments_kernel(states, n, tile, math.sqrt((2 * eg + sig2) * dt), rate, poisson_table(rate * dt),
+                       *_jump_args(rate, eps, a, lm), out)
     return out
 
 
@@ -155,7 +165,6 @@ class _State:
 
     states: np.ndarray       # (particles, 4) uint64 xoshiro256++ states
     z: np.ndarray            # (particles,) zeta
-    wait: np.ndarray         # (particles,) time to the next big jump
     exc_min: np.ndarray      # (particles,) minimum of the open excursion, inf if none
     diverged: np.ndarray     # (particles,) int64: step at which the particle left the window, 0 if not
     gstart: np.ndarray       # (n_groups + 1,) first particle of each group
@@ -263,11 +272,10 @@ def _layout(cfg: _Config, tail_rate, hist_halfwidth, window) -> _Layout:
     return _Layout(zeq, hist_lo, bin_width, n_bins, edges, win_lo, win_hi)
 
 
-def _initial_state(cfg: _Config, lay: _Layout, seed, z_init, rate, streams=True) -> _State:
-    """One stream per particle from ``seed``; zeta at z_init (default the equilibrium); the first
-    waiting time to a big jump from each particle's own stream; empty accumulators. With
-    ``streams=False`` (the CUDA backend, which keys its own generator by the seed) no streams
-    and no waiting times are drawn."""
+def _initial_state(cfg: _Config, lay: _Layout, seed, z_init, streams=True) -> _State:
+    """One stream per particle from ``seed``; zeta at z_init (default the equilibrium); empty
+    accumulators. With ``streams=False`` (the CUDA backend, which keys its own generator by the
+    seed) no streams are drawn."""
     particles, n_groups = cfg.particles, cfg.n_groups
     states = _rng.seed_states(seed, particles if streams else 0)
     if z_init is None:
@@ -279,13 +287,8 @@ def _initial_state(cfg: _Config, lay: _Layout, seed, z_init, rate, streams=True)
             raise ValueError(f"z_init must be a scalar or have length particles = {particles}") from None
         if not np.all(np.isfinite(z)):
             raise ValueError("z_init must be finite")
-    wait = np.full(particles, np.inf)
-    if rate > 0 and streams:
-        e = np.empty((particles, 1))
-        _rng.fill_exponential(states, e)
-        wait = e[:, 0] / rate
     n_traj_rec = cfg.n_steps // cfg.traj_every if cfg.n_traj else 0
-    return _State(states=states, z=z, wait=wait, exc_min=np.full(particles, np.inf),
+    return _State(states=states, z=z, exc_min=np.full(particles, np.inf),
                   diverged=np.zeros(particles, dtype=np.int64),
                   gstart=group_starts(particles, n_groups),
                   acc=np.zeros((n_groups, lay.n_bins, 2)), outside=np.zeros((n_groups, 4)),
@@ -324,6 +327,8 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
     kind, dpar, grid, vals = cfg.drift._kernel_args()
     bounds = chunk_bounds(n_steps, particles)
     n_chunks = len(bounds) - 1
+    jargs = _jump_args(rate, cfg.eps, cfg.alpha, cfg.lam)
+    cdf_full = poisson_table(rate * cfg.dt * _WINDOW)
     bar = _progress_bar(cfg, progress)
     t0, c0 = time.perf_counter(), time.process_time()
     # dynamic scheduling of the groups (chunks of one group): keeps both cores busy when
@@ -332,9 +337,10 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
     try:
         for i in range(n_chunks):
             s, e_ = bounds[i], bounds[i + 1]
-            _run_chunk(st.z, st.wait, st.states, st.exc_min, st.diverged, st.gstart, s, e_ - s,
-                       cfg.rec_start, cfg.record_every, cfg.dt, kind, dpar, grid, vals, s_gauss, rate, cfg.eps,
-                       cfg.alpha, cfg.lam, exp_prop, lay.hist_lo, 1.0 / lay.bin_width, lay.n_bins,
+            n_last = (e_ - s) % _WINDOW                 # the chunk's last, shorter window
+            _run_chunk(st.z, st.states, st.exc_min, st.diverged, st.gstart, s, e_ - s,
+                       cfg.rec_start, cfg.record_every, cfg.dt, kind, dpar, grid, vals, s_gauss, rate,
+                       cdf_full, poisson_table(rate * cfg.dt * n_last), *jargs, lay.hist_lo, 1.0 / lay.bin_width, lay.n_bins,
                        st.acc, st.outside, st.exc_counts, lay.zeq, lay.win_lo, lay.win_hi,
                        st.traj, cfg.traj_every)
             _check_diverged(cfg, lay, st, s_gauss)
@@ -350,7 +356,7 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
 def _advance_cuda(cu, cfg: _Config, lay: _Layout, st: _State, seed, rate, exp_prop, s_gauss,
                   progress) -> tuple[float, int]:
     """The same run on the GPU (``levysde.simulation._cuda``, module ``cu``): fills ``st`` in
-    place like :func:`_advance` (``st.states``/``st.wait`` unused: the kernel keys Philox by
+    place like :func:`_advance` (``st.states`` unused: the kernel keys Philox by
     the seed). Returns (wall time in seconds, threads per block). Raises DivergenceError
     after the first launch in which a particle diverged."""
     bar = _progress_bar(cfg, progress)
@@ -516,7 +522,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     _checks.memory(cfg.particles, cfg.n_groups, lay.n_bins, cfg.n_traj,
                    cfg.n_steps // cfg.traj_every if cfg.n_traj else 0)
     s_gauss = math.sqrt((2.0 * cfg.eta_g + sig2) * cfg.dt)
-    st = _initial_state(cfg, lay, seed, z_init, rate, streams=cu is None)
+    st = _initial_state(cfg, lay, seed, z_init, streams=cu is None)
     if cu is None:
         wall, cpu = _advance(cfg, lay, st, rate, exp_prop, s_gauss, progress)
         run_on = ("cpu", cpu_name(), numba.get_num_threads())

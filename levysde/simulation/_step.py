@@ -11,58 +11,55 @@ import math
 DRIFT_SATURATING, DRIFT_OU, DRIFT_TABULATED = 0, 1, 2
 
 
-def drift(kind, x, d0, d1, d2, grid, vals):
-    """F(x) of THEORY.md §3. kind DRIFT_SATURATING (d0 = kappa, d1 = gamma/kappa, d2 = z0),
-    DRIFT_OU (d1 = gamma, d2 = z0), DRIFT_TABULATED (grid, vals: linear interpolation, constant
-    extrapolation; binary search)."""
-    if kind == DRIFT_SATURATING:
-        # kappa tanh(y) as kappa sign(y) (1 - e)/(1 + e), e = exp(-2|y|): faster than libm tanh,
-        # absolute error ~1e-16 kappa
-        y = d1 * (d2 - x)
-        e = math.exp(-2.0 * abs(y))
-        t = (1.0 - e) / (1.0 + e)
-        return d0 * (t if y >= 0.0 else -t)
-    if kind == DRIFT_OU:
-        return -d1 * (x - d2)
-    m = grid.size
-    if x <= grid[0]:
-        return vals[0]
-    if x >= grid[m - 1]:
-        return vals[m - 1]
-    lo, hi = 0, m - 1
-    while hi - lo > 1:
-        mid = (lo + hi) >> 1
-        if grid[mid] <= x:
-            lo = mid
-        else:
-            hi = mid
-    t = (x - grid[lo]) / (grid[hi] - grid[lo])
-    return vals[lo] + t * (vals[hi] - vals[lo])
+def make_drift(exp):
+    """The drift function of a backend, with that backend's exponential ``exp`` (``math.exp``
+    on the GPU, the vectorisable :func:`levysde._vmath.exp` on the CPU): one formula, compiled
+    by each backend."""
+
+    def drift(kind, x, d0, d1, d2, grid, vals):
+        """F(x) of THEORY.md §3. kind DRIFT_SATURATING (d0 = kappa, d1 = gamma/kappa, d2 = z0),
+        DRIFT_OU (d1 = gamma, d2 = z0), DRIFT_TABULATED (grid, vals: linear interpolation,
+        constant extrapolation; binary search)."""
+        if kind == DRIFT_SATURATING:
+            # kappa tanh(y) as kappa sign(y) (1 - e)/(1 + e), e = exp(-2|y|): faster than libm tanh,
+            # absolute error ~1e-16 kappa. For 2|y| >= 40, e < 4.3e-18 and t is 1.0 exactly, so
+            # the argument is cut there (no subnormal or underflowing arithmetic, which is slow)
+            y = d1 * (d2 - x)
+            e = exp(max(-2.0 * abs(y), -40.0))
+            t = (1.0 - e) / (1.0 + e)
+            return d0 * (t if y >= 0.0 else -t)
+        if kind == DRIFT_OU:
+            return -d1 * (x - d2)
+        m = grid.size
+        if x <= grid[0]:
+            return vals[0]
+        if x >= grid[m - 1]:
+            return vals[m - 1]
+        lo, hi = 0, m - 1
+        while hi - lo > 1:
+            mid = (lo + hi) >> 1
+            if grid[mid] <= x:
+                lo = mid
+            else:
+                hi = mid
+        t = (x - grid[lo]) / (grid[hi] - grid[lo])
+        return vals[lo] + t * (vals[hi] - vals[lo])
+
+    return drift
+
+
+#: the drift with math.exp (compiled by the CUDA backend)
+drift = make_drift(math.exp)
 
 
 def jump_proposal(e, eps, alpha, lam, exp_proposal):
     """Proposed magnitude of a big jump from a standard exponential e = -log U (THEORY.md §7):
     the Pareto ``eps U^(-1/alpha) = eps exp(e/alpha)``, or ``eps + e/lam`` (exponential
-    proposal, used when lam eps > alpha)."""
+    proposal, used when lam eps > alpha). (GPU backend; the CPU one samples from the tables of
+    :mod:`levysde.simulation._jumptable`.)"""
     if exp_proposal:
         return eps + e / lam
     return eps * math.exp(e * (1.0 / alpha))
-
-
-def jump_accepted_log(zz, e2, eps, alpha, lam, exp_proposal):
-    """The rejection step of :func:`jump_accepted` in log form, from a standard exponential
-    e2 = -log u2: accept the Pareto proposal when e2 > lam (z - eps) (no exp at all), the
-    exponential one when e2 > (1 + alpha) log(z/eps), deciding first by the bounds
-    (r - 1)/r <= log r <= r - 1 (r = z/eps) and taking the log only between them."""
-    if exp_proposal:
-        r = zz / eps
-        a1 = 1.0 + alpha
-        if e2 >= a1 * (r - 1.0):
-            return True
-        if e2 <= a1 * (1.0 - 1.0 / r):
-            return False
-        return e2 > a1 * math.log(r)
-    return e2 > lam * (zz - eps)
 
 
 def jump_accepted(zz, u2, eps, alpha, lam, exp_proposal):

@@ -3,13 +3,16 @@
 Jumps are split at a cut ``eps`` (Asmussen-Rosinski):
 
 * ``|z| > eps``: compound Poisson with total rate ``Lambda_eps`` (:func:`big_jump_rate`).
-  Jump epochs are exact: exponential waiting times, carried from step to step, so
-  each step receives an exact Poisson number of jumps (cost per jump, not per
-  step). Magnitudes have density proportional to ``exp(-lam z) z^(-1-alpha)`` on
-  (eps, inf), drawn exactly by rejection: Pareto proposal ``eps U^(-1/alpha)``
-  accepted with probability ``exp(-lam (z - eps))``, or, when ``lam eps > alpha``
-  (where it accepts more often: the ratio of the two acceptance rates is
-  ``lam eps / alpha``), the exponential proposal ``eps + E/lam`` accepted with
+  Each step receives an exact Poisson number of jumps (cost per jump, not per step):
+  the CPU stepper draws a window's jumps at once, a Poisson number per block of
+  particles, each on a uniform (step, particle) cell (:func:`poisson_table`); the GPU
+  one carries exponential waiting times. Magnitudes have density proportional to
+  ``exp(-lam z) z^(-1-alpha)`` on (eps, inf), drawn exactly by rejection: on the CPU
+  from a histogram envelope with an alias table and tangent/chord squeezes
+  (``levysde.simulation._jumptable``); on the GPU from the Pareto proposal
+  ``eps U^(-1/alpha)`` accepted with probability ``exp(-lam (z - eps))``, or, when
+  ``lam eps > alpha`` (where it accepts more often: the ratio of the two acceptance
+  rates is ``lam eps / alpha``), the exponential proposal ``eps + E/lam`` accepted with
   probability ``(z/eps)^(-1-alpha)``. Symmetric sign.
 * ``|z| <= eps``: a Gaussian with variance ``sigma_eps^2 dt`` (:func:`small_jump_variance`),
   merged with the Brownian part: one normal per step of variance
@@ -299,6 +302,29 @@ def beta_model(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DE
     except (ValueError, OverflowError, ZeroDivisionError):
         return float("nan")
     return r if (math.isfinite(r) and r > 0) else float("nan")
+
+
+def poisson_table(mu) -> np.ndarray:
+    """The CDF table F(0), F(1), ..., F(K) of Poisson(mu) with which the CPU stepper draws the
+    number of big jumps of a window by inversion (count = #{j : u >= F(j)}, u uniform).
+
+    ``mu`` >= 0 (finite): the mean (big-jump rate x window length). F(j) is scipy's regularized
+    upper incomplete gamma Q(j + 1, mu) (``scipy.special.pdtr``); K is the first j > mu with
+    1 - F(j) < 2^-60 (``pdtrc``), so the table inverts 53-bit uniforms exactly. Shape (K + 1,).
+
+    Raises ValueError for mu < 0 or not finite.
+    """
+    mu = float(mu)
+    if not (mu >= 0.0 and math.isfinite(mu)):
+        raise ValueError(f"mu must be finite and >= 0; got {mu!r}")
+    if mu == 0.0:
+        return np.ones(1)
+    k_max = int(mu + 40.0 * math.sqrt(mu) + 60.0)
+    j = np.arange(k_max + 1)
+    tail = special.pdtrc(j, mu)
+    done = np.flatnonzero((j > mu) & (tail < 2.0 ** -60))
+    k = int(done[0]) if done.size else k_max
+    return special.pdtr(j[:k + 1], mu)
 
 
 def _scheme(dt, eps, alpha, lam, eta_j, eta_g=0.0):
