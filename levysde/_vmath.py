@@ -70,6 +70,16 @@ def _pow2(k):
 
 
 @njit(cache=True, inline="always")
+def _horner(c, x):
+    """c[0] + c[1] x + ... + c[n-1] x^(n-1) by Horner's rule (c a tuple of floats: the loop is
+    unrolled at compile time)."""
+    p = c[len(c) - 1]
+    for i in range(len(c) - 2, -1, -1):
+        p = p * x + c[i]
+    return p
+
+
+@njit(cache=True, inline="always")
 def exp(a):
     """e**a for a float64 ``a`` (any value: 0 below -745.14, inf above 709.78, NaN for NaN).
 
@@ -78,20 +88,7 @@ def exp(a):
     x = min(max(a, _A_MIN), _A_MAX)
     k = int(x * _LOG2E + (0.5 if x >= 0.0 else -0.5))         # round to nearest
     r = (x - k * _LN2_HI) - k * _LN2_LO
-    p = _C[13]
-    p = p * r + _C[12]
-    p = p * r + _C[11]
-    p = p * r + _C[10]
-    p = p * r + _C[9]
-    p = p * r + _C[8]
-    p = p * r + _C[7]
-    p = p * r + _C[6]
-    p = p * r + _C[5]
-    p = p * r + _C[4]
-    p = p * r + _C[3]
-    p = p * r + _C[2]
-    p = p * r + _C[1]
-    p = p * r + _C[0]
+    p = _horner(_C, r)
     k1 = k >> 1                                                 # 2^k = 2^k1 2^(k - k1): both
     y = p * _pow2(k1) * _pow2(k - k1)                           # in the normal range
     return y if a == a else a                                   # NaN stays NaN
@@ -119,18 +116,7 @@ def log(x):
     e = e + 1 if big else e
     s = (m - 1.0) / (m + 1.0)
     z = s * s
-    p = _L[11]
-    p = p * z + _L[10]
-    p = p * z + _L[9]
-    p = p * z + _L[8]
-    p = p * z + _L[7]
-    p = p * z + _L[6]
-    p = p * z + _L[5]
-    p = p * z + _L[4]
-    p = p * z + _L[3]
-    p = p * z + _L[2]
-    p = p * z + _L[1]
-    p = p * z + _L[0]
+    p = _horner(_L, z)
     fe = float(e)
     y = fe * _LN2_HI + (s * p + fe * _LN2_LO)
     y = -math.inf if x == 0.0 else y

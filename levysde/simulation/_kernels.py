@@ -243,6 +243,18 @@ def _window_jumps(ls, nb, nw, cdf, jumps, counts, ck, ci, cz, flag, kk, uu, scr,
 
 
 @njit(cache=True, inline="always")
+def _block_buffers(n_steps):
+    """One thread's work arrays for a block: lanes (4, _BLOCK) uint64; normals, raw draws, slow
+    flags (uint8, zero); Poisson counts, proposal step, particle, magnitude, flag, component,
+    u2, scratch (3, _BLOCK); the jump table (n_steps, _BLOCK), zero."""
+    i64 = np.int64
+    return (np.empty((4, _BLOCK), np.uint64), np.empty(_BLOCK), np.empty(_BLOCK, np.uint64),
+            np.zeros(_BLOCK, np.uint8), np.empty(_BLOCK, i64), np.empty(_BLOCK, i64),
+            np.empty(_BLOCK, i64), np.empty(_BLOCK), np.empty(_BLOCK, i64), np.empty(_BLOCK, i64),
+            np.empty(_BLOCK), np.empty((3, _BLOCK)), np.zeros((n_steps, _BLOCK)))
+
+
+@njit(cache=True, inline="always")
 def _end_window(z, diverged, b0, b1, gstep, win_lo, win_hi):
     """At the end of a window (global step ``gstep``): a particle outside the divergence window
     (or non-finite: NaN and inf stay so) is marked with diverged[p] = gstep once. Checked once
@@ -297,12 +309,7 @@ def _run_chunk(z, states, exc_min, diverged, gstart, step0, n_steps, rec_start, 
     d0, d1, d2 = dpar[0], dpar[1], dpar[2]
     with_jumps = rate > 0.0
     for g in prange(n_groups):
-        ls = np.empty((4, _BLOCK), np.uint64)
-        nrm, raw, slow = np.empty(_BLOCK), np.empty(_BLOCK, np.uint64), np.zeros(_BLOCK, np.uint8)
-        counts, ck, ci = np.empty(_BLOCK, np.int64), np.empty(_BLOCK, np.int64), np.empty(_BLOCK, np.int64)
-        cz, flag, kk, uu = np.empty(_BLOCK), np.empty(_BLOCK, np.int64), np.empty(_BLOCK, np.int64), np.empty(_BLOCK)
-        scr = np.empty((3, _BLOCK))
-        jumps = np.zeros((_WINDOW, _BLOCK))
+        ls, nrm, raw, slow, counts, ck, ci, cz, flag, kk, uu, scr, jumps = _block_buffers(_WINDOW)
         for b0 in range(gstart[g], gstart[g + 1], _BLOCK):
             b1 = min(b0 + _BLOCK, gstart[g + 1])
             nb = b1 - b0
@@ -335,12 +342,7 @@ def _increments_kernel(states, n, tile, s_gauss, rate, cdf, tab, alpha, lam, x_t
     ``states[t * _BLOCK:(t + 1) * _BLOCK]``: the result does not depend on the thread count."""
     n_tiles = (n + tile - 1) // tile
     for t in prange(n_tiles):
-        ls = np.empty((4, _BLOCK), np.uint64)
-        nrm, raw, slow = np.empty(_BLOCK), np.empty(_BLOCK, np.uint64), np.zeros(_BLOCK, np.uint8)
-        counts, ck, ci = np.empty(_BLOCK, np.int64), np.empty(_BLOCK, np.int64), np.empty(_BLOCK, np.int64)
-        cz, flag, kk, uu = np.empty(_BLOCK), np.empty(_BLOCK, np.int64), np.empty(_BLOCK, np.int64), np.empty(_BLOCK)
-        scr = np.empty((3, _BLOCK))
-        jumps = np.zeros((1, _BLOCK))
+        ls, nrm, raw, slow, counts, ck, ci, cz, flag, kk, uu, scr, jumps = _block_buffers(1)
         _lanes(states, t * _BLOCK, _BLOCK, ls, True)
         for b0 in range(t * tile, min(n, (t + 1) * tile), _BLOCK):
             nb = min(_BLOCK, n - b0)
