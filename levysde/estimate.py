@@ -138,12 +138,30 @@ def saturating_form(z, kappa, width, z0):
     return kappa * np.tanh((z0 - np.asarray(z, dtype=float)) / width)
 
 
-def fit_saturating(centers, F, se, *, start=None) -> dict:
+def _saturating_step(c, y, s, x):
+    """One Gauss-Newton step of the weighted least squares of :func:`fit_saturating` from
+    x = (kappa, log width, z0): the linearised refit of the linear jackknife (Fox, Hinkley &
+    Larntz 1980, Technometrics 22, 29). Returns the new (kappa, log width, z0)."""
+    k, lw, z0 = (float(v) for v in x)
+    w = math.exp(lw)
+    u = (z0 - c) / w
+    th = np.tanh(u)
+    sech2 = 1.0 - th * th
+    J = np.column_stack([th, -k * sech2 * u, k * sech2 / w]) / s[:, None]
+    r = (k * th - y) / s
+    step = np.linalg.lstsq(J, -r, rcond=None)[0]
+    return (k + float(step[0]), lw + float(step[1]), z0 + float(step[2]))
+
+
+def fit_saturating(centers, F, se, *, start=None, one_step=False) -> dict:
     """Weighted least-squares fit of ``F(z) = kappa tanh((z0 - z)/width)`` to binned drift values.
 
     The THEORY.md §3 saturating drift (``gamma = kappa/width``), fitted over the bins given
     (the left region). Parameters: kappa (real), width in [min bin spacing/4, 100 x data range],
     z0 (real); several starts, ``scipy.optimize.least_squares`` on ``(model - F)/se``.
+
+    ``one_step=True`` (with ``start``): no search, one Gauss-Newton step from ``start``
+    (:func:`_saturating_step`; the replicates of the linear jackknife of :func:`fit_sde`).
 
     Returns dict: kappa, width, z0, gamma (kappa/width), chi2, dof, p_value (chi-square
     goodness of fit), plateau_fraction (``tanh((z0 - z_left)/width)``: the share of the plateau
@@ -167,6 +185,13 @@ def fit_saturating(centers, F, se, *, start=None) -> dict:
     starts = [start] if start is not None else []
     starts += [(k0, math.log(min(max(w, w_lo), w_hi)), z00) for w in (span / 8, span / 3, span)]
     best = None
+    if one_step:
+        if start is None:
+            raise ValueError("one_step needs a start (the full fit's parameters)")
+        x = _saturating_step(c, y, s, start)
+        x = (x[0], min(max(x[1], math.log(w_lo)), math.log(w_hi)), x[2])
+        best = optimize.OptimizeResult(x=np.array(x), cost=0.5 * float(np.sum(res(x) ** 2)))
+        starts = []
     for th0 in starts:
         th0 = np.array([th0[0], np.clip(th0[1], math.log(w_lo), math.log(w_hi)), th0[2]], dtype=float)
         try:
@@ -184,6 +209,7 @@ def fit_saturating(centers, F, se, *, start=None) -> dict:
     return {"kappa": k, "width": w, "z0": z0, "gamma": k / w, "chi2": chi2, "dof": dof,
             "p_value": float(stats.chi2.sf(chi2, dof)),
             "plateau_fraction": float(np.tanh((z0 - c[0]) / w)), "n_bins": int(c.size),
+            "width_at_edge": bool(best.x[1] <= math.log(w_lo) + 1e-3),
             "z_range": (float(c[0]), float(c[-1])), "x": (k, math.log(w), z0)}
 
 
@@ -219,6 +245,9 @@ class DriftEstimate:
         return np.interp(z, self.centers, self.F)
 
 
+_ONE_STEP = True
+_FIXW = True
+
 #: goodness-of-fit level below which the saturating form is rejected for the left region
 DRIFT_GOF_LEVEL = 1e-3
 #: the fitted drift must reach this share of its plateau at the leftmost bin
@@ -230,11 +259,14 @@ def kappa_flag(form: dict, se: float) -> str | None:
     k = form["kappa"]
     if k <= 0:
         return "no plateau: the drift on the far left is not restoring (kappa_hat <= 0)"
-    if math.isfinite(se) and k < 3 * se:
-        return f"no significant plateau: kappa_hat = {k:.3g} +- {se:.2g} is within 3 standard errors of 0"
     if form["plateau_fraction"] < PLATEAU_REACHED:
         return (f"plateau not reached: the fitted drift at the leftmost bin is "
                 f"{form['plateau_fraction']:.0%} of kappa_hat (extrapolated beyond the data)")
+    if form.get("width_at_edge"):
+        return ("at the edge: the fitted width sits at its lower bound (a step, not the saturating form; "
+                "kappa_hat is not identified)")
+    if math.isfinite(se) and k < 3 * se:
+        return f"no significant plateau: kappa_hat = {k:.3g} +- {se:.2g} is within 3 standard errors of 0"
     if form["p_value"] < DRIFT_GOF_LEVEL:
         return (f"drift form rejected: chi2 = {form['chi2']:.1f} for {form['dof']} dof "
                 f"(p = {form['p_value']:.2g}) over the left region")
@@ -242,7 +274,8 @@ def kappa_flag(form: dict, se: float) -> str | None:
 
 
 def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
-                   min_count: int = 20, start=None, edges=None, z_cut=None) -> DriftEstimate:
+                   min_count: int = 20, start=None, edges=None, z_cut=None,
+                   one_step: bool = False, bin_se=None) -> DriftEstimate:
     """Binned drift and its plateau (THEORY.md §3, §8) from increment pairs (see :func:`increments`).
 
     ``kappa_hat`` is the plateau of the saturating drift ``kappa tanh((z0 - z)/width)``
@@ -291,17 +324,23 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
         F = np.bincount(idx, weights=v, minlength=nb) / count
         var = np.bincount(idx, weights=v * v, minlength=nb) / count - F * F
         se = np.sqrt(np.maximum(var, 0) / np.maximum(count - 1, 1))
+    se_all = se
     good = (count >= min_count) & (se > 0)
+    if bin_se is not None:                 # a replicate: the full fit's weights (see fit_sde)
+        bin_se = np.asarray(bin_se, dtype=float)
+        good &= np.isfinite(bin_se) & (bin_se > 0)
     if good.sum() < 3:
         raise ValueError("too few populated drift bins: zeta takes too few distinct values")
     centers, F, se, count_g = centers[good], F[good], se[good], count[good]
     region = centers <= (np.quantile(z, drift_fraction) if z_cut is None else z_cut)
+    w_se = (bin_se[good] if bin_se is not None else se)[region]
     try:
-        form = fit_saturating(centers[region], F[region], se[region], start=start)
+        form = fit_saturating(centers[region], F[region], w_se, start=start, one_step=one_step)
     except ValueError as exc:
         kappa, form = _unavailable(f"no plateau: {exc}"), {}
     else:
         form["z_cut"] = float(np.quantile(z, drift_fraction)) if z_cut is None else float(z_cut)
+        form["bin_se"] = np.where(good, se_all, np.nan)
         kappa = Estimate(form["kappa"], float("nan"), kappa_flag(form, float("nan")))
     return DriftEstimate(edges=edges, centers=centers, F=F, se=se, count=count_g, kappa=kappa, form=form)
 
@@ -575,11 +614,17 @@ class SDEFit:
         return np.array([self.kappa.value, n.eta_g.value, n.eta_j.value, n.alpha.value, n.lam.value])
 
 
+#: flags of estimates that the data do not identify: these get no standard error
+NOT_IDENTIFIED = ("at the edge", "plateau not reached")
+
+
 def _with_se(e: Estimate, se: float, flag=None) -> Estimate:
-    """e with standard error se and flag; an estimate at the edge of its fitted range gets no
-    error (its replicates are pinned to the bound: a jackknife there means nothing)."""
+    """e with standard error se and flag; an estimate the data do not identify (NOT_IDENTIFIED:
+    at the edge of its fitted range, or a plateau extrapolated beyond the data) gets no error:
+    its replicates are pinned to a bound or wander along a ridge of the fit, and the jackknife,
+    which assumes a smooth, asymptotically normal estimator, means nothing there."""
     flag = flag if flag is not None else e.flag
-    if flag and flag.startswith("at the edge"):
+    if flag and flag.startswith(NOT_IDENTIFIED):
         se = float("nan")
     return Estimate(e.value, se, flag) if e.ok else e
 
@@ -640,7 +685,8 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fra
             keep = lab != g
             try:
                 d = estimate_drift(z[keep], dz[keep], dt[keep], bins=bins, drift_fraction=drift_fraction,
-                                   start=drift.form["x"], edges=drift.edges, z_cut=drift.form["z_cut"])
+                                   start=drift.form["x"], edges=drift.edges, z_cut=drift.form["z_cut"],
+                                   one_step=_ONE_STEP, bin_se=drift.form["bin_se"] if _FIXW else None)
             except ValueError:
                 continue
             reps[g, 0] = d.form.get("kappa", np.nan)
