@@ -245,9 +245,6 @@ class DriftEstimate:
         return np.interp(z, self.centers, self.F)
 
 
-_ONE_STEP = True
-_FIXW = True
-
 #: goodness-of-fit level below which the saturating form is rejected for the left region
 DRIFT_GOF_LEVEL = 1e-3
 #: the fitted drift must reach this share of its plateau at the leftmost bin
@@ -325,10 +322,11 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
         var = np.bincount(idx, weights=v * v, minlength=nb) / count - F * F
         se = np.sqrt(np.maximum(var, 0) / np.maximum(count - 1, 1))
     se_all = se
-    good = (count >= min_count) & (se > 0)
-    if bin_se is not None:                 # a replicate: the full fit's weights (see fit_sde)
+    if bin_se is None:
+        good = (count >= min_count) & (se > 0)
+    else:                                  # a replicate: the full fit's bins and weights (see fit_sde)
         bin_se = np.asarray(bin_se, dtype=float)
-        good &= np.isfinite(bin_se) & (bin_se > 0)
+        good = (count > 0) & np.isfinite(bin_se) & (bin_se > 0)
     if good.sum() < 3:
         raise ValueError("too few populated drift bins: zeta takes too few distinct values")
     centers, F, se, count_g = centers[good], F[good], se[good], count[good]
@@ -434,19 +432,33 @@ def _ecf_fit(cos_g, cos2_g, n_g, xi, dt, start=None):
 ALPHA_RANGE = (0.05, 1.95)
 
 
-def edge_flags(alpha: float, lam: float, lam_se: float, log_lam_range) -> tuple:
-    """Flags (alpha_flag, lam_flag), None when fine, for jump parameters at the edge of the fitted
-    range (THEORY.md §8 (iii)): alpha within 1e-6 of ALPHA_RANGE's ends; lam at either end of
-    the fitted log range (within 1e-3 in log lam), or lam_hat < 2 standard errors (untempered)."""
-    a_flag = None
-    if alpha <= ALPHA_RANGE[0] + 1e-6 or alpha >= ALPHA_RANGE[1] - 1e-6:
-        a_flag = f"at the edge: alpha_hat sits at the edge of the fitted range {ALPHA_RANGE}"
+def edge_flags(alpha: float, lam: float, lam_se: float, log_lam_range, eta_g: float | None = None) -> tuple:
+    """Flags (alpha_flag, lam_flag), None when fine, for jump parameters the data do not identify
+    (THEORY.md §8 (iii)).
+
+    lam: "at the edge" at either end of the fitted log range (within 1e-3 in log lam), or
+    lam_hat < 2 standard errors (untempered/unresolved). alpha: "at the edge" within 1e-6 of
+    ALPHA_RANGE's ends; otherwise "not identified" when lam is flagged (alpha and lam trade off
+    in the tempered-stable exponent: with the cut-off unresolved, alpha is not determined) or
+    when ``eta_g`` (the fitted Gaussian coefficient) sits at its bound 0 (the Gaussian part is
+    absorbed by the jumps, whose alpha then moves towards 2 to mimic it). Estimates with either
+    flag get no standard error (:data:`NOT_IDENTIFIED`): a jackknife at a bound, or along a
+    ridge of the fit, does not describe the estimator's sampling law.
+    """
     l_flag = None
     lo_l, hi_l = log_lam_range
     if math.log(max(lam, 1e-300)) <= lo_l + 1e-3 or (math.isfinite(lam_se) and not lam > 2 * lam_se):
         l_flag = "at the edge: untempered/unresolved, the exponential cut-off of the jumps is not identifiable"
     elif math.log(lam) >= hi_l - 1e-3:
         l_flag = "at the edge: lam_hat sits at the upper end of the fitted range (cut-off below the data's scales)"
+    a_flag = None
+    if alpha <= ALPHA_RANGE[0] + 1e-6 or alpha >= ALPHA_RANGE[1] - 1e-6:
+        a_flag = f"at the edge: alpha_hat sits at the edge of the fitted range {ALPHA_RANGE}"
+    elif l_flag:
+        a_flag = "not identified: the jumps' cut-off lam is not resolved, and alpha trades off against it"
+    elif eta_g is not None and not eta_g > 0:
+        a_flag = ("not identified: eta_G_hat = 0 (at its bound): the Gaussian part is absorbed by the jumps, "
+                  "which bias alpha_hat towards 2")
     return a_flag, l_flag
 
 
@@ -564,7 +576,7 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
     else:
         loo = np.zeros((0, 4))
         se = np.full(4, np.nan)
-    alpha_flag, lam_flag = edge_flags(al, lm, float(se[3]), (lo_l, hi_l))
+    alpha_flag, lam_flag = edge_flags(al, lm, float(se[3]), (lo_l, hi_l), eg)
     method = f"empirical characteristic function, {rs.size} increments, jackknife over {G} groups"
     return NoiseEstimate(Estimate(eg, float(se[0])), Estimate(ej, float(se[1])),
                          _with_se(Estimate(al), float(se[2]), alpha_flag),
@@ -615,7 +627,7 @@ class SDEFit:
 
 
 #: flags of estimates that the data do not identify: these get no standard error
-NOT_IDENTIFIED = ("at the edge", "plateau not reached")
+NOT_IDENTIFIED = ("at the edge", "plateau not reached", "not identified")
 
 
 def _with_se(e: Estimate, se: float, flag=None) -> Estimate:
@@ -638,10 +650,18 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fra
     saturating form), the noise (:func:`estimate_noise`) from the drift residuals.
 
     Standard errors: delete-a-group jackknife over G = min(n_groups, neurons) groups of
-    whole neurons (neuron q in group q mod G). Each replicate refits the drift (bins and
-    saturating form) without group g, and the noise without group g from the per-group
-    characteristic-function sums of the full fit's residuals (the residuals' dependence
-    on the replicate's drift is of second order and neglected). Resampling whole
+    whole neurons (neuron q in group q mod G). Each replicate re-bins the drift without
+    group g (the full fit's bins, left region and bin weights) and refits the saturating
+    form by one Gauss-Newton step from the full fit (the linear jackknife of nonlinear
+    regression, Fox, Hinkley & Larntz 1980; with estimated weights held fixed, as their
+    variability is of second order, Carroll & Ruppert 1988 §2): a full refit lets a
+    replicate slide along the kappa-width ridge of a weakly identified plateau, which
+    inflates the jackknife variance and makes it heavy-tailed (docs/calibration.md). The
+    noise is refitted without group g from the per-group characteristic-function sums of
+    the full fit's residuals (the residuals' dependence on the replicate's drift is of
+    second order and neglected). Estimates the data do not identify (NOT_IDENTIFIED: a
+    plateau not reached, a width, alpha or lam at a bound, alpha with lam unresolved or
+    eta_G at 0) get no standard error. Resampling whole
     neurons keeps each neuron's increments together, so the errors hold under
     within-neuron correlation in training time (ballistic drift, slow mixing) and for
     non-Gaussian increments (THEORY.md §8); a jackknife rather than a bootstrap because a
@@ -686,7 +706,7 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fra
             try:
                 d = estimate_drift(z[keep], dz[keep], dt[keep], bins=bins, drift_fraction=drift_fraction,
                                    start=drift.form["x"], edges=drift.edges, z_cut=drift.form["z_cut"],
-                                   one_step=_ONE_STEP, bin_se=drift.form["bin_se"] if _FIXW else None)
+                                   one_step=True, bin_se=drift.form["bin_se"])
             except ValueError:
                 continue
             reps[g, 0] = d.form.get("kappa", np.nan)
@@ -698,7 +718,8 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fra
         kappa = _with_se(drift.kappa, se[0], kappa_flag(drift.form, se[0]))
         drift = DriftEstimate(drift.edges, drift.centers, drift.F, drift.se, drift.count, kappa, drift.form)
         if noise.mode == "jumps":
-            a_flag, l_flag = edge_flags(noise.alpha.value, noise.lam.value, se[4], noise.log_lam_range)
+            a_flag, l_flag = edge_flags(noise.alpha.value, noise.lam.value, se[4], noise.log_lam_range,
+                                        noise.eta_g.value)
             noise = NoiseEstimate(noise.eta_g, noise.eta_j, _with_se(noise.alpha, se[3], a_flag),
                                   _with_se(noise.lam, se[4], l_flag), noise.n_jumps, noise.n_gauss_expected,
                                   noise.u, noise.hill, noise.method.replace("groups", "neuron groups"),
