@@ -166,7 +166,7 @@ def run_one(spec) -> dict:
     except Exception as exc:            # reported in the summary ("errors"), never dropped silently
         row.update(error=f"{type(exc).__name__}: {exc}", phase=None, stationary=None, phase_withheld=[])
         return row
-    row.update({k: d.get(k) for k in ("kappa_hat", "kappa_hat_se", "kappa_hat_flag", "alpha_hat",
+    row.update({k: d.get(k) for k in ("kappa_hat", "kappa_hat_se", "kappa_hat_log_se", "kappa_hat_flag", "alpha_hat",
                                       "alpha_hat_se", "alpha_hat_flag", "beta_tail", "beta_tail_se", "beta_tail_flag",
                                       "eta_j_hat", "eta_j_hat_se", "beta_theory", "beta_theory_se", "phase",
                                       "stationary", "ks_distance", "phase_withheld")})
@@ -200,11 +200,20 @@ def wilson(hits: int, n: int, z: float = 1.96):
 
 def coverage(rows, key, k, only_resolved=False):
     """Fraction of positives whose reported key lies within k reported standard errors of the truth
-    (over those with a value and a finite error; ``only_resolved``: also without an unresolved flag)."""
-    hits = [abs(r[key] - r["truth"][key]) <= k * r[f"{key}_se"] for r in rows
+    (:func:`standardized_error`; over those with a value and a finite error; ``only_resolved``:
+    also without an unresolved flag)."""
+    hits = [abs(standardized_error(r, key)) <= k for r in rows
             if r["kind"] == "positive" and r.get(key) is not None and r.get(f"{key}_se") is not None
             and (resolved(r, key) or not only_resolved)]
     return (float(np.mean(hits)) if hits else None), len(hits)
+
+
+def standardized_error(r, key) -> float:
+    """(estimate - truth)/se, or on the log scale (log(estimate/truth)/log_se) when the check
+    reports the error of that estimate on the log scale (``KEY_log_se``, e.g. kappa_hat)."""
+    if r.get(f"{key}_log_se") is not None:
+        return math.log(r[key] / r["truth"][key]) / r[f"{key}_log_se"]
+    return (r[key] - r["truth"][key]) / r[f"{key}_se"]
 
 
 def summarize(rows) -> dict:
@@ -241,7 +250,7 @@ def summarize(rows) -> dict:
     out["positives_phase_correct"] = float(np.mean([r["phase"] == r["truth"]["phase"] for r in pos])) if pos else None
     out["power"] = {"positives": len(pos), "with_phase": int(sum(r["phase"] is not None for r in pos)),
                     "phase_correct": int(sum(r["phase"] is not None and r["phase"] == r["truth"]["phase"] for r in pos))}
-    z = {k: [(r[k] - r["truth"][k]) / r[f"{k}_se"] for r in pos
+    z = {k: [standardized_error(r, k) for r in pos
              if r.get(k) is not None and r.get(f"{k}_se") not in (None, 0)] for k in COVERAGE_KEYS}
     out["mean_standardized_error"] = {k: (float(np.mean(v)) if v else None) for k, v in z.items()}
     by_set = {}

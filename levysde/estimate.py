@@ -49,22 +49,35 @@ class Estimate:
     """A scalar estimate: value and standard error, or a flag saying why it is unavailable.
 
     ``value`` is NaN and ``flag`` a reason when unavailable; ``flag`` may also be a
-    caveat on an available value (``ok`` is then still True).
+    caveat on an available value (``ok`` is then still True). ``log_se`` (positive
+    estimates whose error is multiplicative, e.g. kappa_hat): the standard error of
+    log(value); the k-sigma interval is then ``value * exp(+-k log_se)`` and ``se`` is its
+    delta-method size ``value * log_se``. NaN when the interval is symmetric, value +- k se.
     """
 
     value: float
     se: float = float("nan")
     flag: str | None = None
+    log_se: float = float("nan")
 
     @property
     def ok(self) -> bool:
         return math.isfinite(self.value)
 
+    def interval(self, k: float = 1.0) -> tuple:
+        """(low, high) of the k-sigma interval (log scale when ``log_se`` is finite); NaN without an error."""
+        if math.isfinite(self.log_se):
+            return (self.value * math.exp(-k * self.log_se), self.value * math.exp(k * self.log_se))
+        return (self.value - k * self.se, self.value + k * self.se)
+
     def as_json(self, name: str) -> dict:
-        """``{name: value, name_se: se, name_flag: flag}`` with None for NaN."""
+        """``{name: value, name_se: se, name_flag: flag}`` with None for NaN (and ``name_log_se``
+        when the error is on the log scale)."""
         def num(v):
             return float(v) if math.isfinite(v) else None
         out = {name: num(self.value), f"{name}_se": num(self.se)}
+        if math.isfinite(self.log_se):
+            out[f"{name}_log_se"] = float(self.log_se)
         if self.flag:
             out[f"{name}_flag"] = self.flag
         return out
@@ -641,6 +654,24 @@ def _with_se(e: Estimate, se: float, flag=None) -> Estimate:
     return Estimate(e.value, se, flag) if e.ok else e
 
 
+def _kappa_with_se(drift: DriftEstimate, loo, se_linear: float) -> Estimate:
+    """kappa_hat with its jackknife error on the log scale (``log_se``; ``se = kappa_hat log_se``).
+
+    Along the kappa-width ridge of the saturating fit the error of kappa_hat is multiplicative:
+    a replicate or data set that fits a wider transition also extrapolates to a higher plateau,
+    and the jackknife error grows with kappa_hat (docs/calibration.md). log kappa is the
+    variance-stabilising scale, so the interval is ``kappa_hat exp(+-k log_se)``. When kappa_hat
+    or a replicate is <= 0 the log is undefined and the plain (linear-scale) error is kept.
+    """
+    k = drift.kappa.value
+    loo = np.asarray(loo, dtype=float)
+    if k > 0 and loo.size >= 2 and np.all(np.isfinite(loo)) and np.all(loo > 0):
+        s_log = jackknife_se(np.log(loo))
+        e = _with_se(drift.kappa, k * s_log, kappa_flag(drift.form, k * s_log))
+        return Estimate(e.value, e.se, e.flag, s_log) if math.isfinite(e.se) else e
+    return _with_se(drift.kappa, se_linear, kappa_flag(drift.form, se_linear))
+
+
 def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fraction: float = 0.6,
             threshold: float = 4.0, min_jumps: int = 30, seed: int = 0, n_groups: int = 16) -> SDEFit:
     """Estimate kappa, eta_G, eta_J, alpha, lam from trajectories (THEORY.md §3, §8).
@@ -715,7 +746,7 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fra
         failed = int(np.sum(~np.all(np.isfinite(reps[:, used]), axis=1)))
         if failed:
             notes.append(f"{failed} of {G} jackknife replicates could not be fitted: errors unavailable")
-        kappa = _with_se(drift.kappa, se[0], kappa_flag(drift.form, se[0]))
+        kappa = _kappa_with_se(drift, reps[:, 0], se[0])
         drift = DriftEstimate(drift.edges, drift.centers, drift.F, drift.se, drift.count, kappa, drift.form)
         if noise.mode == "jumps":
             a_flag, l_flag = edge_flags(noise.alpha.value, noise.lam.value, se[4], noise.log_lam_range,

@@ -208,6 +208,8 @@ def test_stationary_sde_passes_every_gate(sim_run):
     p = run(str(sim_run), "--json", "--n-boot", "50")
     d = json.loads(p.stdout)
     assert d["stationary"] is True and all(d["gates"].values()), d["phase_withheld"]
+    # kappa_hat's error is multiplicative: log scale, se its delta-method size
+    assert d["kappa_hat_log_se"] == pytest.approx(d["kappa_hat_se"] / d["kappa_hat"], rel=1e-9)
     # every standard error is the neuron jackknife: finite and positive
     for key in ("kappa_hat", "eta_g_hat", "eta_j_hat", "alpha_hat", "lam_hat", "beta_tail", "beta_envelope"):
         assert d[f"{key}_se"] is not None and d[f"{key}_se"] > 0, key

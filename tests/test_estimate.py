@@ -185,17 +185,22 @@ def test_kappa_jackknife_error_matches_its_sampling_spread():
     """Over 40 independent data sets with known kappa = 1: the neuron jackknife error of kappa_hat
     has the size of kappa_hat's actual spread, and +-1, +-2 se cover the truth about as a t_15 law
     says (0.667, 0.936); the plateau fit's errors are a little conservative (docs/calibration.md)."""
-    ks, ses = [], []
+    ks, ses, z = [], [], []
     for seed in range(40):
         zeta, t = _euler_saturating(96, 120, 100 + seed)
         fit = fit_sde(zeta, t, late_fraction=1.0)
-        assert fit.kappa.ok
-        if math.isfinite(fit.kappa.se):
-            ks.append(fit.kappa.value)
-            ses.append(fit.kappa.se)
-    ks, ses = np.array(ks), np.array(ses)
+        k = fit.kappa
+        assert k.ok
+        if math.isfinite(k.se):
+            ks.append(k.value)
+            ses.append(k.se)
+            # the interval is kappa_hat exp(+-log_se): the standardized error is on the log scale
+            assert k.se == pytest.approx(k.value * k.log_se, rel=1e-12)
+            lo, hi = k.interval(1.0)
+            assert lo == pytest.approx(k.value * math.exp(-k.log_se)) and hi == pytest.approx(k.value * math.exp(k.log_se))
+            z.append(math.log(k.value) / k.log_se)
+    ks, ses, z = np.array(ks), np.array(ses), np.array(z)
     assert ks.size >= 35
-    z = (ks - 1.0) / ses
     # kappa_hat's sampling law has heavy tails (the kappa-width ridge): compare robust sizes; the
     # median of 40 errors and the MAD of 40 estimates are each known to ~ +-15 % (1 sd)
     ratio = np.median(ses) / (1.4826 * np.median(np.abs(ks - np.median(ks))))
