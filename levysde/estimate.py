@@ -639,15 +639,18 @@ class SDEFit:
         return np.array([self.kappa.value, n.eta_g.value, n.eta_j.value, n.alpha.value, n.lam.value])
 
 
-#: flags of estimates that the data do not identify: these get no standard error
-NOT_IDENTIFIED = ("at the edge", "plateau not reached", "not identified")
+#: flags of estimates that the data do not identify: these get no standard error. A plateau
+#: within 3 standard errors of 0 is among them: its interval reaches the boundary kappa = 0 of the
+#: parameter space (log-scale error > 1/3), where the normal approximation of the jackknife fails
+NOT_IDENTIFIED = ("at the edge", "plateau not reached", "not identified", "no significant plateau")
 
 
 def _with_se(e: Estimate, se: float, flag=None) -> Estimate:
     """e with standard error se and flag; an estimate the data do not identify (NOT_IDENTIFIED:
     at the edge of its fitted range, or a plateau extrapolated beyond the data) gets no error:
     its replicates are pinned to a bound or wander along a ridge of the fit, and the jackknife,
-    which assumes a smooth, asymptotically normal estimator, means nothing there."""
+    which assumes a smooth, asymptotically normal estimator inside its parameter space, means
+    nothing there."""
     flag = flag if flag is not None else e.flag
     if flag and flag.startswith(NOT_IDENTIFIED):
         se = float("nan")
@@ -815,11 +818,14 @@ def predict(fit: SDEFit, *, n_boot: int = 400, seed: int = 0) -> Prediction:
     flag = None
     probs = {}
     if reps.shape[0] >= 2 and np.all(np.isfinite(reps[:, :2])) and (not has_jumps or np.all(np.isfinite(reps))):
-        rr = classify(*_model_params(reps, has_jumps))
-        b_se = jackknife_se(rr.beta_star) if np.isfinite(r.beta_star) else float("nan")
-        s_se = jackknife_se(rr.eta_j_star) if np.isfinite(r.eta_j_star) else float("nan")
-        if np.isfinite(r.beta_star) and not np.all(np.isfinite(rr.beta_star)):
-            flag = "near the threshold: some neuron-group replicates have no admissible root (no error)"
+        if np.all(reps[:, 0] > 0):
+            rr = classify(*_model_params(reps, has_jumps))
+            b_se = jackknife_se(rr.beta_star) if np.isfinite(r.beta_star) else float("nan")
+            s_se = jackknife_se(rr.eta_j_star) if np.isfinite(r.eta_j_star) else float("nan")
+            if np.isfinite(r.beta_star) and not np.all(np.isfinite(rr.beta_star)):
+                flag = "near the threshold: some neuron-group replicates have no admissible root (no error)"
+        else:
+            flag = "some neuron-group replicates have no restoring plateau (kappa <= 0): no error"
         G = reps.shape[0]
         dev = reps - reps.mean(axis=0)
         cov = (G - 1) / G * dev.T @ dev

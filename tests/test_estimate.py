@@ -207,3 +207,18 @@ def test_kappa_jackknife_error_matches_its_sampling_spread():
     assert 0.7 < ratio < 1.8, ratio
     # binomial sd over 40 sets: 0.075 (1 sigma), 0.04 (2 sigma)
     assert np.mean(np.abs(z) <= 1) >= 0.5 and np.mean(np.abs(z) <= 2) >= 0.83, z
+
+
+def test_predict_without_error_when_a_replicate_has_no_plateau():
+    """A neuron-group replicate with kappa <= 0 has no beta*: the prediction keeps its value but
+    reports no error, with the reason (it used to raise from classify)."""
+    from dataclasses import replace
+
+    zeta, t = _euler_saturating(64, 80, 7)
+    fit = fit_sde(zeta, t, late_fraction=1.0)
+    reps = fit.replicates.copy()
+    reps[0, 0] = -0.5
+    pred = predict(replace(fit, replicates=reps), n_boot=50, seed=0)
+    ok = predict(fit, n_boot=50, seed=0)
+    assert pred.beta.value == ok.beta.value and math.isfinite(ok.beta.se)
+    assert math.isnan(pred.beta.se) and "no restoring plateau" in pred.beta.flag
