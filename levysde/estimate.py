@@ -178,7 +178,9 @@ def fit_saturating(centers, F, se, *, start=None, one_step=False) -> dict:
 
     Returns dict: kappa, width, z0, gamma (kappa/width), chi2, dof, p_value (chi-square
     goodness of fit), plateau_fraction (``tanh((z0 - z_left)/width)``: the share of the plateau
-    the fitted drift reaches at the leftmost bin; near 1 when the data reach the plateau).
+    the fitted drift reaches at the leftmost bin; near 1 when the data reach the plateau),
+    width_at_edge (the width sits at its lower bound: a step, kappa not identified), x
+    (kappa, log width, z0).
     Raises ValueError for fewer than 4 bins or non-positive se.
     """
     c, y, s = (np.asarray(a, dtype=float) for a in (centers, F, se))
@@ -300,7 +302,11 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
 
     ``edges`` and ``z_cut`` (the left region's upper end) fix the bins and the region, e.g.
     to those of the full data in a jackknife replicate (the replicate then varies the
-    data only, not the grid); ``start`` starts the form fit.
+    data only, not the grid); ``start`` starts the form fit. A replicate also passes
+    ``bin_se`` (the full fit's per-bin errors ``form["bin_se"]``, one per bin of ``edges``,
+    NaN for unused bins: the same bins and weights, any bin with an increment kept) and
+    ``one_step=True`` (one Gauss-Newton step from ``start`` instead of a search; the linear
+    jackknife of :func:`fit_sde`).
 
     Raises ValueError for fewer than ``3 * min_count`` increments or bad options.
     """
