@@ -20,13 +20,15 @@ estimator.
 
     python benchmarks/calibrate_check.py [--quick] [--json] [--workers 2] [--out rows.jsonl]
 
-``--quick`` (CI, about a minute): 12 small datasets. The full study: 200 datasets.
+``--quick`` (CI, about a minute): 12 small datasets. The full study: the 200 datasets of issue 11
+plus 120 more positives with fresh seeds (320 in all; ``coverage_original`` gives the 200 alone).
 Every dataset has its own seed: results do not depend on --workers.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -55,6 +57,8 @@ NEGATIVES = {           # kind -> number of datasets in the full study (80 in al
     "ballistic": 12, "frozen": 8, "few_neurons": 12, "few_records": 8,
 }
 COVERAGE_KEYS = ("kappa_hat", "alpha_hat", "beta_tail")
+#: positives per parameter set added to the 200 datasets of issue 11 (fresh seeds, after the negatives)
+EXTRA_POSITIVES = 24
 
 
 def _sde(p, H, R, seed, *, z_init=None, burn_in=BURN_IN):
@@ -103,17 +107,28 @@ def make_dataset(spec):
     raise ValueError(f"unknown dataset kind {kind!r}")
 
 
-def specs(quick: bool) -> list:
-    """The datasets of the study: dicts with kind, seed, H, R and the kind's settings."""
+def _positives(names, n_pos, seed, quick, block):
+    """n_pos stationary SDE datasets per parameter set, seeds from ``seed`` on."""
     out = []
-    seed = 1000
-    n_pos = 2 if quick else 24
-    for name in PARAM_SETS if not quick else ("broad_a0.8", "conc_a1.5", "broad_a1.5"):
+    for name in names:
         for i in range(n_pos):
             H = (64, 128)[i % 2] if quick else SIZES_H[i % 5]
             R = (50, 100)[i % 2] if quick else SIZES_R[(i // 5) % 3]
-            out.append({"kind": "positive", "set": name, "seed": seed, "H": H, "R": R})
+            out.append({"kind": "positive", "set": name, "seed": seed, "H": H, "R": R, "block": block})
             seed += 1
+    return out
+
+
+def specs(quick: bool) -> list:
+    """The datasets of the study: dicts with kind, seed, H, R, block and the kind's settings.
+
+    Full study: the 200 datasets of issue 11 (block "original": 120 positives, 80 negatives)
+    and EXTRA_POSITIVES more positives per parameter set with fresh seeds (block "extra"),
+    so that a coverage is measured to about +-0.03 rather than +-0.045 (docs/calibration.md).
+    """
+    out = _positives(PARAM_SETS if not quick else ("broad_a0.8", "conc_a1.5", "broad_a1.5"),
+                     2 if quick else 24, 1000, quick, "original")
+    seed = 1000 + len(out)
     counts = {k: 1 for k in ("contracting", "expanding", "ballistic", "frozen", "few_neurons", "few_records")} \
         if quick else NEGATIVES
     names = list(PARAM_SETS)
@@ -131,8 +146,10 @@ def specs(quick: bool) -> list:
                 sp.update(H=(8, 16, 24)[i % 3], R=(100, 200)[i % 2])
             elif kind == "few_records":
                 sp.update(H=256, R=(3, 6, 12, 16)[i % 4])
-            out.append(sp)
+            out.append(dict(sp, block="original"))
             seed += 1
+    if not quick:
+        out += _positives(PARAM_SETS, EXTRA_POSITIVES, seed, quick, "extra")
     return out
 
 
@@ -149,7 +166,7 @@ def run_one(spec) -> dict:
     except Exception as exc:            # reported in the summary ("errors"), never dropped silently
         row.update(error=f"{type(exc).__name__}: {exc}", phase=None, stationary=None, phase_withheld=[])
         return row
-    row.update({k: d.get(k) for k in ("kappa_hat", "kappa_hat_se", "kappa_hat_flag", "alpha_hat",
+    row.update({k: d.get(k) for k in ("kappa_hat", "kappa_hat_se", "kappa_hat_log_se", "kappa_hat_flag", "alpha_hat",
                                       "alpha_hat_se", "alpha_hat_flag", "beta_tail", "beta_tail_se", "beta_tail_flag",
                                       "eta_j_hat", "eta_j_hat_se", "beta_theory", "beta_theory_se", "phase",
                                       "stationary", "ks_distance", "phase_withheld")})
@@ -163,7 +180,7 @@ def run_one(spec) -> dict:
 
 
 #: flags that mark an estimate as unresolved (reported, but not to be taken at face value)
-UNRESOLVED = ("at the edge", "no ", "plateau not reached", "drift form rejected")
+UNRESOLVED = ("at the edge", "not identified", "no ", "plateau not reached", "drift form rejected")
 
 
 def resolved(r, key) -> bool:
@@ -171,13 +188,32 @@ def resolved(r, key) -> bool:
     return not flag.startswith(UNRESOLVED) and "unreliable" not in flag
 
 
+def wilson(hits: int, n: int, z: float = 1.96):
+    """Wilson score interval (95 %) of a proportion hits/n; None for n = 0."""
+    if n == 0:
+        return None
+    p = hits / n
+    c = (p + z * z / (2 * n)) / (1 + z * z / n)
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [round(c - h, 3), round(c + h, 3)]
+
+
 def coverage(rows, key, k, only_resolved=False):
     """Fraction of positives whose reported key lies within k reported standard errors of the truth
-    (over those with a value and a finite error; ``only_resolved``: also without an unresolved flag)."""
-    hits = [abs(r[key] - r["truth"][key]) <= k * r[f"{key}_se"] for r in rows
+    (:func:`standardized_error`; over those with a value and a finite error; ``only_resolved``:
+    also without an unresolved flag)."""
+    hits = [abs(standardized_error(r, key)) <= k for r in rows
             if r["kind"] == "positive" and r.get(key) is not None and r.get(f"{key}_se") is not None
             and (resolved(r, key) or not only_resolved)]
     return (float(np.mean(hits)) if hits else None), len(hits)
+
+
+def standardized_error(r, key) -> float:
+    """(estimate - truth)/se, or on the log scale (log(estimate/truth)/log_se) when the check
+    reports the error of that estimate on the log scale (``KEY_log_se``, e.g. kappa_hat)."""
+    if r.get(f"{key}_log_se") is not None:
+        return math.log(r[key] / r["truth"][key]) / r[f"{key}_log_se"]
+    return (r[key] - r["truth"][key]) / r[f"{key}_se"]
 
 
 def summarize(rows) -> dict:
@@ -189,6 +225,17 @@ def summarize(rows) -> dict:
     out["coverage_1sigma"] = {k: coverage(rows, k, 1)[0] for k in COVERAGE_KEYS}
     out["coverage_2sigma"] = {k: coverage(rows, k, 2)[0] for k in COVERAGE_KEYS}
     out["coverage_n"] = {k: coverage(rows, k, 1)[1] for k in COVERAGE_KEYS}
+    out["coverage_ci95"] = {}                   # Wilson 95 % intervals: how well the study measures a coverage
+    for k in COVERAGE_KEYS:
+        out["coverage_ci95"][k] = {}
+        for m in (1, 2):
+            c, n = coverage(rows, k, m)
+            out["coverage_ci95"][k][f"{m}sigma"] = wilson(round(c * n), n) if n else None
+    for block in ("original", "extra"):
+        sub = [r for r in rows if r.get("block") == block]
+        if any(r["kind"] == "positive" for r in sub):
+            out[f"coverage_{block}"] = {k: [coverage(sub, k, 1)[0], coverage(sub, k, 2)[0], coverage(sub, k, 1)[1]]
+                                        for k in COVERAGE_KEYS}
     out["coverage_resolved_1sigma"] = {k: coverage(rows, k, 1, True)[0] for k in COVERAGE_KEYS}
     out["coverage_resolved_2sigma"] = {k: coverage(rows, k, 2, True)[0] for k in COVERAGE_KEYS}
     out["coverage_resolved_n"] = {k: coverage(rows, k, 1, True)[1] for k in COVERAGE_KEYS}
@@ -201,7 +248,9 @@ def summarize(rows) -> dict:
                               for r in neg if r["phase"] is not None]
     out["positives_with_phase"] = float(np.mean([r["phase"] is not None for r in pos])) if pos else None
     out["positives_phase_correct"] = float(np.mean([r["phase"] == r["truth"]["phase"] for r in pos])) if pos else None
-    z = {k: [(r[k] - r["truth"][k]) / r[f"{k}_se"] for r in pos
+    out["power"] = {"positives": len(pos), "with_phase": int(sum(r["phase"] is not None for r in pos)),
+                    "phase_correct": int(sum(r["phase"] is not None and r["phase"] == r["truth"]["phase"] for r in pos))}
+    z = {k: [standardized_error(r, k) for r in pos
              if r.get(k) is not None and r.get(f"{k}_se") not in (None, 0)] for k in COVERAGE_KEYS}
     out["mean_standardized_error"] = {k: (float(np.mean(v)) if v else None) for k, v in z.items()}
     by_set = {}

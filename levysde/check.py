@@ -271,8 +271,15 @@ def _unavail(reason):
 
 def _beta_tail(late, n_groups, tail_fraction=0.1):
     """Hill/MLE rate of the pooled late zeta's left tail above the (1 - tail_fraction) quantile
-    of X = -zeta (THEORY.md §8), jackknifed over neuron groups (levysde.tails.tail_from_samples),
-    with the power-law stability check (levysde.tails.power_law_note) in the flag."""
+    of X = -zeta (THEORY.md §8), jackknifed over single neurons (delete-one-neuron jackknife,
+    levysde.tails.tail_from_samples), with the power-law stability check
+    (levysde.tails.power_law_note) in the flag.
+
+    Single neurons rather than ``n_groups`` groups: the tail is carried by the few neurons that
+    reach it, so with 16 groups only a few replicates differ and the error has few degrees of
+    freedom; deleting one neuron at a time uses every neuron that reaches the tail (the Hill
+    rate is a ratio of per-neuron sums, so the Q replicates cost nothing; docs/calibration.md).
+    ``n_groups`` is kept for the signature (the other estimates' grouping)."""
     from .tails import power_law_note, tail_from_samples
 
     fin = np.isfinite(late)
@@ -285,7 +292,7 @@ def _beta_tail(late, n_groups, tail_fraction=0.1):
     if not fin.any() or not np.nanmax(across) > 1e-9 * (1.0 + float(np.nanmax(np.abs(late)))):
         return _unavail("no spread: all neurons have the same zeta (to rounding) in every record")
     x = -late[fin]
-    lab = np.broadcast_to(neuron_groups(Q, n_groups)[None, :], late.shape)[fin]
+    lab = np.broadcast_to(np.arange(Q)[None, :], late.shape)[fin]
     u = float(np.quantile(x, 1 - tail_fraction))
     t = tail_from_samples(x, u, groups=lab)
     if not (math.isfinite(t.beta_hat) and t.n_exceed >= 10):

@@ -49,22 +49,35 @@ class Estimate:
     """A scalar estimate: value and standard error, or a flag saying why it is unavailable.
 
     ``value`` is NaN and ``flag`` a reason when unavailable; ``flag`` may also be a
-    caveat on an available value (``ok`` is then still True).
+    caveat on an available value (``ok`` is then still True). ``log_se`` (positive
+    estimates whose error is multiplicative, e.g. kappa_hat): the standard error of
+    log(value); the k-sigma interval is then ``value * exp(+-k log_se)`` and ``se`` is its
+    delta-method size ``value * log_se``. NaN when the interval is symmetric, value +- k se.
     """
 
     value: float
     se: float = float("nan")
     flag: str | None = None
+    log_se: float = float("nan")
 
     @property
     def ok(self) -> bool:
         return math.isfinite(self.value)
 
+    def interval(self, k: float = 1.0) -> tuple:
+        """(low, high) of the k-sigma interval (log scale when ``log_se`` is finite); NaN without an error."""
+        if math.isfinite(self.log_se):
+            return (self.value * math.exp(-k * self.log_se), self.value * math.exp(k * self.log_se))
+        return (self.value - k * self.se, self.value + k * self.se)
+
     def as_json(self, name: str) -> dict:
-        """``{name: value, name_se: se, name_flag: flag}`` with None for NaN."""
+        """``{name: value, name_se: se, name_flag: flag}`` with None for NaN (and ``name_log_se``
+        when the error is on the log scale)."""
         def num(v):
             return float(v) if math.isfinite(v) else None
         out = {name: num(self.value), f"{name}_se": num(self.se)}
+        if math.isfinite(self.log_se):
+            out[f"{name}_log_se"] = float(self.log_se)
         if self.flag:
             out[f"{name}_flag"] = self.flag
         return out
@@ -138,16 +151,36 @@ def saturating_form(z, kappa, width, z0):
     return kappa * np.tanh((z0 - np.asarray(z, dtype=float)) / width)
 
 
-def fit_saturating(centers, F, se, *, start=None) -> dict:
+def _saturating_step(c, y, s, x):
+    """One Gauss-Newton step of the weighted least squares of :func:`fit_saturating` from
+    x = (kappa, log width, z0): the linearised refit of the linear jackknife (Fox, Hinkley &
+    Larntz 1980, Technometrics 22, 29). Returns the new (kappa, log width, z0)."""
+    k, lw, z0 = (float(v) for v in x)
+    w = math.exp(lw)
+    u = (z0 - c) / w
+    th = np.tanh(u)
+    sech2 = 1.0 - th * th
+    J = np.column_stack([th, -k * sech2 * u, k * sech2 / w]) / s[:, None]
+    r = (k * th - y) / s
+    step = np.linalg.lstsq(J, -r, rcond=None)[0]
+    return (k + float(step[0]), lw + float(step[1]), z0 + float(step[2]))
+
+
+def fit_saturating(centers, F, se, *, start=None, one_step=False) -> dict:
     """Weighted least-squares fit of ``F(z) = kappa tanh((z0 - z)/width)`` to binned drift values.
 
     The THEORY.md §3 saturating drift (``gamma = kappa/width``), fitted over the bins given
     (the left region). Parameters: kappa (real), width in [min bin spacing/4, 100 x data range],
     z0 (real); several starts, ``scipy.optimize.least_squares`` on ``(model - F)/se``.
 
+    ``one_step=True`` (with ``start``): no search, one Gauss-Newton step from ``start``
+    (:func:`_saturating_step`; the replicates of the linear jackknife of :func:`fit_sde`).
+
     Returns dict: kappa, width, z0, gamma (kappa/width), chi2, dof, p_value (chi-square
     goodness of fit), plateau_fraction (``tanh((z0 - z_left)/width)``: the share of the plateau
-    the fitted drift reaches at the leftmost bin; near 1 when the data reach the plateau).
+    the fitted drift reaches at the leftmost bin; near 1 when the data reach the plateau),
+    width_at_edge (the width sits at its lower bound: a step, kappa not identified), x
+    (kappa, log width, z0).
     Raises ValueError for fewer than 4 bins or non-positive se.
     """
     c, y, s = (np.asarray(a, dtype=float) for a in (centers, F, se))
@@ -167,6 +200,13 @@ def fit_saturating(centers, F, se, *, start=None) -> dict:
     starts = [start] if start is not None else []
     starts += [(k0, math.log(min(max(w, w_lo), w_hi)), z00) for w in (span / 8, span / 3, span)]
     best = None
+    if one_step:
+        if start is None:
+            raise ValueError("one_step needs a start (the full fit's parameters)")
+        x = _saturating_step(c, y, s, start)
+        x = (x[0], min(max(x[1], math.log(w_lo)), math.log(w_hi)), x[2])
+        best = optimize.OptimizeResult(x=np.array(x), cost=0.5 * float(np.sum(res(x) ** 2)))
+        starts = []
     for th0 in starts:
         th0 = np.array([th0[0], np.clip(th0[1], math.log(w_lo), math.log(w_hi)), th0[2]], dtype=float)
         try:
@@ -184,6 +224,7 @@ def fit_saturating(centers, F, se, *, start=None) -> dict:
     return {"kappa": k, "width": w, "z0": z0, "gamma": k / w, "chi2": chi2, "dof": dof,
             "p_value": float(stats.chi2.sf(chi2, dof)),
             "plateau_fraction": float(np.tanh((z0 - c[0]) / w)), "n_bins": int(c.size),
+            "width_at_edge": bool(best.x[1] <= math.log(w_lo) + 1e-3),
             "z_range": (float(c[0]), float(c[-1])), "x": (k, math.log(w), z0)}
 
 
@@ -230,11 +271,14 @@ def kappa_flag(form: dict, se: float) -> str | None:
     k = form["kappa"]
     if k <= 0:
         return "no plateau: the drift on the far left is not restoring (kappa_hat <= 0)"
-    if math.isfinite(se) and k < 3 * se:
-        return f"no significant plateau: kappa_hat = {k:.3g} +- {se:.2g} is within 3 standard errors of 0"
     if form["plateau_fraction"] < PLATEAU_REACHED:
         return (f"plateau not reached: the fitted drift at the leftmost bin is "
                 f"{form['plateau_fraction']:.0%} of kappa_hat (extrapolated beyond the data)")
+    if form.get("width_at_edge"):
+        return ("at the edge: the fitted width sits at its lower bound (a step, not the saturating form; "
+                "kappa_hat is not identified)")
+    if math.isfinite(se) and k < 3 * se:
+        return f"no significant plateau: kappa_hat = {k:.3g} +- {se:.2g} is within 3 standard errors of 0"
     if form["p_value"] < DRIFT_GOF_LEVEL:
         return (f"drift form rejected: chi2 = {form['chi2']:.1f} for {form['dof']} dof "
                 f"(p = {form['p_value']:.2g}) over the left region")
@@ -242,7 +286,8 @@ def kappa_flag(form: dict, se: float) -> str | None:
 
 
 def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
-                   min_count: int = 20, start=None, edges=None, z_cut=None) -> DriftEstimate:
+                   min_count: int = 20, start=None, edges=None, z_cut=None,
+                   one_step: bool = False, bin_se=None) -> DriftEstimate:
     """Binned drift and its plateau (THEORY.md §3, §8) from increment pairs (see :func:`increments`).
 
     ``kappa_hat`` is the plateau of the saturating drift ``kappa tanh((z0 - z)/width)``
@@ -257,7 +302,11 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
 
     ``edges`` and ``z_cut`` (the left region's upper end) fix the bins and the region, e.g.
     to those of the full data in a jackknife replicate (the replicate then varies the
-    data only, not the grid); ``start`` starts the form fit.
+    data only, not the grid); ``start`` starts the form fit. A replicate also passes
+    ``bin_se`` (the full fit's per-bin errors ``form["bin_se"]``, one per bin of ``edges``,
+    NaN for unused bins: the same bins and weights, any bin with an increment kept) and
+    ``one_step=True`` (one Gauss-Newton step from ``start`` instead of a search; the linear
+    jackknife of :func:`fit_sde`).
 
     Raises ValueError for fewer than ``3 * min_count`` increments or bad options.
     """
@@ -291,17 +340,24 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
         F = np.bincount(idx, weights=v, minlength=nb) / count
         var = np.bincount(idx, weights=v * v, minlength=nb) / count - F * F
         se = np.sqrt(np.maximum(var, 0) / np.maximum(count - 1, 1))
-    good = (count >= min_count) & (se > 0)
+    se_all = se
+    if bin_se is None:
+        good = (count >= min_count) & (se > 0)
+    else:                                  # a replicate: the full fit's bins and weights (see fit_sde)
+        bin_se = np.asarray(bin_se, dtype=float)
+        good = (count > 0) & np.isfinite(bin_se) & (bin_se > 0)
     if good.sum() < 3:
         raise ValueError("too few populated drift bins: zeta takes too few distinct values")
     centers, F, se, count_g = centers[good], F[good], se[good], count[good]
     region = centers <= (np.quantile(z, drift_fraction) if z_cut is None else z_cut)
+    w_se = (bin_se[good] if bin_se is not None else se)[region]
     try:
-        form = fit_saturating(centers[region], F[region], se[region], start=start)
+        form = fit_saturating(centers[region], F[region], w_se, start=start, one_step=one_step)
     except ValueError as exc:
         kappa, form = _unavailable(f"no plateau: {exc}"), {}
     else:
         form["z_cut"] = float(np.quantile(z, drift_fraction)) if z_cut is None else float(z_cut)
+        form["bin_se"] = np.where(good, se_all, np.nan)
         kappa = Estimate(form["kappa"], float("nan"), kappa_flag(form, float("nan")))
     return DriftEstimate(edges=edges, centers=centers, F=F, se=se, count=count_g, kappa=kappa, form=form)
 
@@ -395,19 +451,33 @@ def _ecf_fit(cos_g, cos2_g, n_g, xi, dt, start=None):
 ALPHA_RANGE = (0.05, 1.95)
 
 
-def edge_flags(alpha: float, lam: float, lam_se: float, log_lam_range) -> tuple:
-    """Flags (alpha_flag, lam_flag), None when fine, for jump parameters at the edge of the fitted
-    range (THEORY.md §8 (iii)): alpha within 1e-6 of ALPHA_RANGE's ends; lam at either end of
-    the fitted log range (within 1e-3 in log lam), or lam_hat < 2 standard errors (untempered)."""
-    a_flag = None
-    if alpha <= ALPHA_RANGE[0] + 1e-6 or alpha >= ALPHA_RANGE[1] - 1e-6:
-        a_flag = f"at the edge: alpha_hat sits at the edge of the fitted range {ALPHA_RANGE}"
+def edge_flags(alpha: float, lam: float, lam_se: float, log_lam_range, eta_g: float | None = None) -> tuple:
+    """Flags (alpha_flag, lam_flag), None when fine, for jump parameters the data do not identify
+    (THEORY.md §8 (iii)).
+
+    lam: "at the edge" at either end of the fitted log range (within 1e-3 in log lam), or
+    lam_hat < 2 standard errors (untempered/unresolved). alpha: "at the edge" within 1e-6 of
+    ALPHA_RANGE's ends; otherwise "not identified" when lam is flagged (alpha and lam trade off
+    in the tempered-stable exponent: with the cut-off unresolved, alpha is not determined) or
+    when ``eta_g`` (the fitted Gaussian coefficient) sits at its bound 0 (the Gaussian part is
+    absorbed by the jumps, whose alpha then moves towards 2 to mimic it). Estimates with either
+    flag get no standard error (:data:`NOT_IDENTIFIED`): a jackknife at a bound, or along a
+    ridge of the fit, does not describe the estimator's sampling law.
+    """
     l_flag = None
     lo_l, hi_l = log_lam_range
     if math.log(max(lam, 1e-300)) <= lo_l + 1e-3 or (math.isfinite(lam_se) and not lam > 2 * lam_se):
         l_flag = "at the edge: untempered/unresolved, the exponential cut-off of the jumps is not identifiable"
     elif math.log(lam) >= hi_l - 1e-3:
         l_flag = "at the edge: lam_hat sits at the upper end of the fitted range (cut-off below the data's scales)"
+    a_flag = None
+    if alpha <= ALPHA_RANGE[0] + 1e-6 or alpha >= ALPHA_RANGE[1] - 1e-6:
+        a_flag = f"at the edge: alpha_hat sits at the edge of the fitted range {ALPHA_RANGE}"
+    elif l_flag:
+        a_flag = "not identified: the jumps' cut-off lam is not resolved, and alpha trades off against it"
+    elif eta_g is not None and not eta_g > 0:
+        a_flag = ("not identified: eta_G_hat = 0 (at its bound): the Gaussian part is absorbed by the jumps, "
+                  "which bias alpha_hat towards 2")
     return a_flag, l_flag
 
 
@@ -525,7 +595,7 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
     else:
         loo = np.zeros((0, 4))
         se = np.full(4, np.nan)
-    alpha_flag, lam_flag = edge_flags(al, lm, float(se[3]), (lo_l, hi_l))
+    alpha_flag, lam_flag = edge_flags(al, lm, float(se[3]), (lo_l, hi_l), eg)
     method = f"empirical characteristic function, {rs.size} increments, jackknife over {G} groups"
     return NoiseEstimate(Estimate(eg, float(se[0])), Estimate(ej, float(se[1])),
                          _with_se(Estimate(al), float(se[2]), alpha_flag),
@@ -575,13 +645,40 @@ class SDEFit:
         return np.array([self.kappa.value, n.eta_g.value, n.eta_j.value, n.alpha.value, n.lam.value])
 
 
+#: flags of estimates that the data do not identify: these get no standard error. A plateau
+#: within 3 standard errors of 0 is among them: its interval reaches the boundary kappa = 0 of the
+#: parameter space (log-scale error > 1/3), where the normal approximation of the jackknife fails
+NOT_IDENTIFIED = ("at the edge", "plateau not reached", "not identified", "no significant plateau")
+
+
 def _with_se(e: Estimate, se: float, flag=None) -> Estimate:
-    """e with standard error se and flag; an estimate at the edge of its fitted range gets no
-    error (its replicates are pinned to the bound: a jackknife there means nothing)."""
+    """e with standard error se and flag; an estimate the data do not identify (NOT_IDENTIFIED:
+    at the edge of its fitted range, or a plateau extrapolated beyond the data) gets no error:
+    its replicates are pinned to a bound or wander along a ridge of the fit, and the jackknife,
+    which assumes a smooth, asymptotically normal estimator inside its parameter space, means
+    nothing there."""
     flag = flag if flag is not None else e.flag
-    if flag and flag.startswith("at the edge"):
+    if flag and flag.startswith(NOT_IDENTIFIED):
         se = float("nan")
     return Estimate(e.value, se, flag) if e.ok else e
+
+
+def _kappa_with_se(drift: DriftEstimate, loo, se_linear: float) -> Estimate:
+    """kappa_hat with its jackknife error on the log scale (``log_se``; ``se = kappa_hat log_se``).
+
+    Along the kappa-width ridge of the saturating fit the error of kappa_hat is multiplicative:
+    a replicate or data set that fits a wider transition also extrapolates to a higher plateau,
+    and the jackknife error grows with kappa_hat (docs/calibration.md). log kappa is the
+    variance-stabilising scale, so the interval is ``kappa_hat exp(+-k log_se)``. When kappa_hat
+    or a replicate is <= 0 the log is undefined and the plain (linear-scale) error is kept.
+    """
+    k = drift.kappa.value
+    loo = np.asarray(loo, dtype=float)
+    if k > 0 and loo.size >= 2 and np.all(np.isfinite(loo)) and np.all(loo > 0):
+        s_log = jackknife_se(np.log(loo))
+        e = _with_se(drift.kappa, k * s_log, kappa_flag(drift.form, k * s_log))
+        return Estimate(e.value, e.se, e.flag, s_log) if math.isfinite(e.se) else e
+    return _with_se(drift.kappa, se_linear, kappa_flag(drift.form, se_linear))
 
 
 def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fraction: float = 0.6,
@@ -593,10 +690,18 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fra
     saturating form), the noise (:func:`estimate_noise`) from the drift residuals.
 
     Standard errors: delete-a-group jackknife over G = min(n_groups, neurons) groups of
-    whole neurons (neuron q in group q mod G). Each replicate refits the drift (bins and
-    saturating form) without group g, and the noise without group g from the per-group
-    characteristic-function sums of the full fit's residuals (the residuals' dependence
-    on the replicate's drift is of second order and neglected). Resampling whole
+    whole neurons (neuron q in group q mod G). Each replicate re-bins the drift without
+    group g (the full fit's bins, left region and bin weights) and refits the saturating
+    form by one Gauss-Newton step from the full fit (the linear jackknife of nonlinear
+    regression, Fox, Hinkley & Larntz 1980; with estimated weights held fixed, as their
+    variability is of second order, Carroll & Ruppert 1988 §2): a full refit lets a
+    replicate slide along the kappa-width ridge of a weakly identified plateau, which
+    inflates the jackknife variance and makes it heavy-tailed (docs/calibration.md). The
+    noise is refitted without group g from the per-group characteristic-function sums of
+    the full fit's residuals (the residuals' dependence on the replicate's drift is of
+    second order and neglected). Estimates the data do not identify (NOT_IDENTIFIED: a
+    plateau not reached, a width, alpha or lam at a bound, alpha with lam unresolved or
+    eta_G at 0) get no standard error. Resampling whole
     neurons keeps each neuron's increments together, so the errors hold under
     within-neuron correlation in training time (ballistic drift, slow mixing) and for
     non-Gaussian increments (THEORY.md §8); a jackknife rather than a bootstrap because a
@@ -640,7 +745,8 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fra
             keep = lab != g
             try:
                 d = estimate_drift(z[keep], dz[keep], dt[keep], bins=bins, drift_fraction=drift_fraction,
-                                   start=drift.form["x"], edges=drift.edges, z_cut=drift.form["z_cut"])
+                                   start=drift.form["x"], edges=drift.edges, z_cut=drift.form["z_cut"],
+                                   one_step=True, bin_se=drift.form["bin_se"])
             except ValueError:
                 continue
             reps[g, 0] = d.form.get("kappa", np.nan)
@@ -649,10 +755,11 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fra
         failed = int(np.sum(~np.all(np.isfinite(reps[:, used]), axis=1)))
         if failed:
             notes.append(f"{failed} of {G} jackknife replicates could not be fitted: errors unavailable")
-        kappa = _with_se(drift.kappa, se[0], kappa_flag(drift.form, se[0]))
+        kappa = _kappa_with_se(drift, reps[:, 0], se[0])
         drift = DriftEstimate(drift.edges, drift.centers, drift.F, drift.se, drift.count, kappa, drift.form)
         if noise.mode == "jumps":
-            a_flag, l_flag = edge_flags(noise.alpha.value, noise.lam.value, se[4], noise.log_lam_range)
+            a_flag, l_flag = edge_flags(noise.alpha.value, noise.lam.value, se[4], noise.log_lam_range,
+                                        noise.eta_g.value)
             noise = NoiseEstimate(noise.eta_g, noise.eta_j, _with_se(noise.alpha, se[3], a_flag),
                                   _with_se(noise.lam, se[4], l_flag), noise.n_jumps, noise.n_gauss_expected,
                                   noise.u, noise.hill, noise.method.replace("groups", "neuron groups"),
@@ -717,11 +824,14 @@ def predict(fit: SDEFit, *, n_boot: int = 400, seed: int = 0) -> Prediction:
     flag = None
     probs = {}
     if reps.shape[0] >= 2 and np.all(np.isfinite(reps[:, :2])) and (not has_jumps or np.all(np.isfinite(reps))):
-        rr = classify(*_model_params(reps, has_jumps))
-        b_se = jackknife_se(rr.beta_star) if np.isfinite(r.beta_star) else float("nan")
-        s_se = jackknife_se(rr.eta_j_star) if np.isfinite(r.eta_j_star) else float("nan")
-        if np.isfinite(r.beta_star) and not np.all(np.isfinite(rr.beta_star)):
-            flag = "near the threshold: some neuron-group replicates have no admissible root (no error)"
+        if np.all(reps[:, 0] > 0):
+            rr = classify(*_model_params(reps, has_jumps))
+            b_se = jackknife_se(rr.beta_star) if np.isfinite(r.beta_star) else float("nan")
+            s_se = jackknife_se(rr.eta_j_star) if np.isfinite(r.eta_j_star) else float("nan")
+            if np.isfinite(r.beta_star) and not np.all(np.isfinite(rr.beta_star)):
+                flag = "near the threshold: some neuron-group replicates have no admissible root (no error)"
+        else:
+            flag = "some neuron-group replicates have no restoring plateau (kappa <= 0): no error"
         G = reps.shape[0]
         dev = reps - reps.mean(axis=0)
         cov = (G - 1) / G * dev.T @ dev

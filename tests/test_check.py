@@ -208,9 +208,29 @@ def test_stationary_sde_passes_every_gate(sim_run):
     p = run(str(sim_run), "--json", "--n-boot", "50")
     d = json.loads(p.stdout)
     assert d["stationary"] is True and all(d["gates"].values()), d["phase_withheld"]
+    # kappa_hat's error is multiplicative: log scale, se its delta-method size
+    assert d["kappa_hat_log_se"] == pytest.approx(d["kappa_hat_se"] / d["kappa_hat"], rel=1e-9)
     # every standard error is the neuron jackknife: finite and positive
     for key in ("kappa_hat", "eta_g_hat", "eta_j_hat", "alpha_hat", "lam_hat", "beta_tail", "beta_envelope"):
         assert d[f"{key}_se"] is not None and d[f"{key}_se"] > 0, key
     # the envelope stops at the 10th longest time scale of the last record
     with np.load(sim_run) as z:
         assert d["envelope_lag_max"] == pytest.approx(np.exp(-np.sort(z["zeta"][-1])[9]), rel=1e-12)
+
+
+def test_beta_tail_error_counts_neurons_not_records():
+    """beta_tail's delete-one-neuron jackknife: for independent exponential X per record its error is
+    the closed form beta/sqrt(k) (k exceedances); when each neuron keeps its X over all records
+    (perfectly correlated in time) only the k_q neurons beyond u count: beta/sqrt(k_q)."""
+    from levysde.check import _beta_tail
+
+    rng = np.random.default_rng(11)
+    iid = _beta_tail(-rng.exponential(1 / 0.8, size=(100, 400)), 16)
+    k = 4000                                            # 10 % of the 100 x 400 samples lie beyond u
+    assert abs(iid.value - 0.8) < 4 * iid.se
+    assert iid.se == pytest.approx(iid.value / np.sqrt(k), rel=0.15)
+    frozen = np.tile(-rng.exponential(1 / 0.8, size=(1, 2000)), (50, 1))
+    rep = _beta_tail(frozen, 16)
+    k_q = 200                                           # 10 % of the 2000 neurons
+    assert rep.se == pytest.approx(rep.value / np.sqrt(k_q), rel=0.25)
+    assert abs(rep.value - 0.8) < 4 * rep.se

@@ -118,3 +118,107 @@ def test_spread_of_known_sample():
     s = spread(z)
     assert abs(s["std"] - 1) < 0.01 and abs(s["iqr"] - 1.3489795) < 0.02
     assert abs(s["decades"] - 2 * 2.3263479 / math.log(10)) < 0.02
+
+
+def test_saturating_one_step_is_a_gauss_newton_step():
+    """The linear jackknife's replicate fit: one Gauss-Newton step converges quadratically to the
+    known parameters on noise-free data, and leaves the least-squares optimum where it is."""
+    from levysde.estimate import fit_saturating, saturating_form
+
+    c = np.linspace(-6.0, 0.5, 36)
+    truth = np.array([0.7, math.log(0.5), -0.3])                  # kappa, log width, z0
+    F = saturating_form(c, truth[0], math.exp(truth[1]), truth[2])
+    se = np.full(c.size, 0.05)
+    errs = []
+    for h in (1.0, 0.5):
+        start = truth + h * np.array([0.02, 0.05, -0.03])
+        r = fit_saturating(c, F, se, start=tuple(start), one_step=True)
+        errs.append((np.linalg.norm(start - truth), np.linalg.norm(np.array(r["x"]) - truth)))
+    assert errs[0][1] < 0.1 * errs[0][0], errs
+    assert errs[1][1] / errs[0][1] < 0.35, errs                   # quadratic: half the start error, ~1/4 after
+    rng = np.random.default_rng(5)
+    noisy = F + se * rng.standard_normal(c.size)
+    full = fit_saturating(c, noisy, se)
+    again = fit_saturating(c, noisy, se, start=full["x"], one_step=True)
+    assert np.allclose(again["x"], full["x"], rtol=0, atol=1e-6) and again["chi2"] == pytest.approx(full["chi2"])
+    with pytest.raises(ValueError, match="start"):
+        fit_saturating(c, F, se, one_step=True)
+
+
+def test_step_drift_is_flagged_at_the_edge_without_an_error():
+    """A step (width -> 0) does not identify the saturating form's plateau: flagged, no error."""
+    from levysde.estimate import NOT_IDENTIFIED, fit_saturating, kappa_flag
+
+    c = np.linspace(-6.0, 0.5, 36)
+    se = np.full(c.size, 0.01)
+    r = fit_saturating(c, 0.7 * np.sign(-0.27 - c) + se * np.random.default_rng(2).standard_normal(c.size), se)
+    assert r["width_at_edge"] and kappa_flag(r, 0.01).startswith(NOT_IDENTIFIED)
+
+
+def test_alpha_not_identified_when_lam_unresolved_or_eta_g_at_zero():
+    from levysde.estimate import edge_flags
+
+    rng_l = (math.log(0.01), math.log(1e3))
+    assert edge_flags(1.2, 2.0, 0.5, rng_l, 0.1) == (None, None)
+    a, lf = edge_flags(1.2, 2.0, 1.5, rng_l, 0.1)                 # lam < 2 se: cut-off unresolved
+    assert lf.startswith("at the edge") and a.startswith("not identified")
+    a, lf = edge_flags(1.2, 2.0, 0.5, rng_l, 0.0)                 # eta_G at its bound 0
+    assert lf is None and a.startswith("not identified") and "eta_G" in a
+    assert edge_flags(0.05, 2.0, 0.5, rng_l, 0.1)[0].startswith("at the edge")
+
+
+def _euler_saturating(Q, R, seed, kappa=1.0, width=1.0, eta_g=1.0, dt=0.1, burn=300):
+    """Euler chain dZ = kappa tanh(-Z/width) dt + sqrt(2 eta_G dt) N(0,1) (neurons independent):
+    E[dZ | Z]/dt is exactly the saturating drift, so kappa is known without approximation."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(0.0, 2.0, Q)
+    out = np.empty((R, Q))
+    for r in range(burn + R):
+        z = z + kappa * np.tanh(-z / width) * dt + math.sqrt(2 * eta_g * dt) * rng.standard_normal(Q)
+        if r >= burn:
+            out[r - burn] = z
+    return out, np.arange(R) * dt
+
+
+@pytest.mark.slow
+def test_kappa_jackknife_error_matches_its_sampling_spread():
+    """Over 40 independent data sets with known kappa = 1: the neuron jackknife error of kappa_hat
+    has the size of kappa_hat's actual spread, and +-1, +-2 se cover the truth about as a t_15 law
+    says (0.667, 0.936); the plateau fit's errors are a little conservative (docs/calibration.md)."""
+    ks, ses, z = [], [], []
+    for seed in range(40):
+        zeta, t = _euler_saturating(96, 120, 100 + seed)
+        fit = fit_sde(zeta, t, late_fraction=1.0)
+        k = fit.kappa
+        assert k.ok
+        if math.isfinite(k.se):
+            ks.append(k.value)
+            ses.append(k.se)
+            # the interval is kappa_hat exp(+-log_se): the standardized error is on the log scale
+            assert k.se == pytest.approx(k.value * k.log_se, rel=1e-12)
+            lo, hi = k.interval(1.0)
+            assert lo == pytest.approx(k.value * math.exp(-k.log_se)) and hi == pytest.approx(k.value * math.exp(k.log_se))
+            z.append(math.log(k.value) / k.log_se)
+    ks, ses, z = np.array(ks), np.array(ses), np.array(z)
+    assert ks.size >= 35
+    # kappa_hat's sampling law has heavy tails (the kappa-width ridge): compare robust sizes; the
+    # median of 40 errors and the MAD of 40 estimates are each known to ~ +-15 % (1 sd)
+    ratio = np.median(ses) / (1.4826 * np.median(np.abs(ks - np.median(ks))))
+    assert 0.7 < ratio < 1.8, ratio
+    # binomial sd over 40 sets: 0.075 (1 sigma), 0.04 (2 sigma)
+    assert np.mean(np.abs(z) <= 1) >= 0.5 and np.mean(np.abs(z) <= 2) >= 0.83, z
+
+
+def test_predict_without_error_when_a_replicate_has_no_plateau():
+    """A neuron-group replicate with kappa <= 0 has no beta*: the prediction keeps its value but
+    reports no error, with the reason (it used to raise from classify)."""
+    from dataclasses import replace
+
+    zeta, t = _euler_saturating(64, 80, 7)
+    fit = fit_sde(zeta, t, late_fraction=1.0)
+    reps = fit.replicates.copy()
+    reps[0, 0] = -0.5
+    pred = predict(replace(fit, replicates=reps), n_boot=50, seed=0)
+    ok = predict(fit, n_boot=50, seed=0)
+    assert pred.beta.value == ok.beta.value and math.isfinite(ok.beta.se)
+    assert math.isnan(pred.beta.se) and "no restoring plateau" in pred.beta.flag

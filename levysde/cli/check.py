@@ -2,6 +2,8 @@
 the theory on it (docs/theory.md; THEORY.md §8)."""
 from __future__ import annotations
 
+import math
+
 from ._common import UsageError, image_output, integer, print_json, real
 
 
@@ -35,6 +37,9 @@ def add_parser(sub):
 def _line(name, d, key):
     v, se, flag = d.get(key), d.get(f"{key}_se"), d.get(f"{key}_flag")
     val = "unavailable" if v is None else (f"{v:.4g}" + (f" +- {se:.2g}" if se is not None else ""))
+    if v is not None and d.get(f"{key}_log_se") is not None:      # a multiplicative error: the interval
+        ls = d[f"{key}_log_se"]
+        val += f" (1-sigma interval [{v * math.exp(-ls):.3g}, {v * math.exp(ls):.3g}])"
     return f"  {name:<16} {val}" + (f"   [{flag}]" if flag else "")
 
 
