@@ -19,7 +19,9 @@ equilibrium) of a simulation differs from beta* for four reasons:
   beta_hat(u = 3) by +0.0011 +- 0.0018 in the case above. Reported as 0 (not modelled).
 * **finite u** beyond the saturation (the density is exponential only asymptotically, up to
   faster-decaying terms): with a saturated drift the measured beta_hat(u) was flat for
-  u = 2 ... 8 within its errors. Reported as 0 (not modelled).
+  u = 2 ... 8 within its errors. Reported as 0 (not modelled); :func:`threshold_dependence`
+  detects it from the run's threshold scan instead (e.g. alpha = 0.3, lam = 0.5: beta_hat
+  0.494 at u = 3, 0.461 at u = 8 against beta* = 0.462), and ``levysde simulate`` prints a note.
 
 :func:`default_threshold` picks the smallest u >= 3 (steps of 0.5) whose predicted saturation
 shift is at most DRIFT_BIAS_TOL = 0.2 % of beta*.
@@ -31,7 +33,8 @@ import math
 import numpy as np
 from scipy import integrate
 
-__all__ = ["saturation_shift", "default_threshold", "bias_budget", "DRIFT_BIAS_TOL", "BASE_THRESHOLD"]
+__all__ = ["saturation_shift", "default_threshold", "bias_budget", "threshold_dependence",
+           "DRIFT_BIAS_TOL", "BASE_THRESHOLD", "THRESHOLD_Z"]
 
 #: largest predicted drift-saturation shift of beta_hat accepted by the default threshold (relative)
 DRIFT_BIAS_TOL = 2e-3
@@ -43,6 +46,8 @@ _U_MAX = 40.0
 _BETA_MIN = 4e-5
 #: most grid points of default_threshold's table of local rates
 _MAX_NODES = 2_000_000
+#: |z| beyond which a deeper threshold's beta_hat counts as different (threshold_dependence)
+THRESHOLD_Z = 3.5
 
 
 def _local_rates(x, drift, eta_j, eta_g, alpha, lam):
@@ -112,3 +117,29 @@ def bias_budget(u, drift, eta_j, eta_g, alpha, lam, beta, beta_mod):
     return {"depth_u": float(u), "beta_star": float(beta), "eps": float(eps),
             "drift_saturation": sat, "dt": 0.0, "finite_u": 0.0, "total": total,
             "beta_expected": float(beta) + total}
+
+
+def threshold_dependence(est, scan, *, z_max=THRESHOLD_Z):
+    """The finite-threshold check that the budget does not model: does beta_hat change when the
+    threshold goes deeper?
+
+    ``est``: the estimate at the threshold used (:class:`levysde.tails.TailEstimate`); ``scan``:
+    estimates at other thresholds (:meth:`SimulationResult.tail_scan`). For every deeper u' with
+    a finite estimate and error, z = (beta_hat(u') - beta_hat(u)) / sqrt(se'^2 - se^2) (the
+    deeper sample is nested in the shallower one, so the variance of the difference is about
+    the difference of the variances; floored at (se'/2)^2, since the two samples are not
+    exactly nested). Returns (u', beta_hat(u'), z) of the
+    largest |z| if it exceeds ``z_max`` (3.5: ~10 deeper thresholds are compared), else None
+    (also when est has no finite error). A flat scan (saturated drift, exponential tail) gives
+    None; a tail that is not yet exponential at u gives the deepest significant departure.
+    """
+    if not (est.se is not None and math.isfinite(est.se) and math.isfinite(est.beta_hat)):
+        return None
+    worst = None
+    for e in scan:
+        if not (e.u > est.u and math.isfinite(e.beta_hat) and e.se is not None and math.isfinite(e.se)):
+            continue
+        z = (e.beta_hat - est.beta_hat) / math.sqrt(max(e.se ** 2 - est.se ** 2, (0.5 * e.se) ** 2))
+        if abs(z) > z_max and (worst is None or abs(z) > abs(worst[2])):
+            worst = (float(e.u), float(e.beta_hat), float(z))
+    return worst
