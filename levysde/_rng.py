@@ -10,10 +10,9 @@
   here at import from the published constants r = 3.6541528853610088 and
   v = 4.92867323399e-3 (tests/test_simulate.py checks the output against the
   normal law).
-* Exponentials: the 256-layer exponential ziggurat of the same paper in NumPy's
-  53-bit form (r = 7.69711747013104972, v = 3.949659822581572e-3; 98.9% of draws
-  need one 64-bit draw and no logarithm), checked against the exponential law in
-  tests/test_simulate.py.
+* For kernels that draw for many streams at once, :func:`normal_candidate` (the
+  ziggurat's branch-free fast path from one 64-bit draw) and :func:`normal_slow` (its rare
+  branch) split :func:`normal` into a vectorisable pass and a lane-by-lane fix-up.
 * Seeding: :func:`seed_states` turns one ``numpy.random.SeedSequence`` into one
   independent state per stream (per particle, per block); the streams do not
   depend on how work is split across threads.
@@ -28,8 +27,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["seed_states", "next_u64", "uniform", "normal", "exponential", "normal_candidate",
-           "normal_slow", "exponential_candidate", "exponential_slow"]
+__all__ = ["seed_states", "next_u64", "uniform", "normal", "normal_candidate", "normal_slow"]
 
 _R = 3.6541528853610088          # ziggurat base abscissa (256 layers)
 _V = 4.92867323399e-3            # area of each layer
@@ -38,7 +36,7 @@ _V = 4.92867323399e-3            # area of each layer
 def _ziggurat_tables(f, f_inv, r, v, bits):
     """Marsaglia & Tsang's 256-layer ziggurat tables (k, w, f) for the decreasing density
     ``f`` (unnormalised, f(0) = 1) with inverse ``f_inv``, base abscissa ``r``, layer area ``v``
-    and ``bits``-bit magnitudes (as NumPy builds them)."""
+    and ``bits``-bit magnitudes (as NumPy builds them; used for the normal)."""
     m = 2.0 ** bits
     d = t = r
     q = v / f(d)
@@ -64,11 +62,6 @@ _KI, _WI, _FI = _ziggurat_tables(lambda x: math.exp(-0.5 * x * x), lambda y: mat
                                   _R, _V, 52)
 _INV_R = 1.0 / _R
 
-_RE = 7.69711747013104972        # exponential ziggurat: base abscissa (256 layers)
-_VE = 3.949659822581572e-3       # area of each layer
-
-
-_KE, _WE, _FE = _ziggurat_tables(lambda x: math.exp(-x), lambda y: -math.log(y), _RE, _VE, 53)
 _TWO53 = 1.0 / 9007199254740992.0
 
 
@@ -96,45 +89,6 @@ def uniform(s0, s1, s2, s3):
     """U(0, 1): values k 2^-53, k = 0 .. 2^53 - 1 (0 included, 1 excluded)."""
     r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
     return float(np.int64(r >> np.uint64(11))) * _TWO53, s0, s1, s2, s3   # int64: fast cvt
-
-
-@njit(cache=True, inline="always")
-def exponential_candidate(r):
-    """The exponential ziggurat's fast path from one 64-bit draw ``r`` (bits 3-10 the layer,
-    the top 53 bits the magnitude; bits 0-2 unused): (candidate x, layer idx, accepted).
-    Branch-free, so that loops over many streams vectorise; a candidate that is not accepted
-    (about 1.1%) is finished by :func:`exponential_slow` from the same stream."""
-    r >>= np.uint64(3)
-    idx = int(r & np.uint64(0xFF))
-    r >>= np.uint64(8)                                 # 53-bit magnitude
-    return float(np.int64(r)) * _WE[idx], idx, r < _KE[idx]
-
-
-@njit(cache=True)
-def exponential_slow(idx, x, s0, s1, s2, s3):
-    """Rare branch of the exponential ziggurat (about 1.1% of draws): tail or wedge test for the
-    candidate ``x`` of layer ``idx``, continuing the stream (s0, s1, s2, s3)."""
-    while True:
-        if idx == 0:                                   # tail beyond r: r + a fresh exponential
-            u, s0, s1, s2, s3 = uniform(s0, s1, s2, s3)
-            return _RE - math.log1p(-u), s0, s1, s2, s3
-        u, s0, s1, s2, s3 = uniform(s0, s1, s2, s3)
-        if (_FE[idx - 1] - _FE[idx]) * u + _FE[idx] < math.exp(-x):
-            return x, s0, s1, s2, s3
-        r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)  # rejected: a fresh draw
-        x, idx, ok = exponential_candidate(r)
-        if ok:
-            return x, s0, s1, s2, s3
-
-
-@njit(cache=True, inline="always")
-def exponential(s0, s1, s2, s3):
-    """Standard exponential Exp(1) by the 256-layer ziggurat (one 64-bit draw for 98.9%)."""
-    r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
-    x, idx, ok = exponential_candidate(r)
-    if ok:
-        return x, s0, s1, s2, s3
-    return exponential_slow(idx, x, s0, s1, s2, s3)
 
 
 @njit(cache=True, inline="always")
@@ -233,11 +187,3 @@ def fill_uniform(states, out):
         states[i, 0], states[i, 1], states[i, 2], states[i, 3] = s0, s1, s2, s3
 
 
-@njit(cache=True)
-def fill_exponential(states, out):
-    """Test helper: like :func:`fill_normal` for Exp(1)."""
-    for i in range(out.shape[0]):
-        s0, s1, s2, s3 = states[i, 0], states[i, 1], states[i, 2], states[i, 3]
-        for j in range(out.shape[1]):
-            out[i, j], s0, s1, s2, s3 = exponential(s0, s1, s2, s3)
-        states[i, 0], states[i, 1], states[i, 2], states[i, 3] = s0, s1, s2, s3

@@ -1,11 +1,12 @@
-"""Elementary functions (exp, log) that LLVM can vectorise inside Numba loops.
+"""An exponential that LLVM can vectorise inside Numba loops.
 
 Numba calls libm for ``math.exp``; a loop that calls it is not vectorised (no vector math
 library is assumed), and the exponential of the saturating drift then costs about 5 ns per
 particle-step, most of a simulator step (benchmarks/bench_simulate.py, ``profile``). The
 :func:`exp` below is branch-free arithmetic that LLVM turns into SIMD code (AVX2/AVX-512),
-about 5x faster per element in a loop, with an error of at most a few units in the last
-place over the whole double range.
+about 3x faster per element in a loop (0.9 against 2.9 ns, benchmarks/bench_simulate.py's
+machine), with an error of at most 1 unit in the last place over the whole double range
+(tests/test_jumps.py, against mpmath).
 
 Method (Cody & Waite 1980; Tang 1989 without the table): ``exp(a) = 2^k exp(r)`` with
 ``k = round(a / log 2)`` and ``r = a - k log 2`` (``log 2`` split into a 32-bit high part and
@@ -14,11 +15,6 @@ by its Taylor polynomial of degree 13 (truncation error below ``(log 2 / 2)^14 /
 relative), evaluated by Horner's rule; ``2^k`` built exactly from the bits of a double as the
 product of two powers of two, so that results from the subnormal range up to overflow come
 out right without branches.
-
-:func:`log` (the method of fdlibm's ``__ieee754_log``, without its branches): ``x = 2^e m``
-with ``m`` in [sqrt(1/2), sqrt(2)) read from the bits of ``x``; ``log m = 2 atanh(s)``,
-``s = (m - 1)/(m + 1)``, ``|s| <= 0.1716``, by its odd series up to ``s^23`` (truncation below
-``0.1716^25 / 25 = 3e-21``); ``log x = e log2_hi + (log m + e log2_lo)``.
 """
 from __future__ import annotations
 
@@ -28,7 +24,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-__all__ = ["exp", "log"]
+__all__ = ["exp"]
 
 _LOG2E = 1.4426950408889634074
 _LN2_HI = 6.93147180369123816490e-01      # high 32 bits of log 2 (fdlibm's ln2HI)
@@ -49,18 +45,6 @@ def _bits_as_float(typingctx, bits):
         return builder.bitcast(args[0], ir.DoubleType())
 
     return types.float64(types.int64), codegen
-
-
-@intrinsic
-def _float_bits(typingctx, x):
-    """The int64 holding the IEEE-754 bit pattern of the float64 ``x`` (an LLVM bitcast)."""
-    if not isinstance(x, types.Float):
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-
-    return types.int64(types.float64), codegen
 
 
 @njit(cache=True, inline="always")
@@ -84,7 +68,7 @@ def exp(a):
     """e**a for a float64 ``a`` (any value: 0 below -745.14, inf above 709.78, NaN for NaN).
 
     Branch-free so that loops over arrays vectorise. Maximum relative error against a
-    correctly rounded exp: a few ulp (tests/test_vmath.py measures it against mpmath)."""
+    correctly rounded exp: 1 ulp (tests/test_jumps.py measures it against mpmath)."""
     x = min(max(a, _A_MIN), _A_MAX)
     k = int(x * _LOG2E + (0.5 if x >= 0.0 else -0.5))         # round to nearest
     r = (x - k * _LN2_HI) - k * _LN2_LO
@@ -93,32 +77,3 @@ def exp(a):
     y = p * _pow2(k1) * _pow2(k - k1)                           # in the normal range
     return y if a == a else a                                   # NaN stays NaN
 
-
-_SQRT2 = 1.4142135623730951
-_TWO54 = 18014398509481984.0
-_TINY = 2.2250738585072014e-308                    # smallest normal double
-#: 2/(2j + 1), j = 0..11 (the series of 2 atanh(s) / s in s^2)
-_L = tuple(2.0 / (2 * j + 1) for j in range(12))
-
-
-@njit(cache=True, inline="always")
-def log(x):
-    """Natural log of a float64 ``x`` (any value: -inf at 0, inf at inf, NaN below 0 or for NaN;
-    subnormal x handled). Branch-free so that loops over arrays vectorise. Maximum relative
-    error against a correctly rounded log: a few ulp (tests/test_vmath.py, against mpmath)."""
-    sub = x < _TINY
-    xs = x * _TWO54 if sub else x                               # subnormal: scale up by 2^54
-    bits = _float_bits(xs)
-    e = (bits >> 52) - (1023 + 54 if sub else 1023)
-    m = _bits_as_float((bits & 0x000FFFFFFFFFFFFF) | 0x3FF0000000000000)   # in [1, 2)
-    big = m > _SQRT2
-    m = 0.5 * m if big else m
-    e = e + 1 if big else e
-    s = (m - 1.0) / (m + 1.0)
-    z = s * s
-    p = _horner(_L, z)
-    fe = float(e)
-    y = fe * _LN2_HI + (s * p + fe * _LN2_LO)
-    y = -math.inf if x == 0.0 else y
-    y = x if x == math.inf else y
-    return y if x >= 0.0 else math.nan                          # x < 0 or NaN

@@ -61,26 +61,6 @@ def test_ziggurat_normal_law():
     assert stats.kstest(np.abs(x[np.abs(x) > 3]), lambda t: 1 - stats.norm.sf(t) / stats.norm.sf(3)).pvalue > 1e-3
 
 
-def test_ziggurat_exponential_law():
-    st = _rng.seed_states(12, 8)
-    out = np.empty((8, 100_000))
-    _rng.fill_exponential(st, out)
-    x = out.ravel()
-    n = x.size
-    assert x.min() > 0
-    assert abs(x.mean() - 1) < 4 / math.sqrt(n)
-    assert abs(x.var() - 1) < 4 * math.sqrt(8 / n)            # Var of (E - 1)^2 is 8
-    assert stats.kstest(x, "expon").pvalue > 1e-3
-    # the ziggurat's tail branch (x > r = 7.697): frequency e^-r, and the memoryless excess
-    p = math.exp(-_rng._RE)
-    tail = x[x > _rng._RE]
-    assert abs(tail.size - n * p) < 5 * math.sqrt(n * p)
-    assert stats.kstest(tail - _rng._RE, "expon").pvalue > 1e-3
-    # the wedges: the law conditioned on a middle range
-    mid = x[(x > 2) & (x < 4)]
-    assert stats.kstest(mid, lambda t: (np.exp(-2) - np.exp(-t)) / (np.exp(-2) - np.exp(-4))).pvalue > 1e-3
-
-
 def test_streams_differ_and_uniform():
     st = _rng.seed_states(0, 4)
     assert len({tuple(r) for r in st}) == 4

@@ -129,17 +129,21 @@ def jump_table(eps, alpha, lam, *, q=_Q, d=_D, tail_share=_TAIL_SHARE, max_cells
         raise ValueError(f"alpha must be in (0, 2); got {alpha!r}")
     if not (lam >= 0.0 and math.isfinite(lam)):
         raise ValueError(f"lam must be finite and >= 0; got {lam!r}")
-    xs = _edges(eps, alpha, lam, q, d, tail_share, max_cells)
-    x, x1 = xs[:-1], xs[1:]
-    w = x1 - x
-    log_h = _log_f(x, alpha, lam)
-    a = np.exp(_log_f(x1, alpha, lam) - log_h)                  # f(x_(k+1)) / h_k
-    b = a * ((1.0 + alpha) / x1 + lam) * w                      # |f'(x_(k+1))| w_k / h_k
-    log_tail, pareto = _tail_area(xs[-1], alpha, lam)
-    log_areas = np.append(log_h + np.log(w), log_tail)
+    with np.errstate(all="ignore"):                             # overflow: checked below
+        xs = _edges(eps, alpha, lam, q, d, tail_share, max_cells)
+        x, x1 = xs[:-1], xs[1:]
+        w = x1 - x
+        log_h = _log_f(x, alpha, lam)
+        a = np.exp(_log_f(x1, alpha, lam) - log_h)              # f(x_(k+1)) / h_k
+        b = a * ((1.0 + alpha) / x1 + lam) * w                  # |f'(x_(k+1))| w_k / h_k
+        log_tail, pareto = _tail_area(xs[-1], alpha, lam) if math.isfinite(xs[-1]) else (math.nan, True)
+        log_areas = np.append(log_h + np.log(w), log_tail)
     p = np.exp(log_areas - log_areas.max())
     p /= p.sum()
     prob, alias = _alias(p)
+    if not (np.all(np.isfinite(log_areas)) and np.all(np.isfinite(w)) and math.isfinite(xs[-1])):
+        raise ValueError(f"jump_table: eps = {eps!r}, alpha = {alpha!r}, lam = {lam!r} give a "
+                         f"non-finite envelope (the cells overflow double precision)")
     pad = np.zeros(1)
     return JumpTable(prob=prob, alias=alias, x=np.append(x, pad), w=np.append(w, pad),
                      a=np.append(a, pad), b=np.append(b, pad), x_tail=float(xs[-1]),

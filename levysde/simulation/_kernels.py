@@ -55,8 +55,8 @@ def _normals(ls, nb, nrm, raw, slow):
     """nrm[i] = a standard normal from lane i: the ziggurat's fast path for all lanes in one
     vectorised pass (:func:`levysde._rng.normal_candidate`), then its slow branch
     (:func:`levysde._rng.normal_slow`, about 1% of lanes) lane by lane from the same stream:
-    exactly the draws of :func:`levysde._rng.normal`. ``slow``: (_BLOCK,) uint8 flags, zero
-    past nb, scanned 8 at a time through its uint64 view."""
+    exactly the draws of :func:`levysde._rng.normal`. ``slow``: (_BLOCK,) uint8 flags, scanned 8
+    at a time through its uint64 view (lanes past nb are skipped)."""
     n_slow = 0
     for i in range(nb):
         r, s0, s1, s2, s3 = _rng.next_u64(ls[0, i], ls[1, i], ls[2, i], ls[3, i])
@@ -68,9 +68,9 @@ def _normals(ls, nb, nrm, raw, slow):
         n_slow += not ok
     if n_slow:
         words = slow.view(np.uint64)
-        for q in range(words.size):
+        for q in range((nb + 7) // 8):
             if words[q] != 0:
-                for i in range(8 * q, 8 * q + 8):
+                for i in range(8 * q, min(8 * q + 8, nb)):
                     if slow[i]:
                         x, idx, rabs, ok = _rng.normal_candidate(raw[i])
                         nrm[i], ls[0, i], ls[1, i], ls[2, i], ls[3, i] = _rng.normal_slow(
@@ -202,9 +202,9 @@ def _finish_jumps(ls, nb, tab, alpha, lam, x_tail, tail_pareto, cz, flag, kk, uu
             u, s0, s1, s2, s3 = _rng.uniform(s0, s1, s2, s3)
             v, s0, s1, s2, s3 = _rng.uniform(s0, s1, s2, s3)
             ls[0, j], ls[1, j], ls[2, j], ls[3, j] = s0, s1, s2, s3
-            if tail_pareto:
-                z = x_tail * math.exp(-math.log1p(-u) / alpha)
-                ok = v < math.exp(-lam * (z - x_tail))
+            if tail_pareto:                             # lam = 0: always accepted (also an
+                z = x_tail * math.exp(-math.log1p(-u) / alpha)   # overflow to inf: a divergence)
+                ok = lam == 0.0 or v < math.exp(-lam * (z - x_tail))
             else:
                 z = x_tail - math.log1p(-u) / lam
                 ok = v < math.exp(-(1.0 + alpha) * math.log(z / x_tail))
@@ -258,8 +258,9 @@ def _block_buffers(n_steps):
 def _end_window(z, diverged, b0, b1, gstep, win_lo, win_hi):
     """At the end of a window (global step ``gstep``): a particle outside the divergence window
     (or non-finite: NaN and inf stay so) is marked with diverged[p] = gstep once. Checked once
-    per window: a particle that left the window cannot return within _WINDOW steps unless by
-    two opposite giant jumps."""
+    per window: a particle that left the window and came back within the same _WINDOW steps
+    (two opposite giant jumps, or a giant jump undone by a strongly contracting drift) is not
+    caught; simulate refuses a start outside the window."""
     for p in range(b0, b1):
         x = z[p]
         if not (x > win_lo and x < win_hi) and diverged[p] == 0:

@@ -287,6 +287,9 @@ def _initial_state(cfg: _Config, lay: _Layout, seed, z_init, streams=True) -> _S
             raise ValueError(f"z_init must be a scalar or have length particles = {particles}") from None
         if not np.all(np.isfinite(z)):
             raise ValueError("z_init must be finite")
+        if not np.all((z > lay.win_lo) & (z < lay.win_hi)):
+            raise ValueError(f"z_init must lie inside the divergence window ({lay.win_lo:g}, "
+                             f"{lay.win_hi:g}); got values in [{z.min():g}, {z.max():g}]")
     n_traj_rec = cfg.n_steps // cfg.traj_every if cfg.n_traj else 0
     return _State(states=states, z=z, exc_min=np.full(particles, np.inf),
                   diverged=np.zeros(particles, dtype=np.int64),
