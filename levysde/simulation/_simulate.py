@@ -238,7 +238,9 @@ def _theory(cfg: _Config) -> _Theory:
     beta_m = (beta_model(cfg.eta_j, cfg.eta_g, plateau, cfg.alpha, cfg.lam, eps=cfg.eps)
               if cfg.eta_j > 0 else beta_th)
     if phase != "collapsed" and not math.isfinite(beta_m):
-        notes.append("beta_model (root of Phi_eps) could not be resolved in float64 for these "
+        notes.append("beta_model (root of Phi_eps) is undefined without tempering (lam = 0: the "
+                     "tail is a power law); reported as null" if cfg.lam == 0 else
+                     "beta_model (root of Phi_eps) could not be resolved in float64 for these "
                      "parameters; reported as null")
     return _Theory(beta_th, beta_m, float(cl.tail_rate), phase, notes)
 

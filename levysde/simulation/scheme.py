@@ -70,7 +70,13 @@ def default_eps(dt, *, eta_j, alpha):
     dt = check_dt(dt)
     a = scalar_param("alpha", alpha)
     ej = scalar_param("eta_j", eta_j)
-    return DEFAULT_EPS_FACTOR * ((ej if ej > 0 else 1.0) * dt) ** (1.0 / a)
+    eps = DEFAULT_EPS_FACTOR * ((ej if ej > 0 else 1.0) * dt) ** (1.0 / a)
+    if not (0.0 < eps < math.inf):
+        raise SimulationInputError(
+            f"{{alpha}} = {a:g} is too small for the default cut: (eta_J dt)^(1/alpha) = "
+            f"({(ej if ej > 0 else 1.0) * dt:g})^{1.0 / a:g} is not a positive double; pass {{eps}} "
+            f"explicitly or use a larger {{alpha}}")
+    return eps
 
 
 def simulation_eps(dt, *, eta_j, eta_g, kappa, alpha, lam):
@@ -337,8 +343,8 @@ def _scheme(dt, eps, alpha, lam, eta_j, eta_g=0.0):
     if not rate * dt <= MAX_JUMPS_PER_STEP:
         raise SimulationInputError(
             f"{{eps}} = {eps:.3g} is too small: Lambda_eps dt = {rate * dt:.3g} expected big jumps per "
-            f"particle-step exceeds {MAX_JUMPS_PER_STEP:g}; use the default eps (eta_J dt)^(1/alpha) = "
-            f"{default_eps(dt, eta_j=eta_j, alpha=alpha):.3g} or a larger one")
+            f"particle-step exceeds {MAX_JUMPS_PER_STEP:g}; leave {{eps}} unset (the default cut is 1 to 2 "
+            f"x (eta_J dt)^(1/alpha) = {default_eps(dt, eta_j=eta_j, alpha=alpha):.3g}) or use a larger one")
     sig2 = small_jump_variance(eps, alpha=alpha, lam=lam, eta_j=eta_j)
     eta_g, sig2 = float(eta_g), float(sig2)
     if not math.isfinite((2.0 * eta_g + sig2) * dt):    # the simulator's s_gauss**2, same order
