@@ -329,3 +329,38 @@ def test_phase_called_only_against_its_own_odds():
         assert rep.gates["phase_odds"] is called, probs
         if not called:
             assert any(w.startswith("phase odds") and "'broad'" in w for w in rep.withheld)
+
+
+def test_anticollapse_checker_hash_covers_every_module_the_check_imports():
+    """examples/anticollapse.py reuses cached check rows only when the checking code's hash matches: the hash
+    must cover every levysde module that check.py reaches through relative imports (module-level or lazy),
+    found here by walking the import statements (ast), independently of the example's list."""
+    import ast
+    import fnmatch
+    import importlib.util
+    import pathlib
+
+    import levysde
+
+    root = pathlib.Path(levysde.__file__).parent
+    spec = importlib.util.spec_from_file_location("anticollapse_ex", root.parent / "examples" / "anticollapse.py")
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    seen, todo = set(), [root / "check.py"]
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level >= 1:
+                base = f.parent if node.level == 1 else f.parent.parent
+                names = [node.module] if node.module else [a.name for a in node.names]
+                for n in names:
+                    p = base.joinpath(*n.split("."))
+                    todo += sorted(p.glob("*.py")) if p.is_dir() else ([p.with_suffix(".py")]
+                                                                       if p.with_suffix(".py").exists() else [])
+    reached = {f.relative_to(root).as_posix() for f in seen}
+    assert {"check.py", "estimate.py", "tails.py", "theory.py", "simulation/_kernels.py"} <= reached
+    missing = [r for r in reached if not any(fnmatch.fnmatch(r, pat) for pat in ex.CHECKER_MODULES)]
+    assert not missing, missing
