@@ -611,8 +611,7 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
     else:
         loo = np.zeros((0, 4))
         se = np.full(4, np.nan)
-    alpha_flag, lam_flag = edge_flags(al, lm, float(se[3]), (lo_l, hi_l), eg, alpha_se=float(se[2]), eta_j=ej,
-                                      eta_j_se=float(se[1]))
+    alpha_flag, lam_flag = edge_flags(al, lm, se[3], (lo_l, hi_l), eg, alpha_se=se[2], eta_j=ej, eta_j_se=se[1])
     method = f"empirical characteristic function, {rs.size} increments, jackknife over {G} groups"
     return NoiseEstimate(Estimate(eg, float(se[0])), Estimate(ej, float(se[1])),
                          _with_se(Estimate(al), float(se[2]), alpha_flag),

@@ -364,3 +364,11 @@ def test_anticollapse_checker_hash_covers_every_module_the_check_imports():
     assert {"check.py", "estimate.py", "tails.py", "theory.py", "simulation/_kernels.py"} <= reached
     missing = [r for r in reached if not any(fnmatch.fnmatch(r, pat) for pat in ex.CHECKER_MODULES)]
     assert not missing, missing
+
+
+def test_check_help_says_what_the_flags_do():
+    """--seed seeds the phase-probability draws (no bootstrap); --no-simulate drops the closing_loop gate."""
+    p = run("--help")
+    text = " ".join(p.stdout.split())
+    assert p.returncode == 0 and "bootstrap" not in text
+    assert "closing_loop gate" in text and "not applied" in text and "at least 8" in text
