@@ -13,12 +13,17 @@ needed) and hands its arrays to :func:`check_trajectories`, which
 * closes the loop: simulates the fitted SDE (the binned drift as a tabulated drift) and
   measures the Kolmogorov-Smirnov distance to the network's late zeta.
 
-Every standard error comes from the delete-a-group jackknife over groups of whole neurons
-(THEORY.md §8; coverage checked by ``benchmarks/calibrate_check.py``, docs/calibration.md).
-The phase and beta* are withheld, with the reasons, unless every gate passes: enough records
-and neurons, a stationary late part, a significant plateau that the data reach and that the
-saturating form fits, jump parameters inside their fitted range, and a closing-loop KS
-distance within its critical value (THEORY.md §8 (i)-(iii)).
+Every standard error resamples whole neurons (THEORY.md §8; coverage checked by
+``benchmarks/calibrate_check.py``, docs/calibration.md): kappa_hat by a linear (one-step)
+delete-a-group jackknife on the log scale, the noise parameters, beta_envelope and the
+stationarity statistics by a delete-a-group jackknife that refits, beta_tail by a
+delete-one-neuron jackknife. Exact-duplicate neurons are merged and infinite entries treated
+as NaN first (:func:`clean_columns`). The phase and beta* are withheld, with the reasons,
+unless every gate passes: enough records and distinct neurons, a stationary late part, a
+significant plateau that the data reach and that the saturating form fits, an identified jump
+law inside its fitted range, a closing-loop KS distance within its critical value (THEORY.md
+§8 (i)-(iii)), and a phase that has the largest probability, at least 0.5, under the
+jackknife covariance.
 """
 from __future__ import annotations
 
