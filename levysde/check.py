@@ -483,6 +483,9 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
                        closing_loop: bool = True, config: dict | None = None) -> CheckReport:
     """Fit, test and compare for trajectories zeta (R records, Q neurons) at times step (R,).
 
+    Infinite entries are treated as NaN and exact-duplicate neurons are merged
+    (:func:`clean_columns`, with notes); the neuron gate counts distinct neurons.
+
     Parameters
     ----------
     zeta : (R, Q) zeta_q per record (NaN = undefined); step : (R,) strictly increasing
@@ -495,9 +498,6 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
     seed : seed of the draws and of the closing-loop simulation
     closing_loop : simulate the fitted SDE (a few seconds)
 
-    Infinite entries are treated as NaN and exact-duplicate neurons are merged
-    (:func:`clean_columns`, with notes); the neuron gate counts distinct neurons.
-
     Returns CheckReport (phase None with reasons unless every gate passes).
     Raises ValueError for bad shapes or options (n_groups < 8, late_fraction outside (0, 1]).
     """
@@ -509,7 +509,7 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
     if zeta.ndim != 2 or step.shape != (zeta.shape[0],):
         raise ValueError(f"zeta must be (records, neurons) and step (records,); got {zeta.shape}, {step.shape}")
     if weights is not None and np.shape(weights) != (zeta.shape[1],):
-        weights = None
+        raise ValueError(f"weights must have one entry per neuron ({zeta.shape[1]}); got shape {np.shape(weights)}")
     zeta, weights, notes = clean_columns(zeta, weights)
     R = zeta.shape[0]
     first = min(int(R * (1 - late_fraction)), max(R - 3, 0))
