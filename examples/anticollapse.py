@@ -98,9 +98,15 @@ def train_one(job) -> str:
     return str(path)
 
 
+#: every levysde module that ``levysde check`` runs (check_run and what it imports, directly or
+#: lazily: the fit, the tail, the envelope, the prediction, the closing-loop simulator)
+CHECKER_MODULES = ("check.py", "estimate.py", "runfile.py", "tails.py", "tauberian.py", "theory.py", "levy.py",
+                   "params.py", "roots.py", "_rng.py", "_vmath.py", "_io.py", "simulation/*.py")
+
+
 def _checker_version() -> str:
-    """Hash of the checking code (levysde/check.py, estimate.py, runfile.py) and of this
-    driver's row (:func:`check_one`): a cached row is reused only if it was made by the same code."""
+    """Hash of the checking code (CHECKER_MODULES under levysde/) and of this driver's row
+    (:func:`check_one`): a cached row is reused only if it was made by the same code."""
     import hashlib
     import inspect
 
@@ -108,9 +114,12 @@ def _checker_version() -> str:
 
     root = pathlib.Path(levysde.__file__).parent
     h = hashlib.sha1()
-    for name in ("check.py", "estimate.py", "runfile.py"):
-        f = root / name
-        h.update(f.read_bytes() if f.exists() else name.encode())
+    for pattern in CHECKER_MODULES:
+        files = sorted(root.glob(pattern))
+        for f in files:
+            h.update(f.relative_to(root).as_posix().encode() + f.read_bytes())
+        if not files:
+            h.update(pattern.encode())
     h.update(inspect.getsource(check_one).encode() + inspect.getsource(envelope_class).encode())
     return h.hexdigest()[:12]
 

@@ -13,12 +13,17 @@ needed) and hands its arrays to :func:`check_trajectories`, which
 * closes the loop: simulates the fitted SDE (the binned drift as a tabulated drift) and
   measures the Kolmogorov-Smirnov distance to the network's late zeta.
 
-Every standard error comes from the delete-a-group jackknife over groups of whole neurons
-(THEORY.md §8; coverage checked by ``benchmarks/calibrate_check.py``, docs/calibration.md).
-The phase and beta* are withheld, with the reasons, unless every gate passes: enough records
-and neurons, a stationary late part, a significant plateau that the data reach and that the
-saturating form fits, jump parameters inside their fitted range, and a closing-loop KS
-distance within its critical value (THEORY.md §8 (i)-(iii)).
+Every standard error resamples whole neurons (THEORY.md §8; coverage checked by
+``benchmarks/calibrate_check.py``, docs/calibration.md): kappa_hat by a linear (one-step)
+delete-a-group jackknife on the log scale, the noise parameters, beta_envelope and the
+stationarity statistics by a delete-a-group jackknife that refits, beta_tail by a
+delete-one-neuron jackknife. Exact-duplicate neurons are merged and infinite entries treated
+as NaN first (:func:`clean_columns`). The phase and beta* are withheld, with the reasons,
+unless every gate passes: enough records and distinct neurons, a stationary late part, a
+significant plateau that the data reach and that the saturating form fits, an identified jump
+law inside its fitted range, a closing-loop KS distance within its critical value (THEORY.md
+§8 (i)-(iii)), and a phase that has the largest probability, at least 0.5, under the
+jackknife covariance.
 """
 from __future__ import annotations
 
@@ -33,11 +38,24 @@ from .estimate import (Estimate, SDEFit, fit_sde, jackknife_se, neuron_groups, p
                        resolved_lag_max, spread)
 
 __all__ = ["load_run_arrays", "check_run", "check_trajectories", "CheckReport", "ks_to_histogram",
-           "stationarity_test", "ks_critical", "MIN_RECORDS", "MIN_NEURONS"]
+           "stationarity_test", "ks_critical", "clean_columns", "MIN_RECORDS", "MIN_NEURONS", "MIN_GROUPS",
+           "PHASE_MIN_PROBABILITY"]
 
 #: fewest records (whole run) and independent neurons for a phase call
 MIN_RECORDS = 20
 MIN_NEURONS = 32
+#: a phase is called only when its own probability (normal draws with the jackknife covariance) is
+#: the largest and at least this (docs/calibration.md)
+PHASE_MIN_PROBABILITY = 0.5
+#: fewest neuron groups of the jackknife: G - 1 degrees of freedom set the stationarity test's
+#: critical t (Student t_{G-1} at 1 %/5): with G = 2 or 3 it is 318 or 22 and nothing fails
+MIN_GROUPS = 8
+
+
+def _check_n_groups(n_groups):
+    if isinstance(n_groups, bool) or int(n_groups) != n_groups or n_groups < MIN_GROUPS:
+        raise ValueError(f"n_groups must be an integer in [{MIN_GROUPS}, inf) (neuron groups of the jackknife); "
+                         f"got {n_groups!r}")
 
 
 def load_run_arrays(path) -> dict:
@@ -114,7 +132,10 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, lev
     untestable (statistics whose error is undefined, e.g. no far-left increments in some
     window or replicate: reported, not counted against stationarity).
     Fewer than 2 records per window, or fewer than 2 neurons: stationary False with the reason.
+    Raises ValueError for n_groups < 8 (MIN_GROUPS: fewer groups give a critical t so large that
+    nothing fails, e.g. 318 for G = 2).
     """
+    _check_n_groups(n_groups)
     zeta = np.asarray(zeta, dtype=float)
     step = np.asarray(step, dtype=float)
     R, Q = zeta.shape
@@ -376,6 +397,49 @@ def _closing_loop(fit: SDEFit, late, seed):
                                       f"(accepted <= {crit:.3g})"), tail
 
 
+def clean_columns(zeta, weights=None):
+    """Non-finite entries as undefined, and one column per distinct neuron.
+
+    * ``+-inf`` entries become NaN (undefined, like a masked neuron-record), so one bad cell
+      costs that cell's increments, not the fit.
+    * Columns that are exact copies (bit for bit, NaN in the same places) of an earlier column
+      are not independent neurons: resampling them as if they were makes every jackknife error
+      too small (a copy in each group) or zero (all copies in one group). The first of each set
+      is kept; its envelope weight is the copies' sum (the envelope, Σ Λ_q e^{-l μ_q}, is then
+      unchanged). All-NaN columns are kept as they are; when every column with a finite value
+      is a copy of one (a shared zeta), nothing is merged (:func:`levysde.estimate.fit_sde`
+      fits it as a single trajectory).
+
+    Parameters: zeta (R, Q); weights (Q,) or None. Returns ``(zeta, weights, notes)``: the
+    cleaned (R, Q') array (a new array), the merged weights (None if None) and a note per change.
+    """
+    zeta = np.array(zeta, dtype=float)
+    notes = []
+    inf = np.isinf(zeta)
+    if inf.any():
+        zeta[inf] = np.nan
+        notes.append(f"{int(inf.sum())} infinite zeta value(s) treated as undefined (NaN), like masked entries")
+    zeta = zeta + 0.0                                   # -0.0 -> 0.0: equal values, equal bits
+    live = np.flatnonzero(np.isfinite(zeta).any(axis=0))
+    if live.size < 2:
+        return zeta, weights, notes
+    cols = np.ascontiguousarray(np.where(np.isnan(zeta[:, live]), np.nan, zeta[:, live]).T)
+    key = cols.view(np.dtype((np.void, cols.dtype.itemsize * cols.shape[1]))).ravel()
+    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    if first.size in (1, live.size):
+        return zeta, weights, notes
+    order = np.argsort(first)
+    drop = np.setdiff1d(live, live[first])
+    keep = np.setdiff1d(np.arange(zeta.shape[1]), drop)
+    if weights is not None:
+        w = np.array(weights, dtype=float)
+        w[live[first[order]]] = np.bincount(inv.ravel(), weights=w[live], minlength=first.size)[order]
+        weights = w[keep]
+    notes.append(f"{drop.size} neuron(s) are exact copies of others (identical zeta in every record): one of "
+                 f"each kept, {keep.size} distinct neurons analysed")
+    return zeta[:, keep], weights, notes
+
+
 def _gates(rep: CheckReport, R: int, Q: int) -> None:
     """The conditions of a phase call (THEORY.md §8 (i)-(iii), issue 11)."""
     f = rep.fit
@@ -383,6 +447,15 @@ def _gates(rep: CheckReport, R: int, Q: int) -> None:
     rep.add_gate("neurons", Q >= MIN_NEURONS, f"too few independent neurons ({Q} < {MIN_NEURONS})")
     rep.add_gate("stationary", bool(rep.stationarity.get("stationary")),
                  "not stationary: " + rep.stationarity.get("reason", "untested"))
+    p = rep.prediction
+    if p is not None and p.phase != "unavailable":      # the phase against its own odds
+        own = p.phase_probabilities.get(p.phase, 0.0)
+        odds = ", ".join(f"{k} {v:.0%}" for k, v in p.phase_probabilities.items()) or "no draws"
+        rep.add_gate("phase_odds", own >= PHASE_MIN_PROBABILITY and own >= max(p.phase_probabilities.values(),
+                                                                                 default=1.0),
+                     f"phase odds: the fitted parameters give '{p.phase}', but its probability under the "
+                     f"jackknife covariance is {own:.0%} (needs the largest and >= {PHASE_MIN_PROBABILITY:.0%}): "
+                     f"{odds}")
     if f is None:
         rep.add_gate("fit", False, "no SDE fit")
         return
@@ -410,6 +483,9 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
                        closing_loop: bool = True, config: dict | None = None) -> CheckReport:
     """Fit, test and compare for trajectories zeta (R records, Q neurons) at times step (R,).
 
+    Infinite entries are treated as NaN and exact-duplicate neurons are merged
+    (:func:`clean_columns`, with notes); the neuron gate counts distinct neurons.
+
     Parameters
     ----------
     zeta : (R, Q) zeta_q per record (NaN = undefined); step : (R,) strictly increasing
@@ -417,24 +493,27 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
     weights : (Q,) ELR amplitudes Lambda_q of the last record (default equal)
     variant : label only ("gate" or "jac")
     late_fraction : in (0, 1]: the last fraction of records is the late part
-    n_groups : neuron groups of the jackknife (>= 2)
+    n_groups : neuron groups of the jackknife (integer >= 8, MIN_GROUPS)
     n_boot : normal draws for the phase probabilities
     seed : seed of the draws and of the closing-loop simulation
     closing_loop : simulate the fitted SDE (a few seconds)
 
     Returns CheckReport (phase None with reasons unless every gate passes).
-    Raises ValueError for bad shapes or options.
+    Raises ValueError for bad shapes or options (n_groups < 8, late_fraction outside (0, 1]).
     """
     zeta = np.asarray(zeta, dtype=float)
     step = np.asarray(step, dtype=float)
     if not 0 < late_fraction <= 1:
         raise ValueError(f"late_fraction must be in (0, 1]; got {late_fraction!r}")
+    _check_n_groups(n_groups)
     if zeta.ndim != 2 or step.shape != (zeta.shape[0],):
         raise ValueError(f"zeta must be (records, neurons) and step (records,); got {zeta.shape}, {step.shape}")
+    if weights is not None and np.shape(weights) != (zeta.shape[1],):
+        raise ValueError(f"weights must have one entry per neuron ({zeta.shape[1]}); got shape {np.shape(weights)}")
+    zeta, weights, notes = clean_columns(zeta, weights)
     R = zeta.shape[0]
     first = min(int(R * (1 - late_fraction)), max(R - 3, 0))
     late = zeta[first:]
-    notes = []
     try:
         fit = fit_sde(zeta, step, late_fraction=late_fraction, n_groups=n_groups, seed=seed)
     except ValueError as exc:
@@ -467,11 +546,12 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
 def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot: int = 400,
               seed: int = 0, closing_loop: bool = True, n_groups: int = 16) -> CheckReport:
     """:func:`check_trajectories` on a ``levysde train`` run file (the last record's Lambda
-    weights the envelope). Raises ValueError for a bad file, variant or late_fraction."""
+    weights the envelope). Raises ValueError for a bad file, variant, late_fraction or n_groups (< 8)."""
     if variant not in ("gate", "jac"):
         raise ValueError(f"variant must be 'gate' or 'jac'; got {variant!r}")
     if not 0 < late_fraction <= 1:
         raise ValueError(f"late_fraction must be in (0, 1]; got {late_fraction!r}")
+    _check_n_groups(n_groups)
     run = load_run_arrays(path)
     zeta = np.asarray(run["zeta" if variant == "gate" else "zeta_jac"], dtype=float)
     lam = np.asarray(run["Lambda"], dtype=float) if "Lambda" in run else None

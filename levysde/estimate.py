@@ -451,7 +451,9 @@ def _ecf_fit(cos_g, cos2_g, n_g, xi, dt, start=None):
 ALPHA_RANGE = (0.05, 1.95)
 
 
-def edge_flags(alpha: float, lam: float, lam_se: float, log_lam_range, eta_g: float | None = None) -> tuple:
+def edge_flags(alpha: float, lam: float, lam_se: float, log_lam_range, eta_g: float | None = None, *,
+               alpha_se: float = float("nan"), eta_j: float = float("nan"),
+               eta_j_se: float = float("nan")) -> tuple:
     """Flags (alpha_flag, lam_flag), None when fine, for jump parameters the data do not identify
     (THEORY.md §8 (iii)).
 
@@ -463,6 +465,14 @@ def edge_flags(alpha: float, lam: float, lam_se: float, log_lam_range, eta_g: fl
     absorbed by the jumps, whose alpha then moves towards 2 to mimic it). Estimates with either
     flag get no standard error (:data:`NOT_IDENTIFIED`): a jackknife at a bound, or along a
     ridge of the fit, does not describe the estimator's sampling law.
+
+    With the jackknife errors given (``alpha_se``, ``eta_j_se``; NaN skips the test), alpha is
+    also "not identified" when ``alpha +- 2 alpha_se`` leaves ALPHA_RANGE (the estimator's law is
+    cut by the bound inside its own 95 % interval, so the normal approximation of the jackknife
+    fails there) or when ``eta_j <= 2 eta_j_se`` (the jump amplitude is not significantly
+    different from 0 at the two-sided 5 % level: the jump law's shape, alpha, is then not
+    measured). The constants mirror the plateau's rule (kappa_hat < 3 se: no error,
+    :func:`kappa_flag`); docs/calibration.md gives the reasoning.
     """
     l_flag = None
     lo_l, hi_l = log_lam_range
@@ -478,6 +488,12 @@ def edge_flags(alpha: float, lam: float, lam_se: float, log_lam_range, eta_g: fl
     elif eta_g is not None and not eta_g > 0:
         a_flag = ("not identified: eta_G_hat = 0 (at its bound): the Gaussian part is absorbed by the jumps, "
                   "which bias alpha_hat towards 2")
+    elif math.isfinite(eta_j_se) and not eta_j > 2 * eta_j_se:
+        a_flag = (f"not identified: eta_J_hat = {eta_j:.3g} +- {eta_j_se:.2g} is within 2 se of 0: the jumps "
+                  f"are not resolved, so their law (alpha) is not measured")
+    elif math.isfinite(alpha_se) and not ALPHA_RANGE[0] < alpha - 2 * alpha_se < alpha + 2 * alpha_se < ALPHA_RANGE[1]:
+        a_flag = (f"not identified: alpha_hat +- 2 se = [{alpha - 2 * alpha_se:.3g}, {alpha + 2 * alpha_se:.3g}] "
+                  f"leaves the fitted range {ALPHA_RANGE}")
     return a_flag, l_flag
 
 
@@ -595,7 +611,7 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
     else:
         loo = np.zeros((0, 4))
         se = np.full(4, np.nan)
-    alpha_flag, lam_flag = edge_flags(al, lm, float(se[3]), (lo_l, hi_l), eg)
+    alpha_flag, lam_flag = edge_flags(al, lm, se[3], (lo_l, hi_l), eg, alpha_se=se[2], eta_j=ej, eta_j_se=se[1])
     method = f"empirical characteristic function, {rs.size} increments, jackknife over {G} groups"
     return NoiseEstimate(Estimate(eg, float(se[0])), Estimate(ej, float(se[1])),
                          _with_se(Estimate(al), float(se[2]), alpha_flag),
@@ -759,7 +775,8 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fra
         drift = DriftEstimate(drift.edges, drift.centers, drift.F, drift.se, drift.count, kappa, drift.form)
         if noise.mode == "jumps":
             a_flag, l_flag = edge_flags(noise.alpha.value, noise.lam.value, se[4], noise.log_lam_range,
-                                        noise.eta_g.value)
+                                        noise.eta_g.value, alpha_se=se[3], eta_j=noise.eta_j.value,
+                                        eta_j_se=se[2])
             noise = NoiseEstimate(noise.eta_g, noise.eta_j, _with_se(noise.alpha, se[3], a_flag),
                                   _with_se(noise.lam, se[4], l_flag), noise.n_jumps, noise.n_gauss_expected,
                                   noise.u, noise.hill, noise.method.replace("groups", "neuron groups"),

@@ -25,3 +25,21 @@ def test_calibrate_check_quick_json():
     # one of each negative kind (transients, ballistic drift, frozen, too few neurons/records): none gets a phase
     assert d["false_positive_rate"] == 0.0, d["false_positives"]
     assert d["coverage_1sigma"]["kappa_hat"] is not None and d["coverage_1sigma"]["beta_tail"] is not None
+
+
+def test_coverage_skips_datasets_without_a_finite_truth():
+    """A positive whose true phase is collapsed has beta* = NaN: no truth to cover. It must not count as
+    a miss nor turn the mean standardized error into NaN; n says how many were counted."""
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import calibrate_check as cc
+
+    def row(est, se, truth):
+        return {"kind": "positive", "set": "s", "beta_tail": est, "beta_tail_se": se, "phase": None,
+                "phase_withheld": [], "truth": {"beta_tail": truth, "kappa_hat": 1.0, "alpha_hat": 1.0, "phase": "x"}}
+
+    rows = [row(1.0, 0.1, 1.05), row(1.0, 0.1, 1.15), row(1.0, 0.1, 1.3), row(1.0, 0.1, float("nan"))]
+    assert cc.coverage(rows, "beta_tail", 1) == (1 / 3, 3)          # |z| = 0.5, 1.5, 3 over the finite truths
+    assert cc.coverage(rows, "beta_tail", 2) == (2 / 3, 3)
+    s = cc.summarize(rows)
+    assert s["coverage_n"]["beta_tail"] == 3
+    assert s["mean_standardized_error"]["beta_tail"] == pytest.approx(-(0.5 + 1.5 + 3.0) / 3)

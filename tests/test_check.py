@@ -234,3 +234,141 @@ def test_beta_tail_error_counts_neurons_not_records():
     k_q = 200                                           # 10 % of the 2000 neurons
     assert rep.se == pytest.approx(rep.value / np.sqrt(k_q), rel=0.25)
     assert abs(rep.value - 0.8) < 4 * rep.se
+
+
+def _iid_tail_zeta(R, Q, seed, beta=0.8):
+    """zeta = -X with X ~ Exp(beta), independent over records and neurons: the left tail's rate is beta
+    and the delete-one-neuron jackknife error is beta/sqrt(k) (k exceedances; closed form)."""
+    return -np.random.default_rng(seed).exponential(1 / beta, size=(R, Q)), np.arange(float(R))
+
+
+@pytest.mark.parametrize("copy", ["tile", "repeat"])
+def test_duplicate_neurons_are_merged_and_counted_once(copy):
+    """issue 11 review: np.tile(z[:, :24], (1, 8)) passed the 32-neuron gate with a beta_tail error
+    sqrt(8) too small; np.repeat gave kappa +- 0. Exact copies are merged: the neuron gate sees 24,
+    and beta_tail's error is the closed form beta/sqrt(k) of the 24 distinct neurons."""
+    from levysde.check import check_trajectories
+
+    zeta, step = _iid_tail_zeta(200, 24, 3)
+    dup = np.tile(zeta, (1, 8)) if copy == "tile" else np.repeat(zeta, 8, axis=1)
+    rep = check_trajectories(dup, step, closing_loop=False, n_boot=20)
+    d = rep.as_json()
+    assert d["n_neurons"] == 24 and rep.gates["neurons"] is False and rep.phase is None
+    assert any("168 neuron(s) are exact copies" in n for n in d["notes"])
+    k = 0.1 * 100 * 24                                  # late half: 100 records, 10 % beyond u
+    assert d["beta_tail_se"] == pytest.approx(d["beta_tail"] / np.sqrt(k), rel=0.3)
+    assert abs(d["beta_tail"] - 0.8) < 3 * d["beta_tail_se"]
+    assert d["kappa_hat_se"] is None or d["kappa_hat_se"] > 0
+
+
+def test_clean_columns_keeps_the_envelope_and_masked_columns():
+    """Merged copies carry the sum of their Lambda weights (the envelope sum is unchanged); all-NaN
+    columns and a shared zeta are left alone."""
+    from levysde.check import clean_columns
+
+    z = np.array([[1.0, 2.0, 1.0, np.nan, np.nan, 3.0], [1.5, 2.5, 1.5, np.nan, np.nan, np.nan]])
+    w = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
+    zc, wc, notes = clean_columns(z, w)
+    assert zc.shape == (2, 5) and wc.tolist() == [5.0, 2.0, 8.0, 16.0, 32.0] and len(notes) == 1
+    lag = 3.0
+    env = lambda zz, ww: np.nansum(ww * np.exp(-lag * np.exp(zz[-1]))) / ww.sum()   # noqa: E731
+    assert env(zc, wc) == pytest.approx(env(z, w), rel=1e-14)
+    shared = np.tile(np.arange(5.0)[:, None], (1, 4))
+    assert clean_columns(shared)[0].shape == (5, 4)
+
+
+def test_infinite_cells_are_treated_like_nan_without_warnings():
+    """issue 11 review: one -inf cell gave "too few increments" and "no spread". It must give exactly the
+    report of the same data with NaN in that cell, with a note and no RuntimeWarning."""
+    import warnings
+
+    from levysde.check import check_trajectories
+
+    zeta, step = _iid_tail_zeta(120, 64, 5)
+    bad, nan = zeta.copy(), zeta.copy()
+    bad[100, 7], bad[110, 9] = -np.inf, np.inf
+    nan[100, 7] = nan[110, 9] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = check_trajectories(bad, step, closing_loop=False, n_boot=20).as_json()
+    b = check_trajectories(nan, step, closing_loop=False, n_boot=20).as_json()
+    assert any("2 infinite zeta value(s)" in n for n in a["notes"])
+    for key in ("kappa_hat", "kappa_hat_se", "eta_g_hat", "beta_tail", "beta_tail_se", "stationary"):
+        assert a[key] == b[key], key
+    assert a["beta_tail"] is not None and abs(a["beta_tail"] - 0.8) < 4 * a["beta_tail_se"]
+
+
+@pytest.mark.parametrize("g", [2, 3, 7])
+def test_n_groups_below_8_is_refused(g, tmp_path):
+    """issue 11 review: --n-groups 2 or 3 made the contracting transient 'stationary' (critical t 318 / 22)."""
+    from levysde.check import check_trajectories, stationarity_test
+
+    zeta, step = _iid_tail_zeta(40, 64, 1)
+    for call in (lambda: check_trajectories(zeta, step, n_groups=g, closing_loop=False),
+                 lambda: stationarity_test(zeta, step, n_groups=g)):
+        with pytest.raises(ValueError, match=r"n_groups.*\[8, inf\)"):
+            call()
+    p = run(str(tmp_path / "r.npz"), "--n-groups", str(g))
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "--n-groups" in p.stderr
+
+
+def test_phase_called_only_against_its_own_odds():
+    """The phase of the fitted parameters is called only when its own probability (draws with the
+    jackknife covariance) is the largest and >= 0.5; otherwise it is withheld with the probabilities."""
+    from levysde.check import CheckReport, _gates
+    from levysde.estimate import Estimate, Prediction
+
+    u = Estimate(float("nan"))
+    for probs, called in (({"broad": 0.34, "collapsed": 0.44, "concentrated": 0.22}, False),
+                          ({"broad": 0.45, "collapsed": 0.3, "concentrated": 0.25}, False),
+                          ({"broad": 0.5, "collapsed": 0.5}, True),
+                          ({"broad": 0.8, "concentrated": 0.2}, True), ({}, False)):
+        pred = Prediction(Estimate(0.7, 0.1), u, "broad", probs, 0.7, {})
+        rep = CheckReport("gate", None, pred, u, u, {}, {}, u, u)
+        _gates(rep, 100, 64)
+        assert rep.gates["phase_odds"] is called, probs
+        if not called:
+            assert any(w.startswith("phase odds") and "'broad'" in w for w in rep.withheld)
+
+
+def test_anticollapse_checker_hash_covers_every_module_the_check_imports():
+    """examples/anticollapse.py reuses cached check rows only when the checking code's hash matches: the hash
+    must cover every levysde module that check.py reaches through relative imports (module-level or lazy),
+    found here by walking the import statements (ast), independently of the example's list."""
+    import ast
+    import fnmatch
+    import importlib.util
+    import pathlib
+
+    import levysde
+
+    root = pathlib.Path(levysde.__file__).parent
+    spec = importlib.util.spec_from_file_location("anticollapse_ex", root.parent / "examples" / "anticollapse.py")
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    seen, todo = set(), [root / "check.py"]
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level >= 1:
+                base = f.parent if node.level == 1 else f.parent.parent
+                names = [node.module] if node.module else [a.name for a in node.names]
+                for n in names:
+                    p = base.joinpath(*n.split("."))
+                    todo += sorted(p.glob("*.py")) if p.is_dir() else ([p.with_suffix(".py")]
+                                                                       if p.with_suffix(".py").exists() else [])
+    reached = {f.relative_to(root).as_posix() for f in seen}
+    assert {"check.py", "estimate.py", "tails.py", "theory.py", "simulation/_kernels.py"} <= reached
+    missing = [r for r in reached if not any(fnmatch.fnmatch(r, pat) for pat in ex.CHECKER_MODULES)]
+    assert not missing, missing
+
+
+def test_check_help_says_what_the_flags_do():
+    """--seed seeds the phase-probability draws (no bootstrap); --no-simulate drops the closing_loop gate."""
+    p = run("--help")
+    text = " ".join(p.stdout.split())
+    assert p.returncode == 0 and "bootstrap" not in text
+    assert "closing_loop gate" in text and "not applied" in text and "at least 8" in text

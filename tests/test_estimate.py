@@ -167,6 +167,28 @@ def test_alpha_not_identified_when_lam_unresolved_or_eta_g_at_zero():
     assert edge_flags(0.05, 2.0, 0.5, rng_l, 0.1)[0].startswith("at the edge")
 
 
+def test_jump_law_not_identified_when_eta_j_unresolved_or_alpha_interval_leaves_the_range():
+    """issue 11 review: alpha_hat 0.22 +- 0.45 with eta_J_hat 13.9 +- 52 got a phase. The rule: the
+    jump law is identified only when eta_J_hat > 2 se and alpha_hat +- 2 se lies inside ALPHA_RANGE."""
+    from levysde.estimate import ALPHA_RANGE, edge_flags
+
+    rng_l = (math.log(0.01), math.log(1e3))
+    kw = dict(alpha_se=0.2, eta_j=3.0, eta_j_se=0.5)
+    assert edge_flags(1.0, 2.0, 0.5, rng_l, 0.1, **kw) == (None, None)
+    a, lf = edge_flags(0.2176, 2.0, 0.5, rng_l, 0.1, alpha_se=0.45, eta_j=13.87, eta_j_se=52.0)
+    assert lf is None and a.startswith("not identified") and "eta_J" in a
+    a, _ = edge_flags(1.0, 2.0, 0.5, rng_l, 0.1, alpha_se=0.2, eta_j=1.0, eta_j_se=0.5)    # eta_J exactly 2 se
+    assert a.startswith("not identified")
+    lo, hi = ALPHA_RANGE
+    for alpha, se in ((0.32, 1.21), (lo + 0.1, 0.051), (hi - 0.1, 0.051)):           # interval crosses an end
+        a, _ = edge_flags(alpha, 2.0, 0.5, rng_l, 0.1, alpha_se=se, eta_j=3.0, eta_j_se=0.5)
+        assert a.startswith("not identified") and "leaves the fitted range" in a, (alpha, se)
+    for alpha, se in ((lo + 0.1, 0.049), (hi - 0.1, 0.049)):                         # just inside
+        assert edge_flags(alpha, 2.0, 0.5, rng_l, 0.1, alpha_se=se, eta_j=3.0, eta_j_se=0.5)[0] is None
+    # NaN errors skip the tests (the gate then fails on the missing error instead)
+    assert edge_flags(0.3, 2.0, 0.5, rng_l, 0.1)[0] is None
+
+
 def _euler_saturating(Q, R, seed, kappa=1.0, width=1.0, eta_g=1.0, dt=0.1, burn=300):
     """Euler chain dZ = kappa tanh(-Z/width) dt + sqrt(2 eta_G dt) N(0,1) (neurons independent):
     E[dZ | Z]/dt is exactly the saturating drift, so kappa is known without approximation."""

@@ -22,10 +22,15 @@ def add_parser(sub):
                    help="last fraction of the records used as the stationary part (default 0.5)")
     p.add_argument("--n-boot", type=integer(10, 100000), default=400,
                    help="normal draws (jackknife covariance) for the phase probabilities (default 400)")
-    p.add_argument("--n-groups", type=integer(2, 1000), default=16,
-                   help="neuron groups of the jackknife behind every standard error (default 16)")
-    p.add_argument("--seed", type=integer(0), default=0, help="seed of the bootstrap and simulation")
-    p.add_argument("--no-simulate", action="store_true", help="skip the closing-loop simulation")
+    p.add_argument("--n-groups", type=integer(8, 1000), default=16,
+                   help="neuron groups of the jackknife behind the errors of kappa, eta_G, eta_J, alpha, lam, "
+                        "beta_envelope and the stationarity test (beta_tail: delete one neuron; default 16, "
+                        "at least 8)")
+    p.add_argument("--seed", type=integer(0), default=0,
+                   help="seed of the phase-probability draws and of the closing-loop simulation")
+    p.add_argument("--no-simulate", action="store_true",
+                   help="skip the closing-loop simulation; the closing_loop gate (KS distance) is then not "
+                        "applied, so a phase may be called without it")
     p.add_argument("--plot", metavar="FILE.png",
                    help="4-panel figure (.png, .pdf or .svg; .png added to a name without a suffix); refuses an existing file unless --force")
     p.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
