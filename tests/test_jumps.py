@@ -151,3 +151,27 @@ def test_window_jumps_uniform_over_the_steps():
     x, y = inc[:, :-1].ravel(), inc[:, 1:].ravel()
     r = np.corrcoef(x, y)[0, 1]
     assert abs(r) < 4.5 / math.sqrt(x.size)
+
+
+@pytest.mark.parametrize("kappa,gamma", [(1.0, 1.0), (2.0, 7.0), (1e-3, 1.0), (1e20, 1.0)])
+def test_saturating_drift_relative_accuracy(kappa, gamma):
+    """The compiled saturating drift kappa tanh(gamma (z0 - x)/kappa) against mpmath, relative
+    error <= 4 ulp, also for tiny arguments (kappa = 1e20: the drift is gamma (z0 - x); the
+    exp form alone would give 0 there) and across the switch at |y| = 0.1."""
+    from levysde.simulation._kernels import _drift_value
+
+    @njit(error_model="numpy")
+    def drift(x, out):
+        for i in range(x.size):
+            out[i] = _drift_value(K.DRIFT_SATURATING, x[i], kappa, gamma / kappa, 0.25, x, x)
+
+    rng = np.random.default_rng(3)
+    x = 0.25 + np.concatenate([rng.normal(0, 3, 3000), rng.normal(0, 1e-9, 300),
+                               np.linspace(-0.3, 0.3, 1201) * kappa / gamma])
+    out = np.empty_like(x)
+    drift(x, out)
+    mp.mp.prec = 100
+    ref = np.array([float(kappa * mp.tanh(mp.mpf(gamma) / kappa * (mp.mpf(0.25) - mp.mpf(float(v)))))
+                    for v in x])
+    keep = ref != 0
+    assert np.max(np.abs(out[keep] - ref[keep]) / np.abs(ref[keep])) <= 4 * ULP

@@ -21,12 +21,20 @@ def make_drift(exp):
         DRIFT_OU (d1 = gamma, d2 = z0), DRIFT_TABULATED (grid, vals: linear interpolation,
         constant extrapolation; binary search)."""
         if kind == DRIFT_SATURATING:
-            # kappa tanh(y) as kappa sign(y) (1 - e)/(1 + e), e = exp(-2|y|): faster than libm tanh,
-            # absolute error ~1e-16 kappa. For 2|y| >= 40, e < 4.3e-18 and t is 1.0 exactly, so
-            # the argument is cut there (no subnormal or underflowing arithmetic, which is slow)
+            # kappa tanh(y), y = (gamma/kappa)(z0 - x), branch-free: for |y| >= 0.1 as
+            # sign(y) (1 - e)/(1 + e), e = exp(-2|y|) (1 - e loses under one digit there; for
+            # 2|y| >= 40, e < 4.3e-18 and t is 1.0 exactly, so the argument is cut there: no
+            # subnormal arithmetic, which is slow); for |y| < 0.1 by tanh's Taylor series to
+            # y^15 (next term < 6e-20 |y|), so that kappa tanh(y) -> gamma (z0 - x) stays exact
+            # relative to itself however large kappa is (1 - e would cancel to 0)
             y = d1 * (d2 - x)
-            e = exp(max(-2.0 * abs(y), -40.0))
-            t = (1.0 - e) / (1.0 + e)
+            a = abs(y)
+            e = exp(max(-2.0 * a, -40.0))
+            z = a * a
+            small = a * (1.0 + z * (-1.0 / 3.0 + z * (2.0 / 15.0 + z * (-17.0 / 315.0 + z * (
+                62.0 / 2835.0 + z * (-1382.0 / 155925.0 + z * (21844.0 / 6081075.0 + z * (
+                    -929569.0 / 638512875.0))))))))
+            t = small if a < 0.1 else (1.0 - e) / (1.0 + e)
             return d0 * (t if y >= 0.0 else -t)
         if kind == DRIFT_OU:
             return -d1 * (x - d2)
