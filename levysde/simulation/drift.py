@@ -19,8 +19,25 @@ from ._kernels import DRIFT_OU, DRIFT_SATURATING, DRIFT_TABULATED
 __all__ = ["SaturatingDrift", "OUDrift", "TabulatedDrift"]
 
 
+class _Centred:
+    """What the drifts with parameters (gamma, z0) share: the equilibrium z0, the slope gamma
+    at it (|F'|, which sets the Euler stability bound dt < 2/slope) and their meta()."""
+
+    @property
+    def equilibrium(self) -> float:
+        return self.z0
+
+    @property
+    def slope(self) -> float:
+        """|F'| at the equilibrium (sets the Euler stability bound dt < 2/slope)."""
+        return self.gamma
+
+    def meta(self) -> dict:
+        return {"drift": self.name, "kappa": self.plateau, "gamma": self.gamma, "z0": self.z0}
+
+
 @dataclass(frozen=True)
-class SaturatingDrift:
+class SaturatingDrift(_Centred):
     """``F(z) = kappa tanh(gamma (z0 - z)/kappa)`` (THEORY.md §3).
 
     Linear ``-gamma (z - z0)`` near z0, plateau +kappa on the far left, -kappa on
@@ -47,24 +64,12 @@ class SaturatingDrift:
         """kappa: the limit of F at zeta -> -inf (the kappa of THEORY.md §4)."""
         return self.kappa
 
-    @property
-    def equilibrium(self) -> float:
-        return self.z0
-
-    @property
-    def slope(self) -> float:
-        """|F'| at the equilibrium (sets the Euler stability bound dt < 2/slope)."""
-        return self.gamma
-
     def _kernel_args(self):
         return DRIFT_SATURATING, np.array([self.kappa, self.gamma / self.kappa, self.z0]), np.zeros(1), np.zeros(1)
 
-    def meta(self) -> dict:
-        return {"drift": self.name, "kappa": self.kappa, "gamma": self.gamma, "z0": self.z0}
-
 
 @dataclass(frozen=True)
-class OUDrift:
+class OUDrift(_Centred):
     """Ornstein-Uhlenbeck ``F(z) = -gamma (z - z0)`` (THEORY.md §3): no plateau
     (the structural collapsed control). gamma, z0 finite. gamma <= 0 (no restoring or a repulsive
     drift) is accepted as a function, but :func:`levysde.simulation.simulate` refuses it
@@ -83,19 +88,8 @@ class OUDrift:
 
     plateau = None
 
-    @property
-    def equilibrium(self) -> float:
-        return self.z0
-
-    @property
-    def slope(self) -> float:
-        return self.gamma
-
     def _kernel_args(self):
         return DRIFT_OU, np.array([0.0, self.gamma, self.z0]), np.zeros(1), np.zeros(1)
-
-    def meta(self) -> dict:
-        return {"drift": self.name, "kappa": None, "gamma": self.gamma, "z0": self.z0}
 
 
 class TabulatedDrift:
