@@ -47,6 +47,13 @@ PARAM_SETS = {
     "conc_a1.2_k2": dict(eta_j=4.0, eta_g=0.2, alpha=1.2, lam=2.5, kappa=2.0, gamma=2.0),
     "conc_a1.0_k0.5": dict(eta_j=1.0, eta_g=0.2, alpha=1.0, lam=3.0, kappa=0.5, gamma=0.5),
 }
+#: jump-dominated sets (small eta_G): alpha is identified at the larger sizes of real runs (block "alpha")
+ALPHA_SETS = {
+    "jumps_a0.8": dict(eta_j=3.0, eta_g=0.1, alpha=0.8, lam=1.0, kappa=1.0, gamma=1.0),
+    "jumps_a1.2": dict(eta_j=3.0, eta_g=0.05, alpha=1.2, lam=1.0, kappa=1.0, gamma=1.0),
+    "jumps_a1.0_conc": dict(eta_j=3.0, eta_g=0.05, alpha=1.0, lam=2.0, kappa=1.0, gamma=1.0),
+}
+PARAM_SETS.update(ALPHA_SETS)
 SIZES_H = (64, 128, 256, 512, 1024)
 SIZES_R = (50, 100, 200)
 DT_REC = 0.1            # SDE time between records
@@ -59,6 +66,9 @@ NEGATIVES = {           # kind -> number of datasets in the full study (80 in al
 COVERAGE_KEYS = ("kappa_hat", "alpha_hat", "beta_tail")
 #: positives per parameter set added to the 200 datasets of issue 11 (fresh seeds, after the negatives)
 EXTRA_POSITIVES = 24
+#: positives per ALPHA_SETS set (block "alpha", seeds after the extra block), at H x R in ALPHA_SIZES
+ALPHA_POSITIVES = 24
+ALPHA_SIZES = ((256, 512, 1024), (100, 200))
 
 
 def _sde(p, H, R, seed, *, z_init=None, burn_in=BURN_IN):
@@ -107,13 +117,14 @@ def make_dataset(spec):
     raise ValueError(f"unknown dataset kind {kind!r}")
 
 
-def _positives(names, n_pos, seed, quick, block):
-    """n_pos stationary SDE datasets per parameter set, seeds from ``seed`` on."""
+def _positives(names, n_pos, seed, quick, block, sizes=(SIZES_H, SIZES_R)):
+    """n_pos stationary SDE datasets per parameter set, seeds from ``seed`` on, cycling through
+    the sizes (H first, then R)."""
+    hs, rs = sizes
     out = []
     for name in names:
         for i in range(n_pos):
-            H = (64, 128)[i % 2] if quick else SIZES_H[i % 5]
-            R = (50, 100)[i % 2] if quick else SIZES_R[(i // 5) % 3]
+            H, R = ((64, 128)[i % 2], (50, 100)[i % 2]) if quick else (hs[i % len(hs)], rs[(i // len(hs)) % len(rs)])
             out.append({"kind": "positive", "set": name, "seed": seed, "H": H, "R": R, "block": block})
             seed += 1
     return out
@@ -126,12 +137,13 @@ def specs(quick: bool) -> list:
     and EXTRA_POSITIVES more positives per parameter set with fresh seeds (block "extra"),
     so that a coverage is measured to about +-0.03 rather than +-0.045 (docs/calibration.md).
     """
-    out = _positives(PARAM_SETS if not quick else ("broad_a0.8", "conc_a1.5", "broad_a1.5"),
+    issue_sets = [n for n in PARAM_SETS if n not in ALPHA_SETS]
+    out = _positives(issue_sets if not quick else ("broad_a0.8", "conc_a1.5", "broad_a1.5"),
                      2 if quick else 24, 1000, quick, "original")
     seed = 1000 + len(out)
     counts = {k: 1 for k in ("contracting", "expanding", "ballistic", "frozen", "few_neurons", "few_records")} \
         if quick else NEGATIVES
-    names = list(PARAM_SETS)
+    names = issue_sets
     for kind, n in counts.items():
         for i in range(n):
             H = (64, 128, 256, 512, 1024)[i % 5] if not quick else 64
@@ -149,7 +161,9 @@ def specs(quick: bool) -> list:
             out.append(dict(sp, block="original"))
             seed += 1
     if not quick:
-        out += _positives(PARAM_SETS, EXTRA_POSITIVES, seed, quick, "extra")
+        out += _positives(issue_sets, EXTRA_POSITIVES, seed, quick, "extra")
+        out += _positives(ALPHA_SETS, ALPHA_POSITIVES, seed + len(issue_sets) * EXTRA_POSITIVES, quick, "alpha",
+                          ALPHA_SIZES)
     return out
 
 
@@ -169,7 +183,7 @@ def run_one(spec) -> dict:
     row.update({k: d.get(k) for k in ("kappa_hat", "kappa_hat_se", "kappa_hat_log_se", "kappa_hat_flag", "alpha_hat",
                                       "alpha_hat_se", "alpha_hat_flag", "beta_tail", "beta_tail_se", "beta_tail_flag",
                                       "eta_j_hat", "eta_j_hat_se", "beta_theory", "beta_theory_se", "phase",
-                                      "stationary", "ks_distance", "phase_withheld")})
+                                      "stationary", "ks_distance", "phase_withheld", "phase_probabilities")})
     if spec["kind"] == "positive":
         p = PARAM_SETS[spec["set"]]
         r = levysde.classify(p["eta_j"], eta_g=p["eta_g"], kappa=p["kappa"], alpha=p["alpha"], lam=p["lam"])
@@ -238,7 +252,7 @@ def summarize(rows) -> dict:
         for m in (1, 2):
             c, n = coverage(rows, k, m)
             out["coverage_ci95"][k][f"{m}sigma"] = wilson(round(c * n), n) if n else None
-    for block in ("original", "extra"):
+    for block in ("original", "extra", "alpha"):
         sub = [r for r in rows if r.get("block") == block]
         if any(r["kind"] == "positive" for r in sub):
             out[f"coverage_{block}"] = {k: [coverage(sub, k, 1)[0], coverage(sub, k, 2)[0], coverage(sub, k, 1)[1]]

@@ -244,3 +244,46 @@ def test_predict_without_error_when_a_replicate_has_no_plateau():
     ok = predict(fit, n_boot=50, seed=0)
     assert pred.beta.value == ok.beta.value and math.isfinite(ok.beta.se)
     assert math.isnan(pred.beta.se) and "no restoring plateau" in pred.beta.flag
+
+
+def test_ecf_model_se_is_the_fits_sampling_spread():
+    """ecf_model_se (the sandwich of the characteristic-function fit) against the actual spread of
+    the fit over 40 independent exact-law samples (Monte Carlo truth). With 40 samples a standard
+    deviation has a relative standard error of 1/sqrt(78) = 0.11: alpha and lam must agree within
+    3 of them (0.35); eta_G and eta_J have skewed laws (a bound at 0, a long right tail), so their
+    robust spread (IQR / 1.349, relative error ~0.17) is compared within 0.5."""
+    from scipy import stats
+
+    from levysde.simulation import sample_increments
+
+    dt, truth = 0.1, dict(alpha=0.8, lam=1.0, eta_j=3.0, eta_g=0.1)
+    eps = 0.02 * (truth["eta_j"] * dt) ** (1 / truth["alpha"])       # exact law (docs/simulate.md "Bias")
+    fits, model = [], []
+    for seed in range(40):
+        x = sample_increments(20_000, dt, seed=seed, eps=eps, **truth)
+        n = estimate_noise(x, dt, errors=False)
+        fits.append([n.eta_g.value, n.eta_j.value, n.alpha.value, n.lam.value])
+        model.append(n.model_se)
+    fits, model = np.array(fits), np.nanmedian(np.array(model), axis=0)
+    assert np.all(np.isfinite(model)) and np.all(model > 0)
+    sd = fits.std(axis=0, ddof=1)
+    assert abs(sd[2] / model[2] - 1) < 0.35 and abs(sd[3] / model[3] - 1) < 0.35, (sd, model)
+    robust = stats.iqr(fits, axis=0) / 1.349
+    assert np.all(np.abs(robust[:2] / model[:2] - 1) < 0.5), (robust, model)
+
+
+def test_floor_se_and_floored_replicates():
+    """The reported jump-fit error is max(jackknife, model); a NaN jackknife stays NaN; the floored
+    replicates have exactly the floored jackknife error and keep the replicates' correlations."""
+    from levysde.estimate import floor_se, floored_replicates, jackknife_se
+
+    out = floor_se([0.1, 0.5, np.nan, 0.2], [0.3, 0.2, 0.4, np.nan])
+    assert np.allclose(out[[0, 1, 3]], [0.3, 0.5, 0.2]) and math.isnan(out[2])
+    rng = np.random.default_rng(3)
+    reps = rng.normal(size=(16, 5)) * 0.01 + np.array([1.0, 0.2, 3.0, 0.8, 1.0])
+    model = np.array([10 * jackknife_se(reps[:, 1]), 0.5 * jackknife_se(reps[:, 2]), np.nan, 0.0])
+    f = floored_replicates(reps, model)
+    assert math.isclose(jackknife_se(f[:, 1]), model[0], rel_tol=1e-12)
+    assert np.array_equal(f[:, [0, 2, 3, 4]], reps[:, [0, 2, 3, 4]])
+    assert math.isclose(np.corrcoef(f[:, 1], f[:, 2])[0, 1], np.corrcoef(reps[:, 1], reps[:, 2])[0, 1])
+    assert math.isclose(f[:, 1].mean(), reps[:, 1].mean())
