@@ -21,7 +21,8 @@ estimator.
     python benchmarks/calibrate_check.py [--quick] [--json] [--workers 2] [--out rows.jsonl]
 
 ``--quick`` (CI, a few seconds: 3 s on an idle core): 12 small datasets. The full study: the 200 datasets of issue 11
-plus 120 more positives with fresh seeds (320 in all; ``coverage_original`` gives the 200 alone).
+plus 120 more positives with fresh seeds (block "extra") and 72 jump-dominated positives where alpha is
+identified (block "alpha"): 392 in all; ``coverage_original`` gives the 200 alone.
 Every dataset has its own seed: results do not depend on --workers.
 """
 from __future__ import annotations
@@ -135,7 +136,9 @@ def specs(quick: bool) -> list:
 
     Full study: the 200 datasets of issue 11 (block "original": 120 positives, 80 negatives)
     and EXTRA_POSITIVES more positives per parameter set with fresh seeds (block "extra"),
-    so that a coverage is measured to about +-0.03 rather than +-0.045 (docs/calibration.md).
+    so that a coverage is measured to about +-0.03 rather than +-0.045, and ALPHA_POSITIVES per
+    ALPHA_SETS set (block "alpha"), where alpha is identified, so that its coverage can be
+    measured at all (docs/calibration.md).
     """
     issue_sets = [n for n in PARAM_SETS if n not in ALPHA_SETS]
     out = _positives(issue_sets if not quick else ("broad_a0.8", "conc_a1.5", "broad_a1.5"),

@@ -43,3 +43,18 @@ def test_coverage_skips_datasets_without_a_finite_truth():
     s = cc.summarize(rows)
     assert s["coverage_n"]["beta_tail"] == 3
     assert s["mean_standardized_error"]["beta_tail"] == pytest.approx(-(0.5 + 1.5 + 3.0) / 3)
+
+
+def test_full_study_design():
+    """392 datasets: the 200 of issue 11, 120 extra positives, 72 jump-dominated positives (sizes of
+    real runs: H 64-1024, R 50-200 for positives), every dataset with its own seed."""
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import calibrate_check as cc
+
+    sp = cc.specs(False)
+    blocks = [s["block"] for s in sp]
+    assert (blocks.count("original"), blocks.count("extra"), blocks.count("alpha")) == (200, 120, 72)
+    assert len({s["seed"] for s in sp}) == len(sp)
+    pos = [s for s in sp if s["kind"] == "positive"]
+    assert all(64 <= s["H"] <= 1024 and 50 <= s["R"] <= 200 for s in pos)
+    assert {s["set"] for s in sp if s["block"] == "original"} == set(cc.PARAM_SETS) - set(cc.ALPHA_SETS)
