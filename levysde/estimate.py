@@ -453,6 +453,21 @@ def _ecf_fit(cos_g, cos2_g, n_g, xi, dt, start=None):
     return (*theta, float(obj), (lo_l, hi_l), ecf_model_se(theta, xi, sw * sw, dt, n))
 
 
+def _ecf_jackknife(cos_g, cos2_g, n_g, xi, dt, start) -> np.ndarray:
+    """(G, 4) leave-one-group-out (eta_g, eta_j, alpha, lam) of :func:`_ecf_fit`, each started from
+    the full fit ``start`` = (alpha, log lam); a replicate that cannot be fitted is NaN (its error
+    is then NaN, never a silent partial one)."""
+    G = n_g.size
+    loo = np.full((G, 4), np.nan)
+    for g in range(G):
+        keep = np.arange(G) != g
+        try:
+            loo[g] = _ecf_fit(cos_g[keep], cos2_g[keep], n_g[keep], xi, dt, start=start)[:4]
+        except ValueError:
+            pass
+    return loo
+
+
 def ecf_model_se(theta, xi, weights, dt, n) -> np.ndarray:
     """Asymptotic standard errors of the characteristic-function fit for n independent increments.
 
@@ -664,19 +679,9 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
         cos2_g[:, j] = np.bincount(lab, weights=np.cos(2 * x * rs), minlength=G)
     n_g = np.bincount(lab, minlength=G).astype(float)
     eg, ej, al, lm, _, (lo_l, hi_l), model_se = _ecf_fit(cos_g, cos2_g, n_g, xi, dt_mean, start=start)
-    if G >= 2 and errors:
-        loo = np.full((G, 4), np.nan)
-        for g in range(G):
-            keep = np.arange(G) != g
-            try:
-                loo[g] = _ecf_fit(cos_g[keep], cos2_g[keep], n_g[keep], xi, dt_mean,
-                                  start=(al, math.log(max(lm, 1e-300))))[:4]
-            except ValueError:
-                pass                            # a failed replicate leaves that error NaN
-        se = floor_se(np.array([jackknife_se(loo[:, i]) for i in range(4)]), model_se)
-    else:
-        loo = np.zeros((0, 4))
-        se = np.full(4, np.nan)
+    loo = _ecf_jackknife(cos_g, cos2_g, n_g, xi, dt_mean, (al, math.log(max(lm, 1e-300)))) \
+        if G >= 2 and errors else np.zeros((0, 4))
+    se = floor_se([jackknife_se(loo[:, i]) for i in range(4)], model_se) if loo.shape[0] else np.full(4, np.nan)
     alpha_flag, lam_flag = edge_flags(al, lm, se[3], (lo_l, hi_l), eg, alpha_se=se[2], eta_j=ej, eta_j_se=se[1])
     method = (f"empirical characteristic function, {rs.size} increments, jackknife over {G} groups, "
               f"floored at the model-based asymptotic error")
