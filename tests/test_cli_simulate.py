@@ -201,3 +201,21 @@ def test_threshold_dependence_flags_a_tail_not_yet_exponential():
     assert any(n.startswith("beta_hat depends on the threshold") for n in d["notes"]), d["notes"]
     p = cli("--eta-j", "3", *SMALL, "--json")
     assert not any("depends on the threshold" in n for n in json.loads(p.stdout)["notes"])
+
+
+def test_cli_threshold_is_a_depth_and_both_conventions_are_printed():
+    """--threshold is a depth beyond the equilibrium z0; the tail is X > u of X = -zeta, whose
+    equilibrium is X = -z0, so u = depth - z0 (z0 = 2, depth 3: u = 1). The JSON and the text
+    name both, and every scan entry's depth - u is z0."""
+    args = ["--eta-j", "3", "--z0", "2", "--threshold", "3", *SMALL]
+    p = cli(*args, "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["threshold_depth"] == 3.0 and d["threshold_u"] == pytest.approx(1.0, abs=1e-12)
+    assert d["equilibrium"] == 2.0
+    assert d["scan"] and all(e["depth"] - e["u"] == pytest.approx(2.0, abs=1e-9) for e in d["scan"])
+    assert d["scan"][0]["depth"] == 0.5                              # the scan starts 0.5 deep
+    text = cli(*args).stdout
+    assert "u = 1 = depth 3 (--threshold)" in text and "beyond the equilibrium X = -2" in text
+    help_text = " ".join(cli("--help").stdout.split())
+    assert "u = DEPTH - z0" in help_text

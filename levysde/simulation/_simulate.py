@@ -459,8 +459,9 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     z_init : initial state(s), default the drift's equilibrium.
     traj_particles, traj_every : keep every ``traj_every``-th step (default 100) of the first
         ``traj_particles`` paths; ``traj_every`` without trajectories is a ValueError.
-    threshold_u : default tail threshold on X = -zeta, relative to -zeq (stored in meta), in (0, H)
-        with H the histogram half-width (SimulationInputError naming threshold_u otherwise); default
+    threshold_u : default tail threshold on X = -zeta as a depth beyond the equilibrium zeq (the tail
+        X > -zeq + threshold_u; ``meta["threshold_u"]`` stores that absolute u, the default of
+        :meth:`SimulationResult.tail`), in (0, H) with H the histogram half-width (SimulationInputError naming threshold_u otherwise); default
         :func:`levysde.simulation.bias.default_threshold`: 3, or deeper where the drift is not
         yet saturated at 3 (predicted bias above 0.2 % of beta*).
     progress : show a tqdm bar on stderr.
