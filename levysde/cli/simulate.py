@@ -20,7 +20,7 @@ def add_parser(sub):
     g.add_argument("--drift", choices=("saturating", "ou"), default="saturating",
                    help="saturating kappa tanh(gamma (z0 - z)/kappa) or Ornstein-Uhlenbeck "
                         "-gamma (z - z0) (default %(default)s)")
-    g.add_argument("--gamma", type=real(), default=1.0,
+    g.add_argument("--gamma", type=real(allowed="(0, inf)"), default=1.0,
                    help="drift slope at the equilibrium, > 0 (default "
                         "%(default)s). --dt must satisfy gamma*dt <= 0.5")
     g.add_argument("--z0", type=real(), default=0.0, help="equilibrium (default %(default)s)")
