@@ -349,6 +349,9 @@ def test_learnability_lags_with_f_func_conflict():
     (["--delay", "3"], "--delay"),
     (["--task", "delay", "--kernel", "5"], "--kernel"),
     (["--inject-target", "gate"], "--inject-target"),
+    (["--n-mem", "3"], "--n-mem"),
+    (["--task", "delay", "--mem-lag-max", "50"], "--mem-lag-max"),
+    (["--mem-gamma", "0.5"], "--mem-gamma"),
 ])
 def test_train_flags_that_do_not_apply_are_refused(tmp_path, capsys, args, flag):
     pytest.importorskip("torch")

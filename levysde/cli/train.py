@@ -159,6 +159,7 @@ _INAPPLICABLE = (
      "unless --model constgate --init default"),
     (lambda f: f["task"] != "delay", ("delay",), "without --task delay"),
     (lambda f: f["task"] != "powerlaw", ("power", "kernel"), "without --task powerlaw"),
+    (lambda f: f["task"] != "longmem", ("n_mem", "mem_lag_max", "mem_gamma"), "without --task longmem"),
     (lambda f: f.get("inject_alpha") is None, ("inject_target",), "without --inject-alpha"),
 )
 
