@@ -73,7 +73,7 @@ def test_bad_values_are_one_line_naming_the_range_and_the_range_is_true(capsys, 
     if allowed == "a finite real number":
         assert accepted("-1e300") and accepted("1e300") and accepted("0")
         return
-    m = re.fullmatch(r"an integer( >= (-?\d+)| <= (-?\d+)| in \[(-?\d+), (-?\d+)\])?", allowed)
+    m = re.fullmatch(r"an integer( >= (-?\d+)| <= (-?\d+)| in \[(-?\d+), (-?\d+)\])?( \(.+\))?", allowed)
     if m:
         lo = m.group(2) or m.group(4)
         hi = m.group(3) or m.group(5)

@@ -109,8 +109,7 @@ def fail(message: str, status: int = 2):
 
 
 def allowed_range(lo=None, hi=None, *, lo_open=False, hi_open=False, kind="real") -> str:
-    """The allowed values of a numeric flag in words, for its one-line error: "a finite real
-    number", "an integer >= 0", "(0, inf)", "[2, 4096]"... An infinite end is always open."""
+    """A flag's allowed values in words: "a finite real number", "an integer >= 0", "(0, inf)"..."""
     if kind == "integer":
         return "an integer" + ("" if lo is None and hi is None else f" <= {hi}" if lo is None
                                else f" >= {lo}" if hi is None else f" in [{lo}, {hi}]")
@@ -145,9 +144,9 @@ def real(lo: float | None = None, hi: float | None = None, *,
     return parse
 
 
-def integer(lo: int | None = None, hi: int | None = None):
-    """argparse type: an integer in [lo, hi] (decimal digits, as ``int`` reads them)."""
-    rng = allowed_range(lo, hi, kind="integer")
+def integer(lo: int | None = None, hi: int | None = None, why: str = ""):
+    """argparse type: an integer in [lo, hi]; ``why`` (the reason for a bound) ends the error."""
+    rng = allowed_range(lo, hi, kind="integer") + (f" ({why})" if why else "")
 
     def parse(text: str) -> int:
         try:

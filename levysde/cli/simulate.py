@@ -7,6 +7,11 @@ from ._common import (UsageError, add_model_args, check_output, image_output, in
                       print_json, real, reject_flags, same_file)
 
 
+#: why --groups >= 8 (levysde.check.MIN_GROUPS; docs/simulate.md, "Groups")
+GROUPS_WHY = ("the jackknife error over G groups has G - 1 degrees of freedom; its 95 % t factor is "
+              "12.7 for 2 groups, 2.36 for 8: docs/simulate.md")
+
+
 def add_parser(sub):
     p = sub.add_parser(
         "simulate",
@@ -39,8 +44,9 @@ def add_parser(sub):
                         "times (eta_J dt)^(1/alpha), the largest whose bias beta_model - beta* is "
                         "<= 2.5e-4 beta*; printed with the result); the expected big jumps per "
                         "particle-step Lambda_eps*dt must be <= 1e3")
-    s.add_argument("--groups", type=integer(2, 4096), default=64,
-                   help="independent particle groups for jackknife errors (default %(default)s)")
+    s.add_argument("--groups", type=integer(8, 4096, why=GROUPS_WHY), default=64,
+                   help="independent particle groups for jackknife errors, >= 8 like levysde check's "
+                        "--n-groups (default %(default)s)")
     s.add_argument("--backend", choices=("cpu", "cuda"), default="cpu",
                    help="cpu: Numba on all host cores; cuda: an NVIDIA GPU through numba-cuda "
                         "(pip install 'levysde[gpu]'; docs/simulate.md) (default %(default)s)")

@@ -451,7 +451,9 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
         bits for any thread count.
     eps : jump cut > 0, default :func:`levysde.simulation.scheme.simulation_eps` (1, 1.5 or 2 times
         :func:`default_eps`: the largest whose bias beta_model - beta* is <= 2.5e-4 beta*).
-    n_groups : independent particle groups for jackknife errors (<= particles).
+    n_groups : independent particle groups for jackknife errors, in [1, particles]; the
+        jackknife error over G groups has G - 1 degrees of freedom, so use at least 8 when the
+        errors matter (``levysde simulate --groups`` refuses fewer; docs/simulate.md).
     bin_width, hist_halfwidth : histogram of zeta on [zeq - H, zeq + H] with bins
         of ``bin_width`` (H default: max(25, 45/tail rate) capped at 400; rounded so
         that zeq is an edge).
