@@ -15,20 +15,25 @@ Quick use::
 """
 import sys as _sys
 
-from .levy import c_alpha, char_exponent, cumulant, cumulant4, psi, psi_adjoint, variance
-from .params import DEFAULTS, SDEParams
-from .theory import (CRITICAL_TOL, PHASES, PhaseResult, beta_star, classify, eta_j_critical,
-                     eta_j_star, phi, tail_rate)
-from .tauberian import classify_decay, envelope, tauberian_prediction
-from .learnability import kappa_alpha, learnability_window, window_scaling_law
-# simulation and tail estimation (THEORY.md §7, §8). levysde.simulate is the function
-# levysde.simulation.simulate; it also answers the names of the former module levysde.simulate
-# (deprecated, one release), which is why it is registered in sys.modules.
-from .simulation import (DivergenceError, OUDrift, SaturatingDrift, SimulationResult, TabulatedDrift,
-                         beta_model, default_eps, sample_increments)
-from .simulation import simulate as _simulate_function
-from ._simulate_alias import SimulateFunction as _SimulateFunction
-from .tails import tail_from_histogram, tail_from_samples, tempered_fit, threshold_scan
+from ._interrupt import cli_interrupt_guard as _cli_interrupt_guard
+
+# Ctrl-C during this (slow) import: one line and exit 130 for the command line, a plain
+# KeyboardInterrupt for library users (levysde._interrupt)
+with _cli_interrupt_guard():
+    from .levy import c_alpha, char_exponent, cumulant, cumulant4, psi, psi_adjoint, variance
+    from .params import DEFAULTS, SDEParams
+    from .theory import (CRITICAL_TOL, PHASES, PhaseResult, beta_star, classify, eta_j_critical,
+                         eta_j_star, phi, tail_rate)
+    from .tauberian import classify_decay, envelope, tauberian_prediction
+    from .learnability import kappa_alpha, learnability_window, window_scaling_law
+    # simulation and tail estimation (THEORY.md §7, §8). levysde.simulate is the function
+    # levysde.simulation.simulate; it also answers the names of the former module levysde.simulate
+    # (deprecated, one release), which is why it is registered in sys.modules.
+    from .simulation import (DivergenceError, OUDrift, SaturatingDrift, SimulationResult, TabulatedDrift,
+                             beta_model, default_eps, sample_increments)
+    from .simulation import simulate as _simulate_function
+    from ._simulate_alias import SimulateFunction as _SimulateFunction
+    from .tails import tail_from_histogram, tail_from_samples, tempered_fit, threshold_scan
 
 simulate = _SimulateFunction(_simulate_function)
 _sys.modules[__name__ + ".simulate"] = simulate

@@ -272,7 +272,7 @@ def tail_from_histogram(edges, counts, sums=None, u=3.0, *, outside=None, excurs
 
     def at(uu):
         k = _edge_index(edges, uu)
-        u_used = -edges[k]
+        u_used = 0.0 - edges[k]              # 0.0 - 0.0 = 0.0, not -0.0
         c_g = counts[:, :k].sum(axis=1)
         z_g = sums[:, :k].sum(axis=1)         # sum of zeta over samples with zeta < edge
         if outside is not None:

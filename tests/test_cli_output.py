@@ -257,7 +257,7 @@ def test_inapplicable_flags_are_refused(tmp_path, capsys, args, words):
     ["envelope", "--eta-j", "3", "--N", "1e4", "--alpha-g", "1.5", "--C", "2"],
     ["envelope", "--from", "RUN", "--source", "samples", "--n-samples", "3", "--seed", "1"],
     ["envelope", "--eta-j", "3", "--plot", "PLOT", "--force"],
-    ["simulate", "--eta-j", "3", "--drift", "ou", "--gamma", "2", "--particles", "64", "--groups", "4",
+    ["simulate", "--eta-j", "3", "--drift", "ou", "--gamma", "2", "--particles", "64", "--groups", "8",
      "--t-end", "2", "--burn-in", "1"],
 ])
 def test_flags_that_apply_are_accepted(tmp_path, capsys, args):
@@ -349,6 +349,9 @@ def test_learnability_lags_with_f_func_conflict():
     (["--delay", "3"], "--delay"),
     (["--task", "delay", "--kernel", "5"], "--kernel"),
     (["--inject-target", "gate"], "--inject-target"),
+    (["--n-mem", "3"], "--n-mem"),
+    (["--task", "delay", "--mem-lag-max", "50"], "--mem-lag-max"),
+    (["--mem-gamma", "0.5"], "--mem-gamma"),
 ])
 def test_train_flags_that_do_not_apply_are_refused(tmp_path, capsys, args, flag):
     pytest.importorskip("torch")

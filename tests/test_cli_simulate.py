@@ -161,16 +161,17 @@ def test_cli_eps_help_names_the_real_default():
 
 
 def test_cli_null_se_has_a_note():
-    """2 particles in 2 groups, seed 2: the short run leaves every exceedance beyond u = 0.5 in
-    one group (checked below from the histogram), so the leave-one-group-out rate is 0/0 and the
-    jackknife error is null; a note says why. A long run with 64 groups has an SE and no note."""
-    kw = dict(particles=2, n_groups=2, t_end=5.0, burn_in=1.0, threshold_u=0.5, seed=2)
+    """8 particles in 8 groups (the fewest the CLI allows), seed 6: the short run leaves every
+    exceedance beyond u = 1.5 in one group (checked below from the histogram), so the
+    leave-one-group-out rate is 0/0 and the jackknife error is null; a note says why. A long
+    run with 64 groups has an SE and no note."""
+    kw = dict(particles=8, n_groups=8, t_end=5.0, burn_in=1.0, threshold_u=1.5, seed=6)
     res = simulate(3.0, **kw)
-    k = int(np.argmin(np.abs(res.hist_edges + 0.5)))
+    k = int(np.argmin(np.abs(res.hist_edges + 1.5)))
     per_group = res.hist_counts[:, :k].sum(axis=1) + res.hist_outside[:, 0]
-    assert sorted(per_group > 0) == [False, True]                   # one group holds them all
-    p = cli("--eta-j", "3", "--particles", "2", "--groups", "2", "--t-end", "5", "--burn-in", "1",
-            "--threshold", "0.5", "--seed", "2", "--json")
+    assert sorted(per_group > 0) == [False] * 7 + [True]            # one group holds them all
+    p = cli("--eta-j", "3", "--particles", "8", "--groups", "8", "--t-end", "5", "--burn-in", "1",
+            "--threshold", "1.5", "--seed", "6", "--json")
     assert p.returncode == 0 and p.stderr == "", p.stderr
     d = json.loads(p.stdout)
     assert d["beta_hat"] is not None and d["beta_hat_se"] is None
@@ -201,3 +202,39 @@ def test_threshold_dependence_flags_a_tail_not_yet_exponential():
     assert any(n.startswith("beta_hat depends on the threshold") for n in d["notes"]), d["notes"]
     p = cli("--eta-j", "3", *SMALL, "--json")
     assert not any("depends on the threshold" in n for n in json.loads(p.stdout)["notes"])
+
+
+def test_cli_threshold_is_a_depth_and_both_conventions_are_printed():
+    """--threshold is a depth beyond the equilibrium z0; the tail is X > u of X = -zeta, whose
+    equilibrium is X = -z0, so u = depth - z0 (z0 = 2, depth 3: u = 1). The JSON and the text
+    name both, and every scan entry's depth - u is z0."""
+    args = ["--eta-j", "3", "--z0", "2", "--threshold", "3", *SMALL]
+    p = cli(*args, "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["threshold_depth"] == 3.0 and d["threshold_u"] == pytest.approx(1.0, abs=1e-12)
+    assert d["equilibrium"] == 2.0
+    assert d["scan"] and all(e["depth"] - e["u"] == pytest.approx(2.0, abs=1e-9) for e in d["scan"])
+    assert d["scan"][0]["depth"] == 0.5                              # the scan starts 0.5 deep
+    text = cli(*args).stdout
+    assert "u = 1 = depth 3 (--threshold)" in text and "beyond the equilibrium X = -2" in text
+    help_text = " ".join(cli("--help").stdout.split())
+    assert "u = DEPTH - z0" in help_text
+
+
+def test_cli_groups_below_8_are_refused_with_the_reason():
+    """The jackknife error over G groups has G - 1 degrees of freedom (Student t quantiles:
+    12.7 for G = 2, 2.36 for G = 8 at 95 %); like levysde check's --n-groups (MIN_GROUPS), the
+    CLI refuses fewer than 8 groups, before any work, in one line that says why."""
+    from scipy import stats
+
+    from levysde.check import MIN_GROUPS
+
+    assert MIN_GROUPS == 8
+    assert round(stats.t.ppf(0.975, 1), 1) == 12.7 and round(stats.t.ppf(0.975, 7), 2) == 2.36
+    for g in ("2", "7"):
+        p = cli("--eta-j", "3", "--groups", g, "--t-end", "1e6", "--json")
+        assert p.returncode == 2 and p.stderr.count("\n") == 1 and p.stdout == "", p.stderr
+        assert "--groups" in p.stderr and "[8, 4096]" in p.stderr and "degrees of freedom" in p.stderr
+    p = cli("--eta-j", "3", *SMALL, "--json")                       # SMALL has --groups 8
+    assert p.returncode == 0 and json.loads(p.stdout)["beta_hat_se"] is not None

@@ -371,7 +371,7 @@ def _cli(*args):
     (["--eta-j", "3", "--t-end", "5", "--burn-in", "10"], "burn-in"),
     (["--eta-j", "3", "--alpha", "2"], "alpha"),
     (["--eta-j", "3", "--particles", "1"], "particles"),
-    (["--eta-j", "1", "--drift", "ou", "--gamma", "-1", "--particles", "64", "--groups", "4",
+    (["--eta-j", "1", "--drift", "ou", "--gamma", "-1", "--particles", "64", "--groups", "8",
       "--t-end", "100", "--burn-in", "1"], "no restoring drift"),
 ])
 def test_cli_bad_input(args, needle):

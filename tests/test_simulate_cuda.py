@@ -239,7 +239,7 @@ def _cli(*args, env=None):
 
 
 def test_cli_backend_cuda_json():
-    p = _cli("--backend", "cuda", "--eta-j", "3", "--particles", "64", "--groups", "4",
+    p = _cli("--backend", "cuda", "--eta-j", "3", "--particles", "64", "--groups", "8",
              "--t-end", "2", "--dt", "0.02", "--burn-in", "0.5", "--json")
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)

@@ -37,7 +37,15 @@ def _warning_line(message, category, filename, lineno, file=None, line=None):
 
 
 def main(argv=None) -> int:
-    """Entry point of the ``levysde`` console script. Returns the exit status."""
+    """Entry point of the ``levysde`` console script. Returns the exit status; Ctrl-C anywhere
+    (also while the package imports, levysde._interrupt) is one line and status 130."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:        # while building the parser or parsing, before a command runs
+        fail("levysde: interrupted", status=130)
+
+
+def _main(argv) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:

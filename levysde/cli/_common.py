@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import sys
 
@@ -78,8 +79,6 @@ def image_output(path: str, flag: str, force: bool, formats=None) -> str:
     """Check a figure output before any work: the format comes from the suffix (``.png`` is
     appended to a name without one), must be one matplotlib writes (or one of ``formats``),
     and the file obeys :func:`check_output`. Returns the path that will be written."""
-    import os
-
     if not path.strip():
         raise UsageError(f"argument {flag}: expected a file name such as figure.png; got {path!r}")
     if os.path.isdir(path) or path.endswith(os.sep):   # before ".png" would make it a new name
@@ -100,8 +99,6 @@ def image_output(path: str, flag: str, force: bool, formats=None) -> str:
 
 def same_file(a: str | None, b: str | None) -> bool:
     """Whether two output paths name the same file."""
-    import os
-
     return a is not None and b is not None and os.path.realpath(a) == os.path.realpath(b)
 
 
@@ -111,48 +108,53 @@ def fail(message: str, status: int = 2):
     raise SystemExit(status)
 
 
-def real(lo: float | None = None, hi: float | None = None, *,
-         lo_open: bool = False, hi_open: bool = False):
-    """argparse type: a finite float in [lo, hi] (ends open when requested)."""
+def allowed_range(lo=None, hi=None, *, lo_open=False, hi_open=False, kind="real") -> str:
+    """A flag's allowed values in words: "a finite real number", "an integer >= 0", "(0, inf)"..."""
+    if kind == "integer":
+        return "an integer" + ("" if lo is None and hi is None else f" <= {hi}" if lo is None
+                               else f" >= {lo}" if hi is None else f" in [{lo}, {hi}]")
+    if lo is None and hi is None:
+        return "a finite real number"
+    left = "(-inf" if lo is None else ("(" if lo_open else "[") + f"{lo:g}"
+    right = "inf)" if hi is None else f"{hi:g}" + (")" if hi_open else "]")
+    return f"{left}, {right}"
 
-    def rng() -> str:
-        left = "(" if lo_open else "["
-        right = ")" if (hi_open or hi is None) else "]"
-        a = "-inf" if lo is None else f"{lo:g}"
-        b = "inf" if hi is None else f"{hi:g}"
-        return f"{left}{a}, {b}{right}"
+
+def real(lo: float | None = None, hi: float | None = None, *,
+         lo_open: bool = False, hi_open: bool = False, allowed: str | None = None):
+    """argparse type: a finite float in [lo, hi] (ends open when requested); ``allowed`` replaces
+    the range named in errors (a bound the library checks in its own words, e.g. --gamma)."""
+    rng = allowed or allowed_range(lo, hi, lo_open=lo_open, hi_open=hi_open)
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number; allowed: {rng}") from None
         if not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"{text!r} is not finite; allowed range {rng()}")
+            raise argparse.ArgumentTypeError(f"{text!r} is not finite; allowed: {rng}")
         if value != 0 and abs(value) < sys.float_info.min:
             raise argparse.ArgumentTypeError(f"{text} is subnormal; use 0 or a magnitude >= {sys.float_info.min:.3g}")
-        if lo is not None and (value < lo or (lo_open and value == lo)):
-            raise argparse.ArgumentTypeError(f"{text} is out of range; allowed range {rng()}")
-        if hi is not None and (value > hi or (hi_open and value == hi)):
-            raise argparse.ArgumentTypeError(f"{text} is out of range; allowed range {rng()}")
+        if ((lo is not None and (value < lo or (lo_open and value == lo)))
+                or (hi is not None and (value > hi or (hi_open and value == hi)))):
+            raise argparse.ArgumentTypeError(f"{text} is out of range; allowed: {rng}")
         return value
 
     parse.__name__ = "number"
     return parse
 
 
-def integer(lo: int | None = None, hi: int | None = None):
-    """argparse type: an integer in [lo, hi]."""
+def integer(lo: int | None = None, hi: int | None = None, why: str = ""):
+    """argparse type: an integer in [lo, hi]; ``why`` (the reason for a bound) ends the error."""
+    rng = allowed_range(lo, hi, kind="integer") + (f" ({why})" if why else "")
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer; allowed: {rng}") from None
         if (lo is not None and value < lo) or (hi is not None and value > hi):
-            a = "-inf" if lo is None else lo
-            b = "inf" if hi is None else hi
-            raise argparse.ArgumentTypeError(f"{text} is out of range; allowed range [{a}, {b}]")
+            raise argparse.ArgumentTypeError(f"{text} is out of range; allowed: {rng}")
         return value
 
     parse.__name__ = "integer"
@@ -197,8 +199,6 @@ def print_json(obj) -> None:
 def emit(text: str) -> None:
     """Write the whole report at once; a reader that stopped early (``| head``) ends the
     output quietly instead of raising BrokenPipeError at the write or at exit."""
-    import os
-
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -214,7 +214,6 @@ def emit(text: str) -> None:
 def check_store(store: str, flag: str) -> None:
     """One-line UsageError naming ``flag`` unless ``store`` is, or can be created as, a writable
     directory (for per-point result files). Nothing is created."""
-    import os
     import pathlib
 
     p = pathlib.Path(store)

@@ -7,6 +7,11 @@ from ._common import (UsageError, add_model_args, check_output, image_output, in
                       print_json, real, reject_flags, same_file)
 
 
+#: why --groups >= 8 (levysde.check.MIN_GROUPS; docs/simulate.md, "Groups")
+GROUPS_WHY = ("the jackknife error over G groups has G - 1 degrees of freedom; its 95 % t factor is "
+              "12.7 for 2 groups, 2.36 for 8: docs/simulate.md")
+
+
 def add_parser(sub):
     p = sub.add_parser(
         "simulate",
@@ -20,7 +25,7 @@ def add_parser(sub):
     g.add_argument("--drift", choices=("saturating", "ou"), default="saturating",
                    help="saturating kappa tanh(gamma (z0 - z)/kappa) or Ornstein-Uhlenbeck "
                         "-gamma (z - z0) (default %(default)s)")
-    g.add_argument("--gamma", type=real(), default=1.0,
+    g.add_argument("--gamma", type=real(allowed="(0, inf)"), default=1.0,
                    help="drift slope at the equilibrium, > 0 (default "
                         "%(default)s). --dt must satisfy gamma*dt <= 0.5")
     g.add_argument("--z0", type=real(), default=0.0, help="equilibrium (default %(default)s)")
@@ -39,13 +44,15 @@ def add_parser(sub):
                         "times (eta_J dt)^(1/alpha), the largest whose bias beta_model - beta* is "
                         "<= 2.5e-4 beta*; printed with the result); the expected big jumps per "
                         "particle-step Lambda_eps*dt must be <= 1e3")
-    s.add_argument("--groups", type=integer(2, 4096), default=64,
-                   help="independent particle groups for jackknife errors (default %(default)s)")
+    s.add_argument("--groups", type=integer(8, 4096, why=GROUPS_WHY), default=64,
+                   help="independent particle groups for jackknife errors, >= 8 like levysde check's "
+                        "--n-groups (default %(default)s)")
     s.add_argument("--backend", choices=("cpu", "cuda"), default="cpu",
                    help="cpu: Numba on all host cores; cuda: an NVIDIA GPU through numba-cuda "
                         "(pip install 'levysde[gpu]'; docs/simulate.md) (default %(default)s)")
-    s.add_argument("--threshold", type=real(0.0, lo_open=True), default=None,
-                   help="tail threshold on X = -zeta, measured from the equilibrium, inside the "
+    s.add_argument("--threshold", type=real(0.0, lo_open=True), default=None, metavar="DEPTH",
+                   help="tail threshold as a depth beyond the equilibrium: the tail X > u of "
+                        "X = -zeta with u = DEPTH - z0 (printed as depth and u); inside the "
                         "histogram's half-width (checked before the run) (default 3, deeper "
                         "where the drift is not yet saturated at 3: docs/simulate.md, Bias budget)")
     o = p.add_argument_group("output")
@@ -84,23 +91,35 @@ def _check_outputs(args):
     return plot
 
 
+def _depth(u, zeq) -> float:
+    """The depth u + zeq beyond the equilibrium (the --threshold convention) of a threshold u on
+    X = -zeta; rounded to 1e-10 so that a bin edge prints as the value asked for."""
+    return round(u + zeq, 10) + 0.0
+
+
+def _at(u, zeq) -> str:
+    """A threshold on X = -zeta in words: u, and its depth when the two differ."""
+    return f"u = {u:g}" if zeq == 0 else f"u = {u:g} (depth {_depth(u, zeq):g})"
+
+
 def _notes(args, res, est, scan):
     """Caveats printed with the result (and listed under "notes" in --json)."""
     from ..simulation.bias import threshold_dependence
 
     m = res.meta
+    zeq = m["equilibrium"]
     notes = list(m.get("notes", []))
     flag = None
     if not (est.beta_hat is not None and math.isfinite(est.beta_hat)):
         flag = "no_exceedances" if not est.n_exceed > 0 else "unresolved"
         ok = [e.u for e in scan if math.isfinite(e.beta_hat)]
-        hint = f"e.g. --threshold {max(ok) + m['equilibrium']:g}" if ok else "e.g. --threshold 0.5"
-        notes.append(f"beta_hat is null: no samples of X = -zeta beyond u = {est.u:g} "
+        hint = f"e.g. --threshold {max(ok) + zeq:g}" if ok else "e.g. --threshold 0.5"
+        notes.append(f"beta_hat is null: no samples of X = -zeta beyond {_at(est.u, zeq)} "
                      f"({'no exceedances' if flag == 'no_exceedances' else 'too few to estimate'}); "
                      f"use a smaller --threshold ({hint}) or a longer run")
     elif not (est.se is not None and math.isfinite(est.se)):
         notes.append(f"beta_hat_se is null: the jackknife over the {res.n_groups} groups needs "
-                     f"exceedances beyond u = {est.u:g} in at least two groups (too few groups or "
+                     f"exceedances beyond {_at(est.u, zeq)} in at least two groups (too few groups or "
                      f"exceedances); use more --particles and --groups, a longer --t-end or a smaller "
                      f"--threshold")
     if args.drift == "ou":
@@ -109,14 +128,14 @@ def _notes(args, res, est, scan):
                       "with no theoretical counterpart")
     bb = m.get("bias_budget")
     if bb and est.se is not None and math.isfinite(est.se) and abs(bb["total"]) > 2 * est.se:
-        notes.append(f"the predicted bias of beta_hat at u = {est.u:g} is {bb['total']:+.4f} (eps "
+        notes.append(f"the predicted bias of beta_hat at {_at(est.u, zeq)} is {bb['total']:+.4f} (eps "
                      f"{bb['eps']:+.4f}, drift saturation {bb['drift_saturation']:+.4f}), more than 2 "
                      f"standard errors ({est.se:.4f}); compare beta_hat with beta_expected = "
                      f"{bb['beta_expected']:.5f} or use a deeper --threshold")
     dep = threshold_dependence(est, scan)
     if dep is not None:
-        notes.append(f"beta_hat depends on the threshold: {dep[1]:.5f} at the deeper u = {dep[0]:g}, "
-                     f"{dep[2]:+.1f} standard errors of the difference from beta_hat(u = {est.u:g}); the "
+        notes.append(f"beta_hat depends on the threshold: {dep[1]:.5f} at the deeper {_at(dep[0], zeq)}, "
+                     f"{dep[2]:+.1f} standard errors of the difference from beta_hat({_at(est.u, zeq)}); the "
                      f"tail is not yet exponential at u (a finite-threshold bias that bias_budget does "
                      f"not model): use a deeper --threshold")
     for flag_name, asked, got in (("--t-end", args.t_end, m["t_end"]), ("--burn-in", args.burn_in, m["burn_in"])):
@@ -174,7 +193,8 @@ def run(args) -> int:
     out = {
         "beta_hat": json_number(est.beta_hat), "beta_hat_se": json_number(est.se),
         "beta_hat_flag": flag, "notes": notes,
-        "threshold_u": est.u, "n_exceed": json_number(est.n_exceed),
+        "threshold_u": est.u, "threshold_depth": _depth(est.u, m["equilibrium"]),
+        "equilibrium": m["equilibrium"], "n_exceed": json_number(est.n_exceed),
         "n_excursions": json_number(est.n_excursions),
         "beta_theory": json_number(m["beta_theory"]), "beta_model": json_number(m["beta_model"]),
         "tail_rate_theory": json_number(m["tail_rate_theory"]), "phase": m["phase"],
@@ -185,7 +205,7 @@ def run(args) -> int:
         "burn_in": m["burn_in"], "seed": m["seed"],
         "tempered_fit_b": json_number(fit.b) if fit else None,
         "tempered_fit_b_se": json_number(fit.se) if fit else None,
-        "scan": [{"u": e.u, "beta_hat": json_number(e.beta_hat), "se": json_number(e.se),
+        "scan": [{"u": e.u, "depth": _depth(e.u, m["equilibrium"]), "beta_hat": json_number(e.beta_hat), "se": json_number(e.se),
                   "n_excursions": json_number(e.n_excursions)} for e in scan],
     }
     if args.out:
@@ -207,17 +227,19 @@ def run(args) -> int:
           f"backend = {m['backend']} ({m['device']})")
     print(f"phase = {m['phase']}   beta* = {f(m['beta_theory'])}   beta_model (root of Phi_eps) = "
           f"{f(m['beta_model'])}   theory tail rate = {f(m['tail_rate_theory'])}")
+    print(f"tail X > u of X = -zeta: u = {est.u:g} = depth {_depth(est.u, m['equilibrium']):g} (--threshold) "
+          f"beyond the equilibrium X = {-m['equilibrium']:g}")
     print(f"beta_hat(u = {est.u:g}) = {f(est.beta_hat)} +- {f(est.se)} (jackknife over {res.n_groups} groups, "
           f"{f(est.n_excursions, '.0f')} excursions)")
     if fit:
-        print(f"tempering-limited fit exp(-b x) x^(-1-alpha), u = {fit.u:g}: b = {fit.b:.4f} +- {fit.se:.4f} "
+        print(f"tempering-limited fit exp(-b x) x^(-1-alpha), {_at(fit.u, m['equilibrium'])}: b = {fit.b:.4f} +- {fit.se:.4f} "
               f"(lam = {m['lam']:g})")
     for note in notes:
         print(f"note: {note}")
     print()
-    print(f"{'u':>6} {'beta_hat':>10} {'se':>8} {'excursions':>11}")
+    print(f"{'depth':>6} {'u':>6} {'beta_hat':>10} {'se':>8} {'excursions':>11}")
     for e in scan:
-        print(f"{e.u:>6g} {f(e.beta_hat, '.4f'):>10} {f(e.se, '.4f'):>8} {f(e.n_excursions, '.0f'):>11}")
+        print(f"{_depth(e.u, m['equilibrium']):>6g} {e.u:>6g} {f(e.beta_hat, '.4f'):>10} {f(e.se, '.4f'):>8} {f(e.n_excursions, '.0f'):>11}")
     if args.out:
         print(f"\nsaved {args.out}")
     if plot_path:

@@ -98,7 +98,7 @@ def add_parser(sub):
                    help="number of envelope lags: exactly this many distinct integers "
                         "from 1 to --lag-max, "
                         "log-spaced (so at most --lag-max; default %(default)s)")
-    r.add_argument("--lag-max", action=_Given, type=integer(2), default=10000,
+    r.add_argument("--lag-max", action=_Given, type=integer(2, 2 ** 53), default=10000,
                    help="largest lag >= --n-lags (default %(default)s)")
     r.add_argument("--transport", action=_GivenTrue, help="also record the measured transport")
     r.add_argument("--inject-alpha", action=_Given, type=real(0.0, 2.0, lo_open=True), default=None,
@@ -159,6 +159,7 @@ _INAPPLICABLE = (
      "unless --model constgate --init default"),
     (lambda f: f["task"] != "delay", ("delay",), "without --task delay"),
     (lambda f: f["task"] != "powerlaw", ("power", "kernel"), "without --task powerlaw"),
+    (lambda f: f["task"] != "longmem", ("n_mem", "mem_lag_max", "mem_gamma"), "without --task longmem"),
     (lambda f: f.get("inject_alpha") is None, ("inject_target",), "without --inject-alpha"),
 )
 

@@ -81,6 +81,8 @@ JAC_FLOOR = 1e-30
 SAT_TOL = 1e-6
 #: a probe loss above this multiple of the trivial predictor's loss is a diverged run
 DIVERGED_RATIO = 1e6
+#: largest envelope lag: lags are integers held exactly in float64
+MAX_LAG = 2 ** 53
 
 
 class TrainingDiverged(RuntimeError):
@@ -186,7 +188,8 @@ class TrainConfig:
         need(is_num(self.inject_scale) and self.inject_scale >= 0, "inject_scale", "a finite number >= 0")
         need(self.inject_target in INJECT_TARGETS, "inject_target", f"one of {INJECT_TARGETS}")
         need(is_int(self.n_lags) and self.n_lags >= 2, "n_lags", "an integer >= 2")
-        need(is_int(self.lag_max) and self.lag_max >= 2, "lag_max", "an integer >= 2")
+        need(is_int(self.lag_max) and 2 <= self.lag_max <= MAX_LAG, "lag_max",
+             "an integer in [2, 2^53] (lags are exact float64 integers)")
         need(self.lag_max >= self.n_lags, "n_lags", f"<= lag_max = {self.lag_max} (distinct integer lags)")
         need(isinstance(self.transport, bool), "transport", "a bool")
         need(self.device in ("cpu", "cuda"), "device", "'cpu' or 'cuda'")
@@ -274,8 +277,10 @@ def lag_grid(n_lags: int, lag_max: int) -> np.ndarray:
     ``round(geomspace(1, lag_max, n_lags))`` repeats small integers; each repeat is moved to
     the next free integer (and the top end is kept at ``lag_max``), so the grid is linear
     (1, 2, 3, ...) where the log spacing is below 1 and logarithmic above.
-    Raises ValueError unless 2 <= n_lags <= lag_max."""
+    Raises ValueError unless 2 <= n_lags <= lag_max <= MAX_LAG = 2^53 (exact in float64)."""
     n_lags, lag_max = int(n_lags), int(lag_max)
+    if not 2 <= lag_max <= MAX_LAG:
+        raise ValueError(f"lag_max must be an integer in [2, 2^53] (exact in float64), got {lag_max}")
     if not 2 <= n_lags <= lag_max:
         raise ValueError(f"n_lags must be in [2, lag_max = {lag_max}], got {n_lags}")
     lags = np.round(np.geomspace(1.0, lag_max, n_lags)).astype(np.int64)

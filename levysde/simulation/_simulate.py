@@ -451,7 +451,9 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
         bits for any thread count.
     eps : jump cut > 0, default :func:`levysde.simulation.scheme.simulation_eps` (1, 1.5 or 2 times
         :func:`default_eps`: the largest whose bias beta_model - beta* is <= 2.5e-4 beta*).
-    n_groups : independent particle groups for jackknife errors (<= particles).
+    n_groups : independent particle groups for jackknife errors, in [1, particles]; the
+        jackknife error over G groups has G - 1 degrees of freedom, so use at least 8 when the
+        errors matter (``levysde simulate --groups`` refuses fewer; docs/simulate.md).
     bin_width, hist_halfwidth : histogram of zeta on [zeq - H, zeq + H] with bins
         of ``bin_width`` (H default: max(25, 45/tail rate) capped at 400; rounded so
         that zeq is an edge).
@@ -459,8 +461,9 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     z_init : initial state(s), default the drift's equilibrium.
     traj_particles, traj_every : keep every ``traj_every``-th step (default 100) of the first
         ``traj_particles`` paths; ``traj_every`` without trajectories is a ValueError.
-    threshold_u : default tail threshold on X = -zeta, relative to -zeq (stored in meta), in (0, H)
-        with H the histogram half-width (SimulationInputError naming threshold_u otherwise); default
+    threshold_u : default tail threshold on X = -zeta as a depth beyond the equilibrium zeq (the tail
+        X > -zeq + threshold_u; ``meta["threshold_u"]`` stores that absolute u, the default of
+        :meth:`SimulationResult.tail`), in (0, H) with H the histogram half-width (SimulationInputError naming threshold_u otherwise); default
         :func:`levysde.simulation.bias.default_threshold`: 3, or deeper where the drift is not
         yet saturated at 3 (predicted bias above 0.2 % of beta*).
     progress : show a tqdm bar on stderr.

@@ -1,0 +1,107 @@
+"""Ctrl-C (SIGINT) at any point of a ``levysde`` command: exit status 130 and one line
+"interrupted" on stderr, no traceback; also while the package itself imports (numpy, scipy,
+numba and the compiled kernels: the slow part of a start), for both entry points (the console
+script and ``python -m levysde``). Library users keep a plain KeyboardInterrupt.
+
+The interrupt is placed deterministically: a ``sitecustomize`` in a temporary directory (test
+only) installs an import hook that sends SIGINT to the process when a chosen module is first
+looked up, i.e. in the middle of ``import levysde``."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+HOOK = textwrap.dedent('''
+    import importlib.abc, os, signal, sys
+
+    class _SigintAt(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name == os.environ["SIGINT_AT"]:
+                sys.meta_path.remove(self)
+                os.kill(os.getpid(), signal.SIGINT)
+            return None
+
+    sys.meta_path.insert(0, _SigintAt())   # (shadows any sitecustomize of the environment)
+''')
+
+#: the file pip writes for [project.scripts] levysde = "levysde.cli:main"
+CONSOLE_SCRIPT = "import sys\nfrom levysde.cli import main\nsys.exit(main())\n"
+
+
+def _env(tmp_path, module):
+    (tmp_path / "sitecustomize.py").write_text(HOOK)
+    return dict(os.environ, SIGINT_AT=module,
+                PYTHONPATH=os.pathsep.join([str(tmp_path), ROOT, os.environ.get("PYTHONPATH", "")]))
+
+
+def _entry(tmp_path, form):
+    if form == "console":
+        script = tmp_path / "bin" / "levysde"
+        script.parent.mkdir()
+        script.write_text(CONSOLE_SCRIPT)
+        return [sys.executable, str(script)]
+    return [sys.executable, "-m", "levysde"]
+
+
+def _interrupted(p):
+    assert p.returncode == 130, (p.returncode, p.stderr)
+    assert "Traceback" not in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert p.stderr.strip().endswith("interrupted") and p.stdout == "", p.stderr
+
+
+@pytest.mark.parametrize("form", ["console", "module"])
+@pytest.mark.parametrize("module", ["numba", "scipy.special", "levysde.theory",
+                                    "levysde.simulation._kernels", "levysde.tails"])
+def test_sigint_while_the_package_imports(tmp_path, form, module):
+    p = subprocess.run([*_entry(tmp_path, form), "phase", "--eta-j", "3"], capture_output=True,
+                       text=True, env=_env(tmp_path, module), timeout=300)
+    _interrupted(p)
+
+
+def test_library_import_keeps_keyboard_interrupt(tmp_path):
+    """import levysde in a script: the interrupt is not turned into an exit of the caller."""
+    p = subprocess.run([sys.executable, "-c", "import levysde"], capture_output=True, text=True,
+                       env=_env(tmp_path, "levysde.theory"), timeout=300)
+    assert p.returncode != 130 and "KeyboardInterrupt" in p.stderr, (p.returncode, p.stderr)
+
+
+@pytest.mark.parametrize("argv,orig,cli", [
+    (["/usr/bin/levysde", "phase"], ["/usr/bin/python", "/usr/bin/levysde", "phase"], True),
+    (["-m", "phase"], ["python", "-m", "levysde", "phase"], True),
+    (["-m"], ["python", "-X", "importtime", "-W", "error", "-mlevysde"], True),
+    (["-m"], ["python", "-m", "levysde.cli"], False),
+    (["-m"], ["python", "-m", "mypkg", "levysde"], False),
+    (["-c"], ["python", "-c", "import levysde", "-m", "levysde"], False),
+    (["script.py"], ["python", "script.py", "-m", "levysde"], False),
+    ([""], ["python"], False),
+])
+def test_running_cli(monkeypatch, argv, orig, cli):
+    from levysde._interrupt import running_cli
+
+    monkeypatch.setattr(sys, "argv", argv)
+    monkeypatch.setattr(sys, "orig_argv", orig)
+    assert running_cli() is cli
+
+
+def test_sigint_during_a_long_simulation():
+    """A real Ctrl-C, 2 s into a run of several minutes (imports done or not: both end the same)."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.Popen([sys.executable, "-m", "levysde", "simulate", "--eta-j", "3", "--particles",
+                          "16384", "--t-end", "50000", "--json"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(2.0)
+    p.send_signal(signal.SIGINT)
+    try:
+        out, err = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise
+    _interrupted(subprocess.CompletedProcess(p.args, p.returncode, out, err))
+    assert err.strip() in ("levysde simulate: interrupted", "levysde: interrupted"), err
