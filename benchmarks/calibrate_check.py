@@ -22,7 +22,8 @@ estimator.
 
 ``--quick`` (CI, a few seconds: 3 s on an idle core): 12 small datasets. The full study: the 200 datasets of issue 11
 plus 120 more positives with fresh seeds (block "extra") and 72 jump-dominated positives where alpha is
-identified (block "alpha"): 392 in all; ``coverage_original`` gives the 200 alone.
+identified (block "alpha"), and 24 of those at H = 64-128 (block "alpha_small"): 416 in all;
+``coverage_original`` gives the 200 alone.
 Every dataset has its own seed: results do not depend on --workers.
 """
 from __future__ import annotations
@@ -70,6 +71,10 @@ EXTRA_POSITIVES = 24
 #: positives per ALPHA_SETS set (block "alpha", seeds after the extra block), at H x R in ALPHA_SIZES
 ALPHA_POSITIVES = 24
 ALPHA_SIZES = ((256, 512, 1024), (100, 200))
+#: the same sets at the smallest sizes of real runs (block "alpha_small", seeds after the alpha block):
+#: the phase calls and gates where the jump fit is weakest (a reviewer found wrong calls there)
+ALPHA_SMALL_POSITIVES = 8
+ALPHA_SMALL_SIZES = ((64, 128), (100, 200))
 
 
 def _sde(p, H, R, seed, *, z_init=None, burn_in=BURN_IN):
@@ -138,7 +143,8 @@ def specs(quick: bool) -> list:
     and EXTRA_POSITIVES more positives per parameter set with fresh seeds (block "extra"),
     so that a coverage is measured to about +-0.03 rather than +-0.045, and ALPHA_POSITIVES per
     ALPHA_SETS set (block "alpha"), where alpha is identified, so that its coverage can be
-    measured at all (docs/calibration.md).
+    measured at all, and ALPHA_SMALL_POSITIVES per set at H = 64-128 (block "alpha_small")
+    (docs/calibration.md).
     """
     issue_sets = [n for n in PARAM_SETS if n not in ALPHA_SETS]
     out = _positives(issue_sets if not quick else ("broad_a0.8", "conc_a1.5", "broad_a1.5"),
@@ -165,8 +171,10 @@ def specs(quick: bool) -> list:
             seed += 1
     if not quick:
         out += _positives(issue_sets, EXTRA_POSITIVES, seed, quick, "extra")
-        out += _positives(ALPHA_SETS, ALPHA_POSITIVES, seed + len(issue_sets) * EXTRA_POSITIVES, quick, "alpha",
-                          ALPHA_SIZES)
+        seed += len(issue_sets) * EXTRA_POSITIVES
+        out += _positives(ALPHA_SETS, ALPHA_POSITIVES, seed, quick, "alpha", ALPHA_SIZES)
+        seed += len(ALPHA_SETS) * ALPHA_POSITIVES
+        out += _positives(ALPHA_SETS, ALPHA_SMALL_POSITIVES, seed, quick, "alpha_small", ALPHA_SMALL_SIZES)
     return out
 
 
@@ -255,7 +263,7 @@ def summarize(rows) -> dict:
         for m in (1, 2):
             c, n = coverage(rows, k, m)
             out["coverage_ci95"][k][f"{m}sigma"] = wilson(round(c * n), n) if n else None
-    for block in ("original", "extra", "alpha"):
+    for block in ("original", "extra", "alpha", "alpha_small"):
         sub = [r for r in rows if r.get("block") == block]
         if any(r["kind"] == "positive" for r in sub):
             out[f"coverage_{block}"] = {k: [coverage(sub, k, 1)[0], coverage(sub, k, 2)[0], coverage(sub, k, 1)[1]]

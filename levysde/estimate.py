@@ -38,7 +38,8 @@ from .tails import hill_index
 __all__ = ["Estimate", "DriftEstimate", "NoiseEstimate", "SDEFit", "increments", "estimate_drift",
            "robust_scale", "estimate_noise", "spread", "fit_sde", "predict", "Prediction",
            "neuron_groups", "jackknife_se", "saturating_form", "fit_saturating", "kappa_flag",
-           "edge_flags", "resolved_lag_max", "FIT_KEYS", "ALPHA_RANGE", "ecf_model_se", "floor_se", "floored_replicates"]
+           "edge_flags", "resolved_lag_max", "FIT_KEYS", "ALPHA_RANGE", "ecf_model_se", "floor_se", "floored_replicates",
+           "jackknife_bias", "JACKKNIFE_BIAS_LIMIT"]
 
 _MAD_TO_SIGMA = 1.4826022185056018      # 1/Phi^-1(3/4)
 _MAD_VAR = 1.3605                       # n Var(sigma_MAD)/sigma^2 for Gaussian data (efficiency 0.3675)
@@ -143,6 +144,21 @@ def jackknife_se(values_loo) -> float:
     if v.size < 2 or not np.all(np.isfinite(v)):
         return float("nan")
     return jackknife(v)
+
+
+#: a jackknife bias estimate below this share of the standard error can be ignored (Efron &
+#: Tibshirani 1993, §10.6); beyond it the estimator's small-sample bias is material
+JACKKNIFE_BIAS_LIMIT = 0.25
+
+
+def jackknife_bias(values_loo, value) -> float:
+    """Delete-a-group jackknife estimate of bias ``(G - 1) (mean_g t_(-g) - t)`` of the estimate
+    ``value`` from its G leave-one-group-out values (Efron & Tibshirani 1993, §10.5; groups of
+    whole neurons, THEORY.md §8). NaN when G < 2 or any replicate is not finite."""
+    v = np.asarray(values_loo, dtype=float)
+    if v.size < 2 or not np.all(np.isfinite(v)) or not math.isfinite(value):
+        return float("nan")
+    return float((v.size - 1) * (v.mean() - value))
 
 
 def saturating_form(z, kappa, width, z0):
@@ -385,8 +401,8 @@ class NoiseEstimate:
     log_lam_range : the fitted range of log lam (jumps only)
     replicates : (G, 4) leave-one-group-out (eta_g, eta_j, alpha, lam) of the jackknife
     model_se : (4,) model-based asymptotic errors of (eta_g, eta_j, alpha, lam) for independent
-        increments (:func:`ecf_model_se`; NaN without the characteristic-function fit); the
-        reported errors are the jackknife's, floored at these (:func:`floor_se`)
+        increments (:func:`ecf_model_se`; NaN without the characteristic-function fit); they
+        replace a jackknife error significantly smaller than them (:func:`floor_se`)
     """
 
     eta_g: Estimate
@@ -598,8 +614,8 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
     3. Standard errors: jackknife over the ``groups`` (e.g. neuron groups, which are
        independent), or over 8 contiguous blocks when no groups are given; the
        leave-one-group-out values are kept in ``replicates``. With jumps, each error is
-       floored at the model-based asymptotic error of the fit (:func:`ecf_model_se`,
-       :func:`floor_se`; kept in ``model_se``). Estimates at the edge of
+       replaced by the model-based asymptotic error of the fit when significantly smaller
+       (:func:`ecf_model_se`, :func:`floor_se`; kept in ``model_se``). Estimates at the edge of
        their fitted range get no standard error (:func:`edge_flags`).
        lam is flagged "untempered/unresolved" when lam_hat < 2 se or it sits at the
        lower end of the fitted range (the cut-off is not seen in the data).
@@ -681,31 +697,35 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
     eg, ej, al, lm, _, (lo_l, hi_l), model_se = _ecf_fit(cos_g, cos2_g, n_g, xi, dt_mean, start=start)
     loo = _ecf_jackknife(cos_g, cos2_g, n_g, xi, dt_mean, (al, math.log(max(lm, 1e-300)))) \
         if G >= 2 and errors else np.zeros((0, 4))
-    se = floor_se([jackknife_se(loo[:, i]) for i in range(4)], model_se) if loo.shape[0] else np.full(4, np.nan)
+    se = floor_se([jackknife_se(loo[:, i]) for i in range(4)], model_se, G) if loo.shape[0] else np.full(4, np.nan)
     alpha_flag, lam_flag = edge_flags(al, lm, se[3], (lo_l, hi_l), eg, alpha_se=se[2], eta_j=ej, eta_j_se=se[1])
     method = (f"empirical characteristic function, {rs.size} increments, jackknife over {G} groups, "
-              f"floored at the model-based asymptotic error")
-    return NoiseEstimate(Estimate(eg, float(se[0])), Estimate(ej, float(se[1])),
+              f"floored by the model-based asymptotic error")
+    eg_flag = None if eg > 0 else "at the edge: eta_G_hat = 0 sits at its bound (the jumps absorb the Gaussian part)"
+    return NoiseEstimate(_with_se(Estimate(eg), float(se[0]), eg_flag), Estimate(ej, float(se[1])),
                          _with_se(Estimate(al), float(se[2]), alpha_flag),
                          _with_se(Estimate(lm), float(se[3]), lam_flag),
                          k, expected, u, hill, method, "jumps", (lo_l, hi_l), loo, model_se)
 
 
-def floor_se(se_jackknife, model_se) -> np.ndarray:
-    """The reported errors of the jump fit: the neuron jackknife, but never below the model-based
-    asymptotic error of the fit for independent increments (:func:`ecf_model_se`).
+def floor_se(se_jackknife, model_se, n_groups: int) -> np.ndarray:
+    """The reported errors of the jump fit: the neuron jackknife, unless it is significantly smaller
+    than the model-based asymptotic error for independent increments (:func:`ecf_model_se`), which
+    then replaces it.
 
     Both estimate the same sampling spread when the increments are independent; within-neuron
-    correlation only adds to it, which the jackknife sees. Where the data carry little
-    information on alpha (a few hundred increments beyond the Gaussian core), the 15-degree-of-
-    freedom jackknife of a nonlinear fit comes out too small (measured: 0.27 against a
-    sampling spread of 0.46 for alpha, 12,800 increments at eta_G = 0.5, docs/calibration.md);
-    the model-based error is then the floor. A NaN jackknife (a failed replicate) stays NaN;
-    a NaN model error leaves the jackknife. Shapes: (4,) each.
+    correlation only adds to it, which the jackknife sees. The G-group jackknife variance
+    scatters like sigma^2 chi^2_(G-1)/(G-1), so a jackknife below ``sqrt(chi^2_(G-1), 2.5 % / (G-1))``
+    times the model error (0.646 for G = 16) is too small at the 2.5 % level: where the data carry
+    little information on alpha, the jackknife of a nonlinear fit comes out too small
+    (docs/calibration.md). A plain maximum of the two would be biased upwards (measured: the
+    standardized errors' sd 0.84 instead of 0.93). A NaN jackknife (a failed replicate) stays
+    NaN; a NaN model error leaves the jackknife. Shapes: (4,) each; ``n_groups`` >= 2.
     """
     se = np.asarray(se_jackknife, dtype=float)
     m = np.asarray(model_se, dtype=float)
-    return np.where(np.isfinite(se) & np.isfinite(m), np.maximum(se, m), se)
+    q = math.sqrt(stats.chi2.ppf(0.025, n_groups - 1) / (n_groups - 1))
+    return np.where(np.isfinite(se) & np.isfinite(m) & (se < q * m), m, se)
 
 
 def spread(zeta) -> dict:
@@ -804,8 +824,8 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fra
     inflates the jackknife variance and makes it heavy-tailed (docs/calibration.md). The
     noise is refitted without group g from the per-group characteristic-function sums of
     the full fit's residuals (the residuals' dependence on the replicate's drift is of
-    second order and neglected); the noise errors are floored at the fit's model-based
-    asymptotic errors (:func:`floor_se`). Estimates the data do not identify (NOT_IDENTIFIED: a
+    second order and neglected); a noise error significantly below the fit's model-based
+    asymptotic error is replaced by it (:func:`floor_se`). Estimates the data do not identify (NOT_IDENTIFIED: a
     plateau not reached, a width, alpha or lam at a bound, alpha with lam unresolved or
     eta_G at 0) get no standard error. Resampling whole
     neurons keeps each neuron's increments together, so the errors hold under
@@ -856,7 +876,7 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fra
             except ValueError:
                 continue
             reps[g, 0] = d.form.get("kappa", np.nan)
-        se = [jackknife_se(reps[:, 0]), *floor_se([jackknife_se(reps[:, i]) for i in range(1, 5)], noise.model_se)]
+        se = [jackknife_se(reps[:, 0]), *floor_se([jackknife_se(reps[:, i]) for i in range(1, 5)], noise.model_se, G)]
         used = [0, 1] + ([2, 3, 4] if noise.mode == "jumps" else [])
         failed = int(np.sum(~np.all(np.isfinite(reps[:, used]), axis=1)))
         if failed:
@@ -900,19 +920,21 @@ def _model_params(v, has_jumps):
 
 
 def floored_replicates(replicates, model_se) -> np.ndarray:
-    """(G, 5) jackknife replicates of FIT_KEYS, each noise column's deviations from the
-    replicates' mean scaled up so that its jackknife error equals the error :func:`floor_se`
-    reports (the model-based asymptotic error, where that is larger; ``model_se``: (4,) for
-    eta_g, eta_j, alpha, lam). Correlations between the parameters are kept. A column with NaN
-    or zero spread is left as it is."""
+    """(G, 5) jackknife replicates of FIT_KEYS whose noise columns have the errors that
+    :func:`floor_se` reports: where the model-based error replaces the jackknife, the column's
+    deviations from the replicates' mean are scaled up to it (``model_se``: (4,) for eta_g,
+    eta_j, alpha, lam). Correlations between the parameters are kept. A column with NaN or zero
+    spread is left as it is."""
     reps = np.array(replicates, dtype=float, copy=True)
-    if reps.shape[0] < 2:
+    G = reps.shape[0]
+    if G < 2:
         return reps
-    for i, m in enumerate(np.asarray(model_se, dtype=float), start=1):
-        jk = jackknife_se(reps[:, i])
-        if math.isfinite(m) and math.isfinite(jk) and 0 < jk < m:
+    jk = np.array([jackknife_se(reps[:, i]) for i in range(1, 5)])
+    target = floor_se(jk, model_se, G)
+    for i in range(1, 5):
+        if math.isfinite(jk[i - 1]) and 0 < jk[i - 1] < target[i - 1]:
             mean = reps[:, i].mean()
-            reps[:, i] = mean + (reps[:, i] - mean) * (m / jk)
+            reps[:, i] = mean + (reps[:, i] - mean) * (target[i - 1] / jk[i - 1])
     return reps
 
 
@@ -925,7 +947,7 @@ def predict(fit: SDEFit, *, n_boot: int = 400, seed: int = 0) -> Prediction:
     are the fractions of ``n_boot`` draws of the five parameters from a normal law
     with the jackknife covariance (correlations between the parameters kept), clipped
     to their ranges. Both use the replicates of :func:`floored_replicates`, whose spread
-    matches the reported (floored) errors of the jump fit. Without jumps eta_J = 0 (alpha, lam irrelevant). An unavailable
+    matches the reported errors of the jump fit. Without jumps eta_J = 0 (alpha, lam irrelevant). An unavailable
     or non-significant kappa, or an unavailable eta_G, gives an unavailable prediction.
     """
     from .theory import classify
@@ -989,7 +1011,8 @@ def resolved_lag_max(zeta, *, min_neurons: int = 10) -> float:
     few exponentials whose log-log slope steepens without bound, so any decay-class or
     slope fit there reads "exponential" by construction (THEORY.md §5: bounded time
     scales give f ~ exp(-l/tau_max)). ``zeta``: any shape (NaN ignored), e.g. the last
-    record (H,). Raises ValueError when no zeta is finite or min_neurons < 1.
+    record (H,). Raises ValueError when no zeta is finite, min_neurons < 1, or that time scale
+    exceeds the largest double (zeta < -709.78).
     """
     z = np.asarray(zeta, dtype=float).ravel()
     z = np.sort(z[np.isfinite(z)])
@@ -997,4 +1020,12 @@ def resolved_lag_max(zeta, *, min_neurons: int = 10) -> float:
         raise ValueError("zeta has no finite value: no time scale to bound the lags")
     if int(min_neurons) != min_neurons or min_neurons < 1:
         raise ValueError(f"min_neurons must be an integer >= 1; got {min_neurons!r}")
-    return float(math.exp(-z[min(int(min_neurons), z.size) - 1]))
+    k = min(int(min_neurons), z.size)
+    if -z[k - 1] > _LOG_DOUBLE_MAX:
+        raise ValueError(f"the time scale exp(-zeta) of the {k}-th slowest neuron, exp({-z[k - 1]:.4g}), exceeds "
+                         f"the largest double: no envelope lag range (zeta must be >= -709.78)")
+    return float(math.exp(-z[k - 1]))
+
+
+#: log of the largest double: tau = exp(-zeta) overflows for zeta < -709.78
+_LOG_DOUBLE_MAX = math.log(np.finfo(float).max)

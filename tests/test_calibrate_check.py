@@ -46,14 +46,14 @@ def test_coverage_skips_datasets_without_a_finite_truth():
 
 
 def test_full_study_design():
-    """392 datasets: the 200 of issue 11, 120 extra positives, 72 jump-dominated positives (sizes of
+    """416 datasets: the 200 of issue 11, 120 extra positives, 72 + 24 jump-dominated positives (sizes of
     real runs: H 64-1024, R 50-200 for positives), every dataset with its own seed."""
     sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
     import calibrate_check as cc
 
     sp = cc.specs(False)
     blocks = [s["block"] for s in sp]
-    assert (blocks.count("original"), blocks.count("extra"), blocks.count("alpha")) == (200, 120, 72)
+    assert [blocks.count(b) for b in ("original", "extra", "alpha", "alpha_small")] == [200, 120, 72, 24]
     assert len({s["seed"] for s in sp}) == len(sp)
     pos = [s for s in sp if s["kind"] == "positive"]
     assert all(64 <= s["H"] <= 1024 and 50 <= s["R"] <= 200 for s in pos)

@@ -372,3 +372,34 @@ def test_check_help_says_what_the_flags_do():
     text = " ".join(p.stdout.split())
     assert p.returncode == 0 and "bootstrap" not in text
     assert "closing_loop gate" in text and "not applied" in text and "at least 8" in text
+
+
+def test_jump_fit_bias_names_the_biased_estimates():
+    """jump_fit_bias lists the jump-fit estimates whose jackknife bias (G - 1)(mean replicate - value)
+    exceeds 0.25 of the reported error (Efron & Tibshirani 1993, §10.6), and only those."""
+    from types import SimpleNamespace
+
+    from levysde.check import jump_fit_bias
+    from levysde.estimate import Estimate
+
+    G = 16
+    v = np.array([1.0, 0.1, 3.0, 0.8, 1.0])
+    reps = np.tile(v, (G, 1))
+    reps[:, 2] += 0.4 * 0.5 / (G - 1)            # eta_J: bias 0.4 se (se 0.5)
+    reps[:, 3] += 0.1 * 0.2 / (G - 1)            # alpha: bias 0.1 se (se 0.2)
+    noise = SimpleNamespace(eta_g=Estimate(0.1, 0.05), eta_j=Estimate(3.0, 0.5), alpha=Estimate(0.8, 0.2),
+                            lam=Estimate(1.0, 0.3))
+    fit = SimpleNamespace(noise=noise, replicates=reps, values=lambda: v)
+    out = jump_fit_bias(fit)
+    assert len(out) == 1 and out[0].startswith("eta_j_hat: bias +0.40 se")
+    fit.replicates = np.zeros((0, 5))
+    assert jump_fit_bias(fit) == []
+
+
+def test_step_must_increase():
+    from levysde.check import check_trajectories
+
+    zeta = np.random.default_rng(0).normal(size=(30, 40))
+    for step in (np.r_[np.arange(29.0), 5.0], np.r_[np.arange(29.0), 28.0], np.r_[np.arange(29.0), np.nan]):
+        with pytest.raises(ValueError, match="strictly increasing"):
+            check_trajectories(zeta, step, closing_loop=False)

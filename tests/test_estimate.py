@@ -273,17 +273,51 @@ def test_ecf_model_se_is_the_fits_sampling_spread():
 
 
 def test_floor_se_and_floored_replicates():
-    """The reported jump-fit error is max(jackknife, model); a NaN jackknife stays NaN; the floored
-    replicates have exactly the floored jackknife error and keep the replicates' correlations."""
+    """The model error replaces the jackknife only below sqrt(chi2_(G-1)(2.5 %)/(G-1)) of it (0.6461
+    for G = 16, scipy-independent value: chi2_15 2.5 % point 6.2621); a NaN jackknife stays NaN; the
+    floored replicates have exactly the reported error and keep the replicates' correlations."""
     from levysde.estimate import floor_se, floored_replicates, jackknife_se
 
-    out = floor_se([0.1, 0.5, np.nan, 0.2], [0.3, 0.2, 0.4, np.nan])
-    assert np.allclose(out[[0, 1, 3]], [0.3, 0.5, 0.2]) and math.isnan(out[2])
+    q = math.sqrt(6.262138 / 15)
+    out = floor_se([0.1, 0.5, np.nan, 0.2, 0.99 * q, 1.01 * q], [0.3, 0.2, 0.4, np.nan, 1.0, 1.0], 16)
+    assert np.allclose(out[[0, 1, 3, 4, 5]], [0.3, 0.5, 0.2, 1.0, 1.01 * q]) and math.isnan(out[2])
     rng = np.random.default_rng(3)
     reps = rng.normal(size=(16, 5)) * 0.01 + np.array([1.0, 0.2, 3.0, 0.8, 1.0])
-    model = np.array([10 * jackknife_se(reps[:, 1]), 0.5 * jackknife_se(reps[:, 2]), np.nan, 0.0])
+    model = np.array([10 * jackknife_se(reps[:, 1]), 1.2 * jackknife_se(reps[:, 2]), np.nan, 0.0])
     f = floored_replicates(reps, model)
     assert math.isclose(jackknife_se(f[:, 1]), model[0], rel_tol=1e-12)
-    assert np.array_equal(f[:, [0, 2, 3, 4]], reps[:, [0, 2, 3, 4]])
+    assert np.array_equal(f[:, [0, 2, 3, 4]], reps[:, [0, 2, 3, 4]])      # 1.2 x: not significant, kept
     assert math.isclose(np.corrcoef(f[:, 1], f[:, 2])[0, 1], np.corrcoef(reps[:, 1], reps[:, 2])[0, 1])
     assert math.isclose(f[:, 1].mean(), reps[:, 1].mean())
+
+
+def test_eta_g_at_its_bound_is_flagged_without_an_error():
+    """Pure jumps (eta_G = 0): the non-negative fit puts eta_G_hat at its bound 0 (seed 1); a
+    jackknife there is 0 +- 0, which would read as an exact zero. It must be flagged, without error."""
+    from levysde.simulation import sample_increments
+
+    x = sample_increments(20_000, 0.1, alpha=1.2, lam=1.0, eta_j=3.0, eta_g=0.0, seed=1,
+                          eps=0.02 * 0.3 ** (1 / 1.2))
+    n = estimate_noise(x, 0.1)
+    assert n.eta_g.value == 0.0 and n.eta_g.flag.startswith("at the edge") and math.isnan(n.eta_g.se)
+
+
+def test_jackknife_bias_of_the_plug_in_variance():
+    """Closed form: for the plug-in variance (1/n) sum (x - mean)^2 of n values, deleting one value at
+    a time, the jackknife bias estimate is exactly -s^2/n (s^2 the unbiased variance; Efron &
+    Tibshirani 1993, §10.5: the bias-corrected jackknife estimate is s^2)."""
+    from levysde.estimate import jackknife_bias
+
+    x = np.random.default_rng(5).standard_normal(16)
+    loo = [np.var(np.delete(x, i)) for i in range(x.size)]
+    assert math.isclose(jackknife_bias(loo, np.var(x)), -np.var(x, ddof=1) / x.size, rel_tol=1e-12)
+    assert math.isnan(jackknife_bias([1.0, np.nan], 1.0)) and math.isnan(jackknife_bias([1.0], 1.0))
+
+
+def test_resolved_lag_max_refuses_time_scales_beyond_the_largest_double():
+    from levysde.estimate import resolved_lag_max
+
+    with pytest.raises(ValueError, match="largest double"):
+        resolved_lag_max(np.full(20, -720.0))
+    assert resolved_lag_max(np.full(20, -709.0)) == pytest.approx(math.exp(709.0))
+    assert resolved_lag_max(np.r_[np.full(9, -720.0), np.full(11, -2.0)]) == pytest.approx(math.exp(2.0))
