@@ -66,6 +66,9 @@ NEGATIVES = {           # kind -> number of datasets in the full study (80 in al
     "ballistic": 12, "frozen": 8, "few_neurons": 12, "few_records": 8,
 }
 COVERAGE_KEYS = ("kappa_hat", "alpha_hat", "beta_tail")
+#: the other reported errors, also checked against the truth (``coverage_other``; beta_theory only
+#: where a phase is called, since it is withheld otherwise)
+COVERAGE_OTHER_KEYS = ("eta_g_hat", "eta_j_hat", "lam_hat", "beta_theory")
 #: positives per parameter set added to the 200 datasets of issue 11 (fresh seeds, after the negatives)
 EXTRA_POSITIVES = 24
 #: positives per ALPHA_SETS set (block "alpha", seeds after the extra block), at H x R in ALPHA_SIZES
@@ -193,13 +196,16 @@ def run_one(spec) -> dict:
         return row
     row.update({k: d.get(k) for k in ("kappa_hat", "kappa_hat_se", "kappa_hat_log_se", "kappa_hat_flag", "alpha_hat",
                                       "alpha_hat_se", "alpha_hat_flag", "beta_tail", "beta_tail_se", "beta_tail_flag",
-                                      "eta_j_hat", "eta_j_hat_se", "beta_theory", "beta_theory_se", "phase",
+                                      "eta_j_hat", "eta_j_hat_se", "eta_j_hat_flag", "eta_g_hat", "eta_g_hat_se",
+                                      "eta_g_hat_flag", "lam_hat", "lam_hat_se", "lam_hat_flag", "beta_theory",
+                                      "beta_theory_se", "beta_theory_flag", "phase",
                                       "stationary", "ks_distance", "phase_withheld", "phase_probabilities")})
     if spec["kind"] == "positive":
         p = PARAM_SETS[spec["set"]]
         r = levysde.classify(p["eta_j"], eta_g=p["eta_g"], kappa=p["kappa"], alpha=p["alpha"], lam=p["lam"])
         row["truth"] = {"kappa_hat": p["kappa"], "alpha_hat": p["alpha"], "beta_tail": float(r.beta_star),
-                        "phase": str(r.phase)}
+                        "eta_g_hat": p["eta_g"], "eta_j_hat": p["eta_j"], "lam_hat": p["lam"],
+                        "beta_theory": float(r.beta_star), "phase": str(r.phase)}
     row["seconds"] = round(time.perf_counter() - t0, 2)
     return row
 
@@ -232,11 +238,11 @@ def has_truth(r, key) -> bool:
 
 def coverage(rows, key, k, only_resolved=False):
     """Fraction of positives whose reported key lies within k reported standard errors of the truth
-    (:func:`standardized_error`; over those with a finite truth, a value and a finite error;
+    (:func:`standardized_error`; over those with a finite truth, a value and a finite, positive error;
     ``only_resolved``: also without an unresolved flag). Returns (fraction or None, n)."""
     hits = [abs(standardized_error(r, key)) <= k for r in rows
             if has_truth(r, key) and r.get(key) is not None and r.get(f"{key}_se") is not None
-            and (resolved(r, key) or not only_resolved)]
+            and r[f"{key}_se"] > 0 and (resolved(r, key) or not only_resolved)]
     return (float(np.mean(hits)) if hits else None), len(hits)
 
 
@@ -268,6 +274,8 @@ def summarize(rows) -> dict:
         if any(r["kind"] == "positive" for r in sub):
             out[f"coverage_{block}"] = {k: [coverage(sub, k, 1)[0], coverage(sub, k, 2)[0], coverage(sub, k, 1)[1]]
                                         for k in COVERAGE_KEYS}
+    out["coverage_other"] = {k: [coverage(rows, k, 1)[0], coverage(rows, k, 2)[0], coverage(rows, k, 1)[1]]
+                             for k in COVERAGE_OTHER_KEYS}
     out["coverage_resolved_1sigma"] = {k: coverage(rows, k, 1, True)[0] for k in COVERAGE_KEYS}
     out["coverage_resolved_2sigma"] = {k: coverage(rows, k, 2, True)[0] for k in COVERAGE_KEYS}
     out["coverage_resolved_n"] = {k: coverage(rows, k, 1, True)[1] for k in COVERAGE_KEYS}
