@@ -41,6 +41,8 @@ __all__ = ["load_run_arrays", "check_run", "check_trajectories", "CheckReport", 
            "stationarity_test", "ks_critical", "clean_columns", "MIN_RECORDS", "MIN_NEURONS", "MIN_GROUPS",
            "PHASE_MIN_PROBABILITY"]
 
+#: most histogram bins of the closing-loop simulation (memory: 16 groups x bins x 2 doubles)
+CLOSING_LOOP_MAX_BINS = 200_000
 #: fewest records (whole run) and independent neurons for a phase call
 MIN_RECORDS = 20
 MIN_NEURONS = 32
@@ -382,9 +384,11 @@ def _closing_loop(fit: SDEFit, late, seed):
     kw = dict(eta_j=j.eta_j.value if has_jumps else 0.0, eta_g=j.eta_g.value,
               alpha=j.alpha.value if has_jumps else 1.5, lam=max(j.lam.value, 0.0) if has_jumps else 1.0)
     try:
+        # histogram bins a quarter of the drift bins, but at most CLOSING_LOOP_MAX_BINS over the
+        # simulator's histogram (half-width <= 400): a very narrow spectrum would ask for gigabytes
         res = simulate(kw.pop("eta_j"), drift=TabulatedDrift(d.centers, F), particles=1024,
                        dt=dt, t_end=t_end, burn_in=t_end / 6, seed=seed, n_groups=16,
-                       bin_width=float(np.median(np.diff(d.edges))) / 4, **kw)
+                       bin_width=max(float(np.median(np.diff(d.edges))) / 4, 800.0 / CLOSING_LOOP_MAX_BINS), **kw)
     except (DivergenceError, ValueError) as exc:
         return _unavail(f"closing-loop simulation failed: {exc}"), _unavail("closing-loop simulation failed")
     counts = res.hist_counts.sum(axis=0)
@@ -533,7 +537,7 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
     if not 0 < late_fraction <= 1:
         raise ValueError(f"late_fraction must be in (0, 1]; got {late_fraction!r}")
     _check_n_groups(n_groups)
-    if zeta.ndim != 2 or step.shape != (zeta.shape[0],):
+    if zeta.ndim != 2 or step.shape != (zeta.shape[0],) or zeta.size == 0:
         raise ValueError(f"zeta must be (records, neurons) and step (records,); got {zeta.shape}, {step.shape}")
     if weights is not None and np.shape(weights) != (zeta.shape[1],):
         raise ValueError(f"weights must have one entry per neuron ({zeta.shape[1]}); got shape {np.shape(weights)}")

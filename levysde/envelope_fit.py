@@ -286,6 +286,8 @@ def _grid_lags(grid: dict, default_lag_max: float) -> np.ndarray:
 
 def _last_record(a) -> np.ndarray:
     a = np.asarray(a, dtype=float)
+    if a.ndim == 2 and a.shape[0] == 0:
+        raise ValueError("the run holds no records (zeta has 0 rows): no spectrum to build an envelope from")
     return (a[-1] if a.ndim == 2 else a).ravel()
 
 

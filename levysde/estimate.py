@@ -505,8 +505,8 @@ def ecf_model_se(theta, xi, weights, dt, n) -> np.ndarray:
     -------
     (4,) standard errors of (eta_G, eta_J, alpha, lam): NaN where the sandwich is singular
     or a parameter is at a bound (eta_G = 0). It assumes independent increments; within-neuron
-    correlation is what the neuron jackknife adds (:func:`estimate_noise` reports the larger
-    of the two).
+    correlation is what the neuron jackknife adds (:func:`estimate_noise` reports the jackknife
+    unless it is significantly smaller than this, :func:`floor_se`).
     """
     from .levy import char_exponent
 
@@ -682,8 +682,10 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
             few = f"too few jumps to fit ({k} beyond {threshold:g} robust scales; {min_jumps} needed)"
             return NoiseEstimate(eg, _unavailable(few), _unavailable(few), _unavailable(few), k, expected, u,
                                  hill, "robust scale (MAD)", replicates=reps)
-        return NoiseEstimate(eg, Estimate(0.0, 0.0, f"no jumps detected ({k} beyond {threshold:g} robust "
-                                                    f"scales, {expected:.1f} expected from Gaussian noise)"),
+        # eta_J = 0 enters the prediction, but it is not measured to be 0 (a failure to reject): no error
+        return NoiseEstimate(eg, Estimate(0.0, float("nan"), f"no jumps detected ({k} beyond {threshold:g} "
+                                                             f"robust scales, {expected:.1f} expected from "
+                                                             f"Gaussian noise)"),
                              none, none, k, expected, u, hill, "robust scale (MAD)", replicates=reps)
     rng = np.random.default_rng(seed)
     if r.size > max_samples:

@@ -156,6 +156,8 @@ def load_run(path: str) -> dict:
     runs. Returns the arrays plus ``config`` parsed to a dict. Raises ValueError (one line)."""
     data = read_run(path, kinds=("rnn",))
     del data["meta"], data["kind"]         # the file holds exactly the arrays and its config
+    if np.size(data["step"]) == 0:
+        raise ValueError(f"{path} holds no records (its 'step' array is empty): nothing to check")
     return data
 
 

@@ -403,3 +403,45 @@ def test_step_must_increase():
     for step in (np.r_[np.arange(29.0), 5.0], np.r_[np.arange(29.0), 28.0], np.r_[np.arange(29.0), np.nan]):
         with pytest.raises(ValueError, match="strictly increasing"):
             check_trajectories(zeta, step, closing_loop=False)
+
+
+def test_closing_loop_histogram_is_bounded_for_a_narrow_spectrum(monkeypatch):
+    """A spectrum 1e-4 wide gives drift bins ~1e-6 wide; a quarter of that over the simulator's
+    histogram (half-width <= 400) would be ~3e9 bins (a reviewer saw 8-25 GiB requested). The
+    closing loop's bin width is bounded below so that at most CLOSING_LOOP_MAX_BINS bins are used."""
+    from types import SimpleNamespace
+
+    import levysde.simulation as sim
+    from levysde.check import CLOSING_LOOP_MAX_BINS, _closing_loop
+    from levysde.estimate import Estimate
+
+    seen = {}
+
+    def fake_simulate(eta_j, **kw):
+        seen.update(kw)
+        raise ValueError("stop here")
+
+    monkeypatch.setattr(sim, "simulate", fake_simulate)
+    edges = np.linspace(-1e-4, 1e-4, 61)
+    centers = 0.5 * (edges[1:] + edges[:-1])
+    drift = SimpleNamespace(edges=edges, centers=centers, F=-centers * 1e2)
+    noise = SimpleNamespace(eta_g=Estimate(1e-6, 1e-7), mode="gauss", alpha=Estimate(float("nan")),
+                            eta_j=Estimate(0.0), lam=Estimate(float("nan")))
+    fit = SimpleNamespace(drift=drift, kappa=Estimate(1e-2, 1e-3), noise=noise, n_neurons=64)
+    ks, _ = _closing_loop(fit, np.zeros((10, 64)), 0)
+    assert not ks.ok and "stop here" in ks.flag
+    assert 2 * 400 / seen["bin_width"] <= CLOSING_LOOP_MAX_BINS * (1 + 1e-12)
+
+
+def test_a_run_file_without_records_is_refused(tmp_path):
+    from levysde.envelope_fit import rnn_envelope
+    from levysde.runfile import load_run, save_run
+
+    path = str(tmp_path / "empty.npz")
+    save_run(path, {"zeta": np.zeros((0, 8)), "zeta_jac": np.zeros((0, 8)), "step": np.zeros(0),
+                    "Lambda": np.ones(8), "loss": np.zeros(0), "lags": np.arange(1, 4),
+                    "envelope": np.zeros((0, 3))}, {"kind": "rnn", "model": "diaggate"})
+    with pytest.raises(ValueError, match="no records"):
+        load_run(path)
+    with pytest.raises(ValueError, match="no records"):
+        rnn_envelope({"zeta": np.zeros((0, 8)), "Lambda": np.ones(8), "config": {}})
