@@ -20,7 +20,8 @@ estimator.
 
     python benchmarks/calibrate_check.py [--quick] [--json] [--workers 2] [--out rows.jsonl]
 
-``--quick`` (CI, a few seconds: 3 s on an idle core): 12 small datasets. The full study: the 200 datasets of issue 11
+``--quick`` (CI): 12 small datasets, about 5 s once Numba's cache is warm (the first run in a fresh
+checkout adds about 40 s of compilation). The full study: the 200 datasets of issue 11
 plus 120 more positives with fresh seeds (block "extra") and 72 jump-dominated positives where alpha is
 identified (block "alpha"), and 24 of those at H = 64-128 (block "alpha_small"): 416 in all;
 ``coverage_original`` gives the 200 alone.
