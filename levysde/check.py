@@ -312,7 +312,9 @@ def _beta_tail(late, n_groups, tail_fraction=0.1):
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         across = np.nanstd(late, axis=1)            # spread across neurons, per record
-    if not fin.any() or not np.nanmax(across) > 1e-9 * (1.0 + float(np.nanmax(np.abs(late)))):
+    if not fin.any():
+        return _unavail("no finite zeta in the late part")
+    if not np.nanmax(across) > 1e-9 * (1.0 + float(np.nanmax(np.abs(late)))):
         return _unavail("no spread: all neurons have the same zeta (to rounding) in every record")
     x = -late[fin]
     lab = np.broadcast_to(np.arange(Q)[None, :], late.shape)[fin]
@@ -402,6 +404,15 @@ def _closing_loop(fit: SDEFit, late, seed):
     crit = ks_critical(fit.n_neurons)
     return Estimate(ks, float("nan"), f"KS distance between the network's late zeta and the fitted SDE "
                                       f"(accepted <= {crit:.3g})"), tail
+
+
+def _real_array(name: str, a) -> np.ndarray:
+    """``a`` as a float64 array; ValueError naming ``name`` unless its entries are real numbers
+    (bool, integer or float: complex values would lose their imaginary part, text is no number)."""
+    arr = np.asarray(a)
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be an array of real numbers; got dtype {arr.dtype}")
+    return arr.astype(float)
 
 
 def clean_columns(zeta, weights=None):
@@ -532,8 +543,7 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
     Returns CheckReport (phase None with reasons unless every gate passes).
     Raises ValueError for bad shapes or options (n_groups < 8, late_fraction outside (0, 1]).
     """
-    zeta = np.asarray(zeta, dtype=float)
-    step = np.asarray(step, dtype=float)
+    zeta, step = _real_array("zeta", zeta), _real_array("step", step)
     if not 0 < late_fraction <= 1:
         raise ValueError(f"late_fraction must be in (0, 1]; got {late_fraction!r}")
     _check_n_groups(n_groups)
@@ -545,6 +555,9 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
         raise ValueError("step must be finite and strictly increasing (one training step per record); "
                          "it is the time axis of every increment, window and drift")
     zeta, weights, notes = clean_columns(zeta, weights)
+    if n_groups > zeta.shape[1] >= 2:
+        notes.append(f"n_groups = {n_groups} exceeds the {zeta.shape[1]} neurons: {zeta.shape[1]} groups of one "
+                     f"neuron each are used")
     R = zeta.shape[0]
     first = min(int(R * (1 - late_fraction)), max(R - 3, 0))
     late = zeta[first:]
@@ -587,10 +600,12 @@ def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot
         raise ValueError(f"late_fraction must be in (0, 1]; got {late_fraction!r}")
     _check_n_groups(n_groups)
     run = load_run_arrays(path)
-    zeta = np.asarray(run["zeta" if variant == "gate" else "zeta_jac"], dtype=float)
+    key = "zeta" if variant == "gate" else "zeta_jac"
+    zeta = _real_array(f"the run file's {key!r}", run[key])
     lam = np.asarray(run["Lambda"], dtype=float) if "Lambda" in run else None
     weights = lam[-1] if lam is not None and lam.shape == zeta.shape else None
-    rep = check_trajectories(zeta, np.asarray(run["step"], dtype=float), lags=run["lags"], weights=weights,
+    rep = check_trajectories(zeta, _real_array("the run file's 'step'", run["step"]), lags=run["lags"],
+                             weights=weights,
                              variant=variant, late_fraction=late_fraction, n_groups=n_groups, n_boot=n_boot,
                              seed=seed, closing_loop=closing_loop, config=run["config"])
     learned, ratio, reason = _learned(run)

@@ -445,3 +445,22 @@ def test_a_run_file_without_records_is_refused(tmp_path):
         load_run(path)
     with pytest.raises(ValueError, match="no records"):
         rnn_envelope({"zeta": np.zeros((0, 8)), "Lambda": np.ones(8), "config": {}})
+
+
+def test_non_real_input_is_refused_and_notes_are_specific():
+    """Complex zeta would silently lose its imaginary part, text is no number: both refused with the
+    array named. n_groups above the neuron count says what it does; an all-NaN late part says so."""
+    from levysde.check import check_trajectories
+
+    rng = np.random.default_rng(1)
+    zeta, step = rng.normal(size=(30, 40)), np.arange(30.0)
+    with pytest.raises(ValueError, match="zeta must be an array of real numbers"):
+        check_trajectories(zeta + 1j, step, closing_loop=False)
+    with pytest.raises(ValueError, match="step must be an array of real numbers"):
+        check_trajectories(zeta, step.astype(str), closing_loop=False)
+    rep = check_trajectories(zeta[:, :20], step, n_groups=32, closing_loop=False)
+    assert any("n_groups = 32 exceeds the 20 neurons" in n for n in rep.notes)
+    z = zeta.copy()
+    z[15:] = np.nan
+    rep = check_trajectories(z, step, closing_loop=False)
+    assert "no finite zeta in the late part" in rep.beta_tail.flag
