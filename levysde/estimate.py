@@ -710,7 +710,7 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
     se = floor_se([jackknife_se(loo[:, i]) for i in range(4)], model_se, G) if loo.shape[0] else np.full(4, np.nan)
     alpha_flag, lam_flag = edge_flags(al, lm, se[3], (lo_l, hi_l), eg, alpha_se=se[2], eta_j=ej, eta_j_se=se[1])
     method = (f"empirical characteristic function, {rs.size} increments, jackknife over {G} groups, "
-              f"floored by the model-based asymptotic error")
+              f"replaced by the model-based asymptotic error where significantly smaller")
     eg_flag = None if eg > 0 else "at the edge: eta_G_hat = 0 sits at its bound (the jumps absorb the Gaussian part)"
     return NoiseEstimate(_with_se(Estimate(eg), float(se[0]), eg_flag), Estimate(ej, float(se[1])),
                          _with_se(Estimate(al), float(se[2]), alpha_flag),
