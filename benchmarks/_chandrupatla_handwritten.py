@@ -1,5 +1,5 @@
 """Baseline for benchmarks/bench_theory.py: the hand-written vectorised Chandrupatla that
-levysde.roots used before it delegated to scipy.optimize.elementwise.find_root (issue 15).
+levysde.theory.roots used before it delegated to scipy.optimize.elementwise.find_root (issue 15).
 Kept here only to time the two side by side; the package does not import it.
 
 Vectorised bracketing root-finder (Chandrupatla's method).
@@ -11,8 +11,8 @@ Adv. Eng. Software 28 (1997) 145; analysed by Scherer, "Computational Physics",
 the bracket, so it is as safe as bisection and converges superlinearly on
 smooth functions. Only the equations still active are evaluated at each step.
 
-Used for the characteristic equation Phi(beta)/beta = 0 (THEORY.md §4) and for
-the simulated model's own tail rate (the root of Phi_eps, THEORY.md §7).
+Used for the characteristic equation Phi(beta)/beta = 0 (docs/specification.md §4) and for
+the simulated model's own tail rate (the root of Phi_eps, docs/specification.md §7).
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from levysde.tauberian import envelope, envelope_samples
+from levysde.theory.envelope_map import envelope, envelope_samples
 
 
 def main():

@@ -3,7 +3,7 @@
 The histograms of :func:`levysde.simulate` sample zeta every ``record_every`` = k-th step.
 Recording draws no random numbers, so runs with the same seed and different k simulate the
 same paths and differ only in which states are histogrammed: the ratio of their jackknife
-standard errors (THEORY.md §8) is measured with little noise. For each k this prints the
+standard errors (docs/specification.md §8) is measured with little noise. For each k this prints the
 standard error of beta_hat at threshold u, the CPU time of the stepper per particle-step, and
 ``se^2 * cpu`` relative to k = 1 (the variance at fixed CPU time: lower is better, because
 the simulated time that fits into a fixed budget scales as 1/cpu and the variance as 1/time).

@@ -1,6 +1,6 @@
 """Throughput of the Numba simulator vs a vectorised NumPy twin and a bare Numba Gaussian Euler.
 
-Same N particles, same steps, defaults with eta_J = 3 (THEORY.md §4, §7), all measured
+Same N particles, same steps, defaults with eta_J = 3 (docs/specification.md §4, §7), all measured
 side by side in one run (ratios are meaningful on a shared machine; absolute rates are not):
 
 * numba_steps_per_s  : levysde.simulate (histogram and excursions every record_every-th step,
@@ -23,7 +23,7 @@ side by side in one run (ratios are meaningful on a shared machine; absolute rat
                        the NumPy twin, and the bare Euler
 * scaling            : speed-up of the simulator for 1, 2, 4, ... threads up to the host's cores
 * base_eps           : the simulator at the base cut default_eps = (eta_J dt)^(1/alpha) of
-                       THEORY.md §7 (simulate's default simulation_eps is twice that here): its
+                       docs/specification.md §7 (simulate's default simulation_eps is twice that here): its
                        ratios, big jumps per step and beta_model - beta*, next to the default's
 * load_average       : 1-minute load at the start and at the end of the run
 
@@ -50,11 +50,11 @@ from numba import njit, prange
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from levysde import _rng  # noqa: E402
 from levysde import simulation as S  # noqa: E402
-from levysde.theory import beta_star  # noqa: E402
-from levysde.simulation._kernels import _BLOCK, _WINDOW, _drift_value, _gauss_pass, _lanes  # noqa: E402
+from levysde.simulation import _rng  # noqa: E402
+from levysde.simulation._kernels import BLOCK, WINDOW, _drift_value, _gauss_pass, _lanes  # noqa: E402
 from levysde.simulation._simulate import chunk_bounds  # noqa: E402
+from levysde.theory.phases import beta_star  # noqa: E402
 
 ETA_J, ETA_G, KAPPA, ALPHA, LAM, GAMMA, Z0, DT = 3.0, 0.1, 1.0, 1.5, 2.0, 1.0, 0.0, 0.01
 
@@ -113,22 +113,22 @@ def numpy_twin(n, steps, seed=0, n_groups=64, bin_width=0.05, half=56.0,
 
 @njit(cache=True, parallel=True, error_model="numpy")   # no division checks: vectorises
 def _euler_lockstep(z, states, gstart, n_steps, dt, kind, dpar, grid, vals, s_gauss):
-    """Bare Gaussian Euler, the simulator's layout: groups in parallel, blocks of _BLOCK
+    """Bare Gaussian Euler, the simulator's layout: groups in parallel, blocks of BLOCK
     particles advanced in lockstep by the simulator's own vectorised drift + Gaussian pass
     (no jump table), with the streams moved into the block's lanes once per window of
-    _WINDOW steps as in the simulator."""
+    WINDOW steps as in the simulator."""
     d0, d1, d2 = dpar[0], dpar[1], dpar[2]
     for g in prange(gstart.size - 1):
-        ls = np.empty((4, _BLOCK), np.uint64)
-        nrm = np.empty(_BLOCK)
-        raw = np.empty(_BLOCK, np.uint64)
-        slow = np.zeros(_BLOCK, np.uint8)
+        ls = np.empty((4, BLOCK), np.uint64)
+        nrm = np.empty(BLOCK)
+        raw = np.empty(BLOCK, np.uint64)
+        slow = np.zeros(BLOCK, np.uint8)
         no_jumps = np.zeros((1, 1))
-        for b0 in range(gstart[g], gstart[g + 1], _BLOCK):
-            nb = min(b0 + _BLOCK, gstart[g + 1]) - b0
-            for w0 in range(0, n_steps, _WINDOW):
+        for b0 in range(gstart[g], gstart[g + 1], BLOCK):
+            nb = min(b0 + BLOCK, gstart[g + 1]) - b0
+            for w0 in range(0, n_steps, WINDOW):
                 _lanes(states, b0, nb, ls, True)
-                for k in range(min(_WINDOW, n_steps - w0)):
+                for k in range(min(WINDOW, n_steps - w0)):
                     _gauss_pass(z, ls, b0, nb, dt, kind, d0, d1, d2, grid, vals, s_gauss, nrm, raw,
                                 slow, no_jumps, 0, False)
                 _lanes(states, b0, nb, ls, False)

@@ -1,6 +1,6 @@
 """beta* over a 10^6-point parameter grid: one vectorised call vs a scalar brentq loop,
 and the root-finder behind it (scipy.optimize.elementwise.find_root, through
-levysde.roots.chandrupatla) vs the package's former hand-written Chandrupatla loop.
+levysde.theory.roots.chandrupatla) vs the package's former hand-written Chandrupatla loop.
 
 Prints the times measured side by side in one run and their ratios (the machine is
 shared and noisy: compare ratios, not absolute times). Targets: the vectorised call in
@@ -20,12 +20,12 @@ import json
 import time
 
 import numpy as np
+from _chandrupatla_handwritten import chandrupatla_handwritten
 from scipy.optimize import brentq
 
-from levysde import levy, theory
 from levysde.simulation import scheme
-
-from _chandrupatla_handwritten import chandrupatla_handwritten
+from levysde.theory import levy
+from levysde.theory import phases as theory
 
 
 def grid(n, seed=0):

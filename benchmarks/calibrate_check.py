@@ -1,13 +1,13 @@
 """Calibration study of ``levysde check`` (issue 11; docs/calibration.md).
 
-Synthetic zeta trajectories with known truth go through :func:`levysde.check.check_trajectories`
+Synthetic zeta trajectories with known truth go through :func:`levysde.inference.check.check_trajectories`
 exactly as a run file's arrays would:
 
-* positives: stationary runs of the SDE (THEORY.md §3, saturating drift) simulated by
+* positives: stationary runs of the SDE (docs/specification.md §3, saturating drift) simulated by
   levysde's simulator at five (eta_J, eta_G, alpha, lam, kappa) sets, broad and concentrated,
   at the sizes of real runs (H = 64 ... 1024 neurons, R = 50 ... 200 records; the check uses
   the late half). Their reported kappa_hat, alpha_hat and beta_tail are compared with kappa,
-  alpha and beta* (the Cramer rate, THEORY.md §4): the fraction inside +-1 and +-2 reported
+  alpha and beta* (the Cramer rate, docs/specification.md §4): the fraction inside +-1 and +-2 reported
   standard errors is the coverage;
 * negatives, which must get no phase: deterministic contracting and expanding transients,
   SDE transients (slow drift started narrow or broad), ballistic per-neuron drift, a frozen
@@ -186,7 +186,7 @@ def specs(quick: bool) -> list:
 def run_one(spec) -> dict:
     """Check one dataset; a row with the spec, the truth and the check's numbers."""
     import levysde
-    from levysde.check import check_trajectories
+    from levysde.inference.check import check_trajectories
 
     t0 = time.perf_counter()
     row = dict(spec)

@@ -38,20 +38,20 @@ suppress_warnings = ["myst.xref_missing", "ref.python"]
 #: Key formulas rendered (MathJax) under the docstrings on the API page. The docstrings keep
 #: plain-text maths for help(); these are the same formulas, from docs/specification.md.
 API_FORMULAS = {
-    "levysde.levy.c_alpha":
+    "levysde.theory.levy.c_alpha":
         r"c_\alpha = \frac{-1}{2\,\Gamma(-\alpha)\cos(\pi\alpha/2)} = \frac{\Gamma(1+\alpha)\sin(\pi\alpha/2)}{\pi},"
         r"\qquad c_1 = \frac{1}{\pi}",
-    "levysde.levy.psi":
+    "levysde.theory.levy.psi":
         r"\Psi(\beta) = \log\mathbb{E}\,e^{\beta J_1} = -\eta_J\,"
         r"\frac{(\lambda-\beta)^\alpha + (\lambda+\beta)^\alpha - 2\lambda^\alpha}{2\cos(\pi\alpha/2)},"
         r"\qquad \lvert\beta\rvert \le \lambda \quad (+\infty \text{ outside})",
-    "levysde.levy.psi_adjoint": r"\Psi^*(\beta) = \Psi(-\beta)",
-    "levysde.levy.char_exponent":
+    "levysde.theory.levy.psi_adjoint": r"\Psi^*(\beta) = \Psi(-\beta)",
+    "levysde.theory.levy.char_exponent":
         r"\log\mathbb{E}\,e^{i\xi J_1} = -\eta_J\,"
         r"\frac{(\lambda-i\xi)^\alpha + (\lambda+i\xi)^\alpha - 2\lambda^\alpha}{2\cos(\pi\alpha/2)}",
-    "levysde.levy.variance":
+    "levysde.theory.levy.variance":
         r"\operatorname{Var} J_1 = \Psi''(0) = -\eta_J\,\frac{\alpha(\alpha-1)\lambda^{\alpha-2}}{\cos(\pi\alpha/2)}",
-    "levysde.levy.cumulant4":
+    "levysde.theory.levy.cumulant4":
         r"k_4 = -\eta_J\,\frac{\alpha(\alpha-1)(\alpha-2)(\alpha-3)\lambda^{\alpha-4}}{\cos(\pi\alpha/2)}",
     "levysde.theory.phi": r"\Phi(\beta) = \eta_G\beta^2 + \Psi^*(\beta) - \kappa\beta",
     "levysde.theory.beta_star":
@@ -68,19 +68,19 @@ API_FORMULAS = {
         r"\sigma_\varepsilon^2 = 2\eta_J c_\alpha \lambda^{\alpha-2}\,\gamma(2-\alpha, \lambda\varepsilon)"
         r"\quad (\lambda > 0), \qquad \frac{2\eta_J c_\alpha\varepsilon^{2-\alpha}}{2-\alpha} \quad (\lambda = 0)",
     "levysde.simulation.simulate": r"d\zeta = F(\zeta)\,dt + \sqrt{2\eta_G}\,dW + dJ",
-    "levysde.tauberian.envelope":
+    "levysde.theory.envelope_map.envelope":
         r"f(\ell) = \int_0^\infty e^{-\ell/\tau} p(\tau)\,d\tau = \mathbb{E}_\rho\big[\exp(-\ell e^{\zeta})\big]",
-    "levysde.tauberian.envelope_hist":
+    "levysde.theory.envelope_map.envelope_hist":
         r"\int_a^b \exp(-\ell e^{z})\,dz = E_1(\ell e^{a}) - E_1(\ell e^{b})",
-    "levysde.tauberian.tauberian_prediction": r"f(\ell) \sim A\,\Gamma(\beta)\,\ell^{-\beta}",
-    "levysde.tauberian.tail_fit":
+    "levysde.theory.envelope_map.tauberian_prediction": r"f(\ell) \sim A\,\Gamma(\beta)\,\ell^{-\beta}",
+    "levysde.stats.tails.tail_fit":
         r"\hat\beta = \frac{1}{\operatorname{mean}(X - u \mid X > u)}, \quad X = -\zeta, \qquad"
         r"\hat A = \hat\beta\,\hat p\,e^{\hat\beta u}",
-    "levysde.tails.hill_rate": r"\hat\beta = \frac{1}{\operatorname{mean}(X - u \mid X > u)}, \quad X = -\zeta",
-    "levysde.learnability.kappa_alpha": r"\kappa_\alpha = \frac{\alpha_g}{\alpha_g - 1}",
-    "levysde.learnability.sample_complexity": r"N(\ell) = C f(\ell)^{-\kappa_\alpha}",
-    "levysde.learnability.learnability_window": r"H_N = \sup\{\ell : C f(\ell)^{-\kappa_\alpha} \le N\}",
-    "levysde.learnability.window_scaling_law":
+    "levysde.stats.tails.hill_rate": r"\hat\beta = \frac{1}{\operatorname{mean}(X - u \mid X > u)}, \quad X = -\zeta",
+    "levysde.theory.learnability.kappa_alpha": r"\kappa_\alpha = \frac{\alpha_g}{\alpha_g - 1}",
+    "levysde.theory.learnability.sample_complexity": r"N(\ell) = C f(\ell)^{-\kappa_\alpha}",
+    "levysde.theory.learnability.learnability_window": r"H_N = \sup\{\ell : C f(\ell)^{-\kappa_\alpha} \le N\}",
+    "levysde.theory.learnability.window_scaling_law":
         r"H_N = \frac{\tau}{\kappa_\alpha}\ln\frac{N}{C}, \qquad"
         r"H_N = \Big(\frac{N}{C}\Big)^{1/(\beta\kappa_\alpha)}, \qquad"
         r"H_N = \exp\Big(\Big(\frac{N}{C}\Big)^{1/(\gamma\kappa_\alpha)}\Big)",

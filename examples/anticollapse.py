@@ -1,5 +1,5 @@
 """Anti-collapse experiment driver: a grid of models x widths x seeds, trained and checked
-(THEORY.md §8, §9; docs/results.md).
+(docs/specification.md §8, §9; docs/results.md).
 
     python examples/anticollapse.py [--quick] [--out runs/anticollapse] [--device auto] [--json]
                                     [--hidden 64 256] [--seeds 3] [--steps N] [--workers 2]
@@ -48,12 +48,12 @@ ROW_KEYS = ("model", "hidden", "seed", "learned", "loss_ratio", "stationary", "k
 
 
 def envelope_class(run: dict, lag_max: float | None) -> str:
-    """Decay class of the last recorded ELR envelope (levysde.tauberian.classify_decay) over the
+    """Decay class of the last recorded ELR envelope (levysde.theory.envelope_decay.classify_decay) over the
     lags the recorded spectrum supports, l <= lag_max (the check's envelope_lag_max, tau_(10):
-    levysde.estimate.resolved_lag_max); beyond it every finite spectrum reads "exponential"."""
+    levysde.inference.spectrum.resolved_lag_max); beyond it every finite spectrum reads "exponential"."""
     import numpy as np
 
-    from levysde.tauberian import classify_decay
+    from levysde.theory.envelope_decay import classify_decay
 
     lags, f = np.asarray(run["lags"], float), np.asarray(run["envelope"][-1], float)
     keep = lags <= (np.inf if lag_max is None else lag_max)
@@ -75,7 +75,7 @@ def run_config(label: str, hidden: int, seed: int, budget: dict, device: str, fa
 
 
 def _same(path: pathlib.Path, cfg: dict) -> bool:
-    from levysde.runfile import load_run
+    from levysde.io.runfile import load_run
 
     try:
         old = load_run(str(path))["config"]
@@ -133,7 +133,7 @@ def check_one(path: str, quick: bool) -> dict:
         row = json.loads(cache.read_text())
         if row.pop("checker", None) == version:
             return row
-    from levysde.check import check_run, load_run_arrays
+    from levysde.inference.check import check_run, load_run_arrays
 
     run = load_run_arrays(path)
     d = check_run(path, n_boot=50 if quick else 200, closing_loop=not quick).as_json()

@@ -2,7 +2,7 @@
 
     python examples/envelope_classes.py [--quick] [--out envelope_classes.png]
 
-Three time-scale spectra (THEORY.md §5-§6), each sampled and mapped to its envelope
+Three time-scale spectra (docs/specification.md §5-§6), each sampled and mapped to its envelope
 f(l) = E exp(-l/tau) with levysde.envelope:
 
 * bounded time scales tau ~ U[1, 20]            -> exponential decay, H_N ~ (tau/kappa_a) ln N
@@ -17,8 +17,8 @@ import argparse
 import numpy as np
 
 import levysde
-from levysde.learnability import learnability_window
 from levysde.plotting import _pyplot, save_figure
+from levysde.theory.learnability import learnability_window
 
 
 def spectra(n, rng):

@@ -1,4 +1,4 @@
-"""Reproduce the anti-collapse paper's qualitative table on CPU (THEORY.md §9; docs/results.md).
+"""Reproduce the anti-collapse paper's qualitative table on CPU (docs/specification.md §9; docs/results.md).
 
     python examples/paper_table.py [--quick] [--outdir runs/paper_table] [--workers 2]
 
@@ -21,7 +21,6 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-
 MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
 BUDGETS = {
     "quick": dict(hidden=32, steps=300, seq_len=100, record_every=10, batch=32),
@@ -42,7 +41,7 @@ def train_one(args):
         cfg.update(FORCING)
     if path.exists() and not path.with_suffix(".ckpt").exists():
         # finished earlier (the checkpoint is removed at the end): reuse only the same configuration
-        from levysde.runfile import load_run
+        from levysde.io.runfile import load_run
 
         try:
             old = load_run(str(path))["config"]
@@ -65,7 +64,8 @@ def envelope_class(run_path, lag_max):
     envelope_lag_max; the driver's classifier, examples/anticollapse.py)."""
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
     from anticollapse import envelope_class as classify
-    from levysde.check import load_run_arrays
+
+    from levysde.inference.check import load_run_arrays
 
     return classify(load_run_arrays(run_path), lag_max)
 
@@ -97,7 +97,7 @@ def main():
         done = list(pool.map(train_one, jobs))
     print(f"trained {len(done)} models ({budget} budget: {BUDGETS[budget]}) in "
           f"{time.perf_counter() - t0:.0f} s; runs in {outdir}", flush=True)
-    from levysde.check import check_run
+    from levysde.inference.check import check_run
 
     rows = []
     for (path, secs), model in zip(done, MODELS):

@@ -1,4 +1,4 @@
-"""The (eta_J, kappa) phase diagram at the THEORY.md §4 defaults (eta_G = 0.1, alpha = 1.5, lam = 2).
+"""The (eta_J, kappa) phase diagram at the docs/specification.md §4 defaults (eta_G = 0.1, alpha = 1.5, lam = 2).
 
     python examples/phase_diagram.py [--quick] [--out phase_diagram.png]
 
@@ -11,8 +11,8 @@ import argparse
 import numpy as np
 
 import levysde
-from levysde.diagram import phase_diagram
 from levysde.plotting import plot_phase_diagram
+from levysde.studies.diagram import phase_diagram
 
 
 def main():

@@ -2,7 +2,7 @@
 
     python examples/tail_check.py [--quick] [--out tail_check.png]
 
-Defaults of THEORY.md §4 (kappa = 1, eta_G = 0.1, alpha = 1.5, lam = 2) with
+Defaults of docs/specification.md §4 (kappa = 1, eta_G = 0.1, alpha = 1.5, lam = 2) with
 eta_J = 0.5 (collapsed: tempering-limited tail, rate lam), 1.5 (concentrated,
 beta* = 1.4596) and 3 (broad, beta* = 0.8084). Prints beta_hat (jackknife error)
 at a moderate threshold next to beta*, and the tempering-limited fit in the
@@ -15,7 +15,7 @@ import numpy as np
 import levysde
 from levysde.plotting import _pyplot, save_figure
 from levysde.simulation import simulate
-from levysde.tails import tempered_fit_result
+from levysde.stats.tails import tempered_fit_result
 
 CASES = (0.5, 1.5, 3.0)
 

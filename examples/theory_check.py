@@ -1,4 +1,4 @@
-"""Theory check: beta*, threshold and phases for the THEORY.md §4 defaults, and a sweep of beta*.
+"""Theory check: beta*, threshold and phases for the docs/specification.md §4 defaults, and a sweep of beta*.
 
     python examples/theory_check.py [--quick]
 

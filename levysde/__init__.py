@@ -1,11 +1,28 @@
 """levysde: why trained recurrent networks forget slowly (a power law) or fast.
 
-The per-neuron log decay rate zeta_q of a trained RNN moves during training like
-the 1-d SDE ``dzeta = F(zeta) dt + sqrt(2 eta_G) dW + dJ`` with J a symmetric
-tempered alpha-stable Levy process. This package computes the theory (the
-spectral exponent beta*, threshold, phases), simulates the SDE, maps time-scale
-spectra to forgetting envelopes and checks all of it against trained networks.
-See docs/theory.md and the specification THEORY.md.
+The per-neuron log decay rate zeta_q of a trained RNN moves during training like the 1-d SDE
+``dzeta = F(zeta) dt + sqrt(2 eta_G) dW + dJ`` with J a symmetric tempered alpha-stable Levy
+process. This package computes the theory (the spectral exponent beta*, threshold, phases),
+simulates the SDE, maps time-scale spectra to forgetting envelopes and checks all of it against
+trained networks (docs/theory.md, docs/specification.md).
+
+The package is layered; each layer uses only the ones before it (docs/api.md):
+
+==============  =====================================================================
+``core``        outcomes as data, the argument checks
+``io``          atomic writes, run files
+``theory``      parameters, the Levy symbol, beta* and the phases, envelopes, learnability
+``stats``       tail estimators and the jackknife
+``simulation``  the Euler-Maruyama solver (Numba CPU and CUDA backends)
+``rnn``         the gated-RNN trainer (PyTorch, optional)
+``inference``   the SDE fit, ``check``, the run-envelope fit
+``studies``     the phase diagram and parameter sweeps
+``plotting``    figures (matplotlib, optional)
+``cli``         the ``levysde`` command
+==============  =====================================================================
+
+The names below are loaded on first use, so ``import levysde`` is fast and pulls in neither
+Numba nor PyTorch.
 
 Quick use::
 
@@ -13,40 +30,77 @@ Quick use::
     r = levysde.classify(3.0)                 # defaults kappa=1, eta_G=0.1, alpha=1.5, lam=2
     r.beta_star, r.phase                      # 0.80835714647..., 'broad'
 """
-import sys as _sys
+from __future__ import annotations
 
-from ._interrupt import cli_interrupt_guard as _cli_interrupt_guard
+import importlib
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
-# Ctrl-C during this (slow) import: one line and exit 130 for the command line, a plain
-# KeyboardInterrupt for library users (levysde._interrupt)
-with _cli_interrupt_guard():
-    from .levy import c_alpha, char_exponent, cumulant, cumulant4, psi, psi_adjoint, variance
-    from .params import DEFAULTS, SDEParams
-    from .theory import (CRITICAL_TOL, PHASES, PhaseResult, beta_star, classify, eta_j_critical,
-                         eta_j_star, phi, tail_rate)
-    from .tauberian import classify_decay, envelope, tauberian_prediction
-    from .learnability import kappa_alpha, learnability_window, window_scaling_law
-    # simulation and tail estimation (THEORY.md §7, §8). levysde.simulate is the function
-    # levysde.simulation.simulate; it also answers the names of the former module levysde.simulate
-    # (deprecated, one release), which is why it is registered in sys.modules.
-    from .simulation import (DivergenceError, OUDrift, SaturatingDrift, SimulationResult, TabulatedDrift,
-                             beta_model, default_eps, sample_increments)
-    from .simulation import simulate as _simulate_function
-    from ._simulate_alias import SimulateFunction as _SimulateFunction
-    from .tails import tail_from_histogram, tail_from_samples, tempered_fit, threshold_scan
+try:
+    __version__ = version("levysde")
+except PackageNotFoundError:        # a source tree that was not installed
+    __version__ = "0+unknown"
 
-simulate = _SimulateFunction(_simulate_function)
-_sys.modules[__name__ + ".simulate"] = simulate
+#: public name -> the module that defines it
+_EXPORTS = {
+    **dict.fromkeys(["c_alpha", "psi", "psi_adjoint", "char_exponent", "variance", "cumulant", "cumulant4"],
+                    "levysde.theory.levy"),
+    **dict.fromkeys(["DEFAULTS", "SDEParams"], "levysde.theory.params"),
+    **dict.fromkeys(["phi", "beta_star", "eta_j_star", "eta_j_critical", "classify", "tail_rate", "PhaseResult",
+                     "PHASES", "CRITICAL_TOL"], "levysde.theory.phases"),
+    **dict.fromkeys(["envelope", "tauberian_prediction"], "levysde.theory.envelope_map"),
+    "classify_decay": "levysde.theory.envelope_decay",
+    **dict.fromkeys(["kappa_alpha", "learnability_window", "window_scaling_law"], "levysde.theory.learnability"),
+    **dict.fromkeys(["simulate", "SimulationResult", "SaturatingDrift", "OUDrift", "TabulatedDrift",
+                     "sample_increments", "default_eps", "beta_model", "DivergenceError"], "levysde.simulation"),
+    **dict.fromkeys(["tail_from_histogram", "tail_from_samples", "tempered_fit", "threshold_scan"],
+                    "levysde.stats.tails"),
+    **dict.fromkeys(["Status", "Estimate"], "levysde.core.status"),
+}
 
-__version__ = "0.1.0"
+__all__ = sorted(_EXPORTS) + ["__version__"]
 
-__all__ = [
-    "c_alpha", "psi", "psi_adjoint", "char_exponent", "variance", "cumulant", "cumulant4",
-    "DEFAULTS", "SDEParams", "phi", "beta_star", "eta_j_star", "eta_j_critical", "classify",
-    "tail_rate", "PhaseResult", "PHASES", "CRITICAL_TOL", "__version__",
-    "envelope", "tauberian_prediction", "classify_decay", "kappa_alpha", "learnability_window",
-    "window_scaling_law", "simulate", "SimulationResult", "SaturatingDrift", "OUDrift", "TabulatedDrift",
-    "sample_increments", "default_eps", "beta_model", "DivergenceError",
-    "tail_from_histogram", "tail_from_samples", "tempered_fit", "threshold_scan",
-]
+if TYPE_CHECKING:   # the eager form, for type checkers and IDEs
+    from levysde.core.status import Estimate, Status
+    from levysde.simulation import (
+        DivergenceError,
+        OUDrift,
+        SaturatingDrift,
+        SimulationResult,
+        TabulatedDrift,
+        beta_model,
+        default_eps,
+        sample_increments,
+        simulate,
+    )
+    from levysde.stats.tails import tail_from_histogram, tail_from_samples, tempered_fit, threshold_scan
+    from levysde.theory.envelope_decay import classify_decay
+    from levysde.theory.envelope_map import envelope, tauberian_prediction
+    from levysde.theory.learnability import kappa_alpha, learnability_window, window_scaling_law
+    from levysde.theory.levy import c_alpha, char_exponent, cumulant, cumulant4, psi, psi_adjoint, variance
+    from levysde.theory.params import DEFAULTS, SDEParams
+    from levysde.theory.phases import (
+        CRITICAL_TOL,
+        PHASES,
+        PhaseResult,
+        beta_star,
+        classify,
+        eta_j_critical,
+        eta_j_star,
+        phi,
+        tail_rate,
+    )
 
+
+def __getattr__(name: str) -> Any:
+    """Load a public name from its module on first use (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'levysde' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -1,7 +1,7 @@
 """``python -m levysde`` is the same as the ``levysde`` console script."""
 import sys
 
-from .cli import main
+from levysde.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -5,8 +5,13 @@ matplotlib is imported lazily so that ``import levysde`` stays light.
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
+
+from levysde.inference.check import load_run_arrays
+from levysde.inference.drift_fit import increments
+from levysde.io.files import atomic_write
 
 _LABELS = {"eta_j": r"$\eta_J$", "kappa": r"$\kappa$", "eta_g": r"$\eta_G$",
            "alpha": r"$\alpha$", "lam": r"$\lambda$"}
@@ -26,9 +31,7 @@ def save_figure(fig, path, *, dpi: int = 150, bbox_inches="tight") -> str:
     next to it replaces it; a non-regular target such as a FIFO or device is refused with
     ValueError). The format follows the suffix (png, pdf, svg, ...); ``.png`` is appended to a
     name without one. Returns the path written."""
-    import os
 
-    from ._io import atomic_write
 
     path = os.fspath(path)
     fmt = os.path.splitext(path)[1][1:].lower()
@@ -97,7 +100,7 @@ def plot_phase_diagram(diagram, *, overlay=None, path=None):
 def plot_envelope(lags, f, path, *, beta=None, slope=None, slope_window=None, fit_window=None,
                   f_label=None, title=None, f_min=1e-12):
     """Log-log plot of an envelope f(l) with its fitted slope and, when the theory gives
-    one, the predicted power law l^-beta (THEORY §5).
+    one, the predicted power law l^-beta (docs/specification.md §5).
 
     Parameters
     ----------
@@ -118,7 +121,6 @@ def plot_envelope(lags, f, path, *, beta=None, slope=None, slope_window=None, fi
     Returns the path written. Raises ValueError when the file cannot be written or
     ``path`` is a directory (one line, no traceback in the CLI).
     """
-    import os
 
     written = str(path) if os.path.splitext(str(path))[1] else str(path) + ".png"
     if os.path.isdir(str(path)) or os.path.isdir(written):
@@ -186,8 +188,7 @@ def plot_envelope(lags, f, path, *, beta=None, slope=None, slope_window=None, fi
 def plot_check(report, run_path, path):
     """Four panels for ``levysde check``: zeta trajectories, the fitted drift with its
     plateau, the tail of the increment residuals, and the zeta histogram with the
-    predicted exponential tail e^{beta* zeta} (THEORY.md §8)."""
-    from .check import load_run_arrays
+    predicted exponential tail e^{beta* zeta} (docs/specification.md §8)."""
 
     plt = _pyplot()
     run = load_run_arrays(run_path)
@@ -213,7 +214,6 @@ def plot_check(report, run_path, path):
     ax.set_ylabel("drift per step")
     ax.set_title("drift")
     ax = axes[1, 0]
-    from .estimate import increments
 
     if fit is not None:
         z, dz, dt, _ = increments(zeta, step, first_record=fit.first_record)
@@ -255,7 +255,7 @@ def plot_simulation(res, path, *, scan=None):
     Left: the stationary density of zeta (log scale) with the predicted left tail
     ``A exp(beta* zeta)`` anchored at the default threshold. Right: the threshold
     scan beta_hat(u) with jackknife error bars, beta* and the simulated model's
-    beta_model (THEORY.md §7, §8).
+    beta_model (docs/specification.md §7, §8).
     """
     plt = _pyplot()
     m = res.meta

@@ -131,7 +131,7 @@ def test_contracting_transient_is_not_stationary_and_gets_no_phase(tmp_path):
 
 
 def test_stationarity_test_numbers():
-    from levysde.check import stationarity_test
+    from levysde.inference.check import stationarity_test
 
     rng = np.random.default_rng(1)
     R, Q = 40, 200
@@ -153,7 +153,7 @@ def test_stationarity_test_numbers():
 
 
 def test_jackknife_se_of_a_mean_equals_the_group_formula():
-    from levysde.estimate import jackknife_se, neuron_groups
+    from levysde.stats.jackknife import jackknife_se, neuron_groups
 
     rng = np.random.default_rng(2)
     x = rng.standard_normal(160)
@@ -167,7 +167,7 @@ def test_jackknife_se_of_a_mean_equals_the_group_formula():
 
 def test_fit_saturating_recovers_a_known_drift():
     from levysde import SaturatingDrift
-    from levysde.estimate import fit_saturating
+    from levysde.inference.drift_fit import fit_saturating
 
     rng = np.random.default_rng(3)
     c = np.linspace(-6, 0.5, 40)
@@ -183,7 +183,7 @@ def test_fit_saturating_recovers_a_known_drift():
 
 
 def test_resolved_lag_max_is_the_tenth_longest_time_scale():
-    from levysde.estimate import resolved_lag_max
+    from levysde.inference.spectrum import resolved_lag_max
 
     z = np.array([np.nan] + list(np.linspace(-5, 0, 30)))
     assert resolved_lag_max(z) == pytest.approx(np.exp(5 - 9 * 5 / 29), rel=1e-12)
@@ -193,7 +193,7 @@ def test_resolved_lag_max_is_the_tenth_longest_time_scale():
 
 
 def test_too_few_records_or_neurons_get_no_phase(sim_run):
-    from levysde.check import check_trajectories
+    from levysde.inference.check import check_trajectories
 
     with np.load(sim_run) as z:
         zeta, step = z["zeta"], z["step"]
@@ -222,7 +222,7 @@ def test_beta_tail_error_counts_neurons_not_records():
     """beta_tail's delete-one-neuron jackknife: for independent exponential X per record its error is
     the closed form beta/sqrt(k) (k exceedances); when each neuron keeps its X over all records
     (perfectly correlated in time) only the k_q neurons beyond u count: beta/sqrt(k_q)."""
-    from levysde.check import _beta_tail
+    from levysde.inference.check import _beta_tail
 
     rng = np.random.default_rng(11)
     iid = _beta_tail(-rng.exponential(1 / 0.8, size=(100, 400)), 16)
@@ -247,7 +247,7 @@ def test_duplicate_neurons_are_merged_and_counted_once(copy):
     """issue 11 review: np.tile(z[:, :24], (1, 8)) passed the 32-neuron gate with a beta_tail error
     sqrt(8) too small; np.repeat gave kappa +- 0. Exact copies are merged: the neuron gate sees 24,
     and beta_tail's error is the closed form beta/sqrt(k) of the 24 distinct neurons."""
-    from levysde.check import check_trajectories
+    from levysde.inference.check import check_trajectories
 
     zeta, step = _iid_tail_zeta(200, 24, 3)
     dup = np.tile(zeta, (1, 8)) if copy == "tile" else np.repeat(zeta, 8, axis=1)
@@ -264,7 +264,7 @@ def test_duplicate_neurons_are_merged_and_counted_once(copy):
 def test_clean_columns_keeps_the_envelope_and_masked_columns():
     """Merged copies carry the sum of their Lambda weights (the envelope sum is unchanged); all-NaN
     columns and a shared zeta are left alone."""
-    from levysde.check import clean_columns
+    from levysde.inference.check import clean_columns
 
     z = np.array([[1.0, 2.0, 1.0, np.nan, np.nan, 3.0], [1.5, 2.5, 1.5, np.nan, np.nan, np.nan]])
     w = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
@@ -282,7 +282,7 @@ def test_infinite_cells_are_treated_like_nan_without_warnings():
     report of the same data with NaN in that cell, with a note and no RuntimeWarning."""
     import warnings
 
-    from levysde.check import check_trajectories
+    from levysde.inference.check import check_trajectories
 
     zeta, step = _iid_tail_zeta(120, 64, 5)
     bad, nan = zeta.copy(), zeta.copy()
@@ -301,7 +301,7 @@ def test_infinite_cells_are_treated_like_nan_without_warnings():
 @pytest.mark.parametrize("g", [2, 3, 7])
 def test_n_groups_below_8_is_refused(g, tmp_path):
     """issue 11 review: --n-groups 2 or 3 made the contracting transient 'stationary' (critical t 318 / 22)."""
-    from levysde.check import check_trajectories, stationarity_test
+    from levysde.inference.check import check_trajectories, stationarity_test
 
     zeta, step = _iid_tail_zeta(40, 64, 1)
     for call in (lambda: check_trajectories(zeta, step, n_groups=g, closing_loop=False),
@@ -315,8 +315,9 @@ def test_n_groups_below_8_is_refused(g, tmp_path):
 def test_phase_called_only_against_its_own_odds():
     """The phase of the fitted parameters is called only when its own probability (draws with the
     jackknife covariance) is the largest and >= 0.5; otherwise it is withheld with the probabilities."""
-    from levysde.check import CheckReport, _gates
-    from levysde.estimate import Estimate, Prediction
+    from levysde.core.status import Estimate
+    from levysde.inference.check import CheckReport, _gates
+    from levysde.inference.sde_fit import Prediction
 
     u = Estimate(float("nan"))
     for probs, called in (({"broad": 0.34, "collapsed": 0.44, "concentrated": 0.22}, False),
@@ -379,8 +380,8 @@ def test_jump_fit_bias_names_the_biased_estimates():
     exceeds 0.25 of the reported error (Efron & Tibshirani 1993, §10.6), and only those."""
     from types import SimpleNamespace
 
-    from levysde.check import jump_fit_bias
-    from levysde.estimate import Estimate
+    from levysde.core.status import Estimate
+    from levysde.inference.check import jump_fit_bias
 
     G = 16
     v = np.array([1.0, 0.1, 3.0, 0.8, 1.0])
@@ -397,7 +398,7 @@ def test_jump_fit_bias_names_the_biased_estimates():
 
 
 def test_step_must_increase():
-    from levysde.check import check_trajectories
+    from levysde.inference.check import check_trajectories
 
     zeta = np.random.default_rng(0).normal(size=(30, 40))
     for step in (np.r_[np.arange(29.0), 5.0], np.r_[np.arange(29.0), 28.0], np.r_[np.arange(29.0), np.nan]):
@@ -412,8 +413,8 @@ def test_closing_loop_histogram_is_bounded_for_a_narrow_spectrum(monkeypatch):
     from types import SimpleNamespace
 
     import levysde.simulation as sim
-    from levysde.check import CLOSING_LOOP_MAX_BINS, _closing_loop
-    from levysde.estimate import Estimate
+    from levysde.core.status import Estimate
+    from levysde.inference.check import CLOSING_LOOP_MAX_BINS, _closing_loop
 
     seen = {}
 
@@ -434,8 +435,8 @@ def test_closing_loop_histogram_is_bounded_for_a_narrow_spectrum(monkeypatch):
 
 
 def test_a_run_file_without_records_is_refused(tmp_path):
-    from levysde.envelope_fit import rnn_envelope
-    from levysde.runfile import load_run, save_run
+    from levysde.inference.envelope_fit import rnn_envelope
+    from levysde.io.runfile import load_run, save_run
 
     path = str(tmp_path / "empty.npz")
     save_run(path, {"zeta": np.zeros((0, 8)), "zeta_jac": np.zeros((0, 8)), "step": np.zeros(0),
@@ -450,7 +451,7 @@ def test_a_run_file_without_records_is_refused(tmp_path):
 def test_non_real_input_is_refused_and_notes_are_specific():
     """Complex zeta would silently lose its imaginary part, text is no number: both refused with the
     array named. n_groups above the neuron count says what it does; an all-NaN late part says so."""
-    from levysde.check import check_trajectories
+    from levysde.inference.check import check_trajectories
 
     rng = np.random.default_rng(1)
     zeta, step = rng.normal(size=(30, 40)), np.arange(30.0)

@@ -16,8 +16,8 @@ import time
 import numpy as np
 import pytest
 
-from levysde import _io
 from levysde.cli import build_parser, main
+from levysde.io import files as _io
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -283,7 +283,7 @@ def test_reversed_hist_edges_name_hist_edges(tmp_path, capsys):
     rc, _, err = call(capsys, "envelope", "--from", run)
     one_line_error(rc, err, "hist_edges", "strictly increasing", "rev.npz")
     assert "lag" not in err
-    from levysde.runfile import read_run
+    from levysde.io.runfile import read_run
 
     with pytest.raises(ValueError, match="hist_counts has shape"):
         np.savez(tmp_path / "bad.npz", hist_edges=np.linspace(0, 1, 5), hist_counts=np.ones((2, 3)),
@@ -305,8 +305,8 @@ def test_diagram_no_leaked_warnings(tmp_path):
 def test_plots_emit_no_runtime_warning_on_all_nan_input(tmp_path):
     import warnings
 
-    from levysde.diagram import phase_diagram
     from levysde.plotting import plot_beta_check, plot_phase_diagram
+    from levysde.studies.diagram import phase_diagram
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -331,7 +331,7 @@ def test_directory_as_figure_output_is_refused(tmp_path, capsys):
 
 def test_learnability_lags_with_f_func_conflict():
     """Library audit (item 13's kind): lags next to a closed-form f_func were silently ignored."""
-    from levysde.learnability import learnability_window
+    from levysde.theory.learnability import learnability_window
 
     def f(l):
         return np.asarray(l, dtype=float) ** -0.5

@@ -97,7 +97,7 @@ def test_mp_near_threshold_does_not_fail():
 
 def test_thresholds_at_or_below_zero_say_what_they_mean():
     """eta_J* = lam (kappa - eta_G lam)/Psi_1(lam) <= 0 when kappa/eta_G < lam, and
-    eta_J^crit = (kappa - eta_G)/Psi_1(1) <= 0 when eta_G >= kappa (THEORY.md §4): the
+    eta_J^crit = (kappa - eta_G)/Psi_1(1) <= 0 when eta_G >= kappa (docs/specification.md §4): the
     header says so; a threshold beyond float64 is -inf with its meaning, never 'lam = 0'."""
     p = run("phase", "--eta-j", "3", "--eta-g", "1")
     assert p.returncode == 0

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from levysde.simulation import OUDrift, SaturatingDrift, SimulationResult, beta_model, simulate
-from levysde.theory import classify
+from levysde.theory.phases import classify
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = dict(particles=16, n_groups=2, t_end=0.5, burn_in=0.1)
@@ -94,8 +94,8 @@ def test_huge_eps_is_valid_and_silent():
     """eps = 1e308: every jump is carried by the Gaussian stand-in; beta_model is the root of
     eta_G b^2 + sigma^2 b^2 / 2 - kappa b (Gaussian only): b = kappa / (eta_G + sigma^2/2),
     with sigma^2 the whole tempered jump variance 2 eta_J c_alpha Gamma(2 - alpha) lam^(alpha-2)
-    (levysde.levy.variance). No RuntimeWarning on the way."""
-    from levysde.levy import variance
+    (levysde.theory.levy.variance). No RuntimeWarning on the way."""
+    from levysde.theory.levy import variance
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -228,7 +228,7 @@ def test_cli_groups_below_8_are_refused_with_the_reason():
     CLI refuses fewer than 8 groups, before any work, in one line that says why."""
     from scipy import stats
 
-    from levysde.check import MIN_GROUPS
+    from levysde.inference.check import MIN_GROUPS
 
     assert MIN_GROUPS == 8
     assert round(stats.t.ppf(0.975, 1), 1) == 12.7 and round(stats.t.ppf(0.975, 7), 2) == 2.36

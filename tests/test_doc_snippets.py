@@ -26,7 +26,6 @@ Conventions for the Markdown sources (also stated in docs/index.md, "Tested snip
 """
 from __future__ import annotations
 
-import ast
 import json
 import math
 import os

@@ -1,4 +1,4 @@
-"""The library functions behind ``levysde envelope`` (levysde.envelope_fit, levysde.asymptote)
+"""The library functions behind ``levysde envelope`` (levysde.inference.envelope_fit, levysde.theory.envelope_map_asymptotics)
 against closed forms, exact finite sums and a replication study of the jackknife."""
 import math
 import warnings
@@ -6,9 +6,9 @@ import warnings
 import numpy as np
 import pytest
 
-from levysde import asymptote as AS
-from levysde import envelope_fit as EF
-from levysde.tauberian import fit_slope
+from levysde.inference import envelope_fit as EF
+from levysde.theory import envelope_asymptotics as AS
+from levysde.theory.envelope_decay import fit_slope
 
 
 def test_unit_crossing_closed_forms():
@@ -129,7 +129,7 @@ def test_jackknife_slope_se_matches_the_spread_of_replicates():
     edges = np.linspace(-30, 5, 701)
     lags = np.geomspace(1.0, 1e4, 60)
     lo, hi = 30.0, 3e3
-    from levysde.tauberian import envelope_hist
+    from levysde.theory.envelope_map import envelope_hist
 
     slopes, ses = [], []
     for _ in range(60):

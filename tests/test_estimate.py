@@ -1,4 +1,4 @@
-"""SDE-fitting estimators (THEORY.md §8) recover the parameters of trajectories simulated
+"""SDE-fitting estimators (docs/specification.md §8) recover the parameters of trajectories simulated
 with levysde's own simulator, and flag what they cannot estimate."""
 import math
 
@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 
 import levysde
-from levysde.estimate import estimate_noise, fit_sde, increments, predict, spread
+from levysde.inference.drift_fit import increments
+from levysde.inference.noise_fit import estimate_noise
+from levysde.inference.sde_fit import fit_sde, predict
+from levysde.inference.spectrum import spread
 from levysde.simulation import simulate
 
 # Gaussian core resolvable at the record step (dt = 0.01): eta_G dominates the small scales
@@ -123,7 +126,7 @@ def test_spread_of_known_sample():
 def test_saturating_one_step_is_a_gauss_newton_step():
     """The linear jackknife's replicate fit: one Gauss-Newton step converges quadratically to the
     known parameters on noise-free data, and leaves the least-squares optimum where it is."""
-    from levysde.estimate import fit_saturating, saturating_form
+    from levysde.inference.drift_fit import fit_saturating, saturating_form
 
     c = np.linspace(-6.0, 0.5, 36)
     truth = np.array([0.7, math.log(0.5), -0.3])                  # kappa, log width, z0
@@ -147,7 +150,8 @@ def test_saturating_one_step_is_a_gauss_newton_step():
 
 def test_step_drift_is_flagged_at_the_edge_without_an_error():
     """A step (width -> 0) does not identify the saturating form's plateau: flagged, no error."""
-    from levysde.estimate import NOT_IDENTIFIED, fit_saturating, kappa_flag
+    from levysde.core.status import NOT_IDENTIFIED
+    from levysde.inference.drift_fit import fit_saturating, kappa_flag
 
     c = np.linspace(-6.0, 0.5, 36)
     se = np.full(c.size, 0.01)
@@ -156,7 +160,7 @@ def test_step_drift_is_flagged_at_the_edge_without_an_error():
 
 
 def test_alpha_not_identified_when_lam_unresolved_or_eta_g_at_zero():
-    from levysde.estimate import edge_flags
+    from levysde.inference.noise_fit import edge_flags
 
     rng_l = (math.log(0.01), math.log(1e3))
     assert edge_flags(1.2, 2.0, 0.5, rng_l, 0.1) == (None, None)
@@ -170,7 +174,7 @@ def test_alpha_not_identified_when_lam_unresolved_or_eta_g_at_zero():
 def test_jump_law_not_identified_when_eta_j_unresolved_or_alpha_interval_leaves_the_range():
     """issue 11 review: alpha_hat 0.22 +- 0.45 with eta_J_hat 13.9 +- 52 got a phase. The rule: the
     jump law is identified only when eta_J_hat > 2 se and alpha_hat +- 2 se lies inside ALPHA_RANGE."""
-    from levysde.estimate import ALPHA_RANGE, edge_flags
+    from levysde.inference.noise_fit import ALPHA_RANGE, edge_flags
 
     rng_l = (math.log(0.01), math.log(1e3))
     kw = dict(alpha_se=0.2, eta_j=3.0, eta_j_se=0.5)
@@ -276,7 +280,9 @@ def test_floor_se_and_floored_replicates():
     """The model error replaces the jackknife only below sqrt(chi2_(G-1)(2.5 %)/(G-1)) of it (0.6461
     for G = 16, scipy-independent value: chi2_15 2.5 % point 6.2621); a NaN jackknife stays NaN; the
     floored replicates have exactly the reported error and keep the replicates' correlations."""
-    from levysde.estimate import floor_se, floored_replicates, jackknife_se
+    from levysde.inference.noise_fit import floor_se
+    from levysde.inference.sde_fit import floored_replicates
+    from levysde.stats.jackknife import jackknife_se
 
     q = math.sqrt(6.262138 / 15)
     out = floor_se([0.1, 0.5, np.nan, 0.2, 0.99 * q, 1.01 * q], [0.3, 0.2, 0.4, np.nan, 1.0, 1.0], 16)
@@ -306,7 +312,7 @@ def test_jackknife_bias_of_the_plug_in_variance():
     """Closed form: for the plug-in variance (1/n) sum (x - mean)^2 of n values, deleting one value at
     a time, the jackknife bias estimate is exactly -s^2/n (s^2 the unbiased variance; Efron &
     Tibshirani 1993, §10.5: the bias-corrected jackknife estimate is s^2)."""
-    from levysde.estimate import jackknife_bias
+    from levysde.stats.jackknife import jackknife_bias
 
     x = np.random.default_rng(5).standard_normal(16)
     loo = [np.var(np.delete(x, i)) for i in range(x.size)]
@@ -315,7 +321,7 @@ def test_jackknife_bias_of_the_plug_in_variance():
 
 
 def test_resolved_lag_max_refuses_time_scales_beyond_the_largest_double():
-    from levysde.estimate import resolved_lag_max
+    from levysde.inference.spectrum import resolved_lag_max
 
     with pytest.raises(ValueError, match="largest double"):
         resolved_lag_max(np.full(20, -720.0))

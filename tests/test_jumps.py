@@ -1,5 +1,5 @@
 """The CPU simulator's vectorised pieces against independent truth: the branch-free exp of
-levysde._vmath (mpmath), the alias-table big-jump sampler of levysde.simulation._jumptable
+levysde.simulation._vmath (mpmath), the alias-table big-jump sampler of levysde.simulation._jumptable
 (exact law by mpmath's incomplete gamma), and the placement of the window's jumps (uniform
 over the steps of a window: the per-step increments of a drift-free run)."""
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 from numba import njit
 from scipy import stats
 
-from levysde import _rng, _vmath
 from levysde import simulation as S
 from levysde.simulation import _kernels as K
+from levysde.simulation import _rng, _vmath
 from levysde.simulation._jumptable import jump_table
 
 ULP = 2.0 ** -52
@@ -55,7 +55,7 @@ def test_vmath_exp_against_mpmath():
 def _draw_jumps(states, n, tab, alpha, lam, x_tail, tail_pareto):
     """n accepted big jumps from the kernel's own candidate and finishing passes (one lane
     block, rounds as in the stepper)."""
-    nb = K._BLOCK
+    nb = K.BLOCK
     ls = np.empty((4, nb), np.uint64)
     K._lanes(states, 0, nb, ls, True)
     ck, ci, kk = np.empty(nb, np.int64), np.empty(nb, np.int64), np.empty(nb, np.int64)
@@ -93,7 +93,7 @@ def test_big_jump_sampler_law(alpha, lam, eps):
     signs fair, and the tail component drawn as often as its share of the law."""
     jt = jump_table(eps, alpha, lam)
     n = 200_000
-    z, rounds = _draw_jumps(_rng.seed_states(5, K._BLOCK), n, jt.packed(), alpha, lam, jt.x_tail,
+    z, rounds = _draw_jumps(_rng.seed_states(5, K.BLOCK), n, jt.packed(), alpha, lam, jt.x_tail,
                             jt.tail_pareto)
     a = np.abs(z)
     assert a.min() > eps and np.all(np.isfinite(a))
@@ -134,7 +134,7 @@ def test_poisson_table_against_mpmath():
 def test_window_jumps_uniform_over_the_steps():
     """Drift-free, eta_G = 0: each step's increment is the sum of the jumps the window put on
     that step. Their variance at each of the 64 step positions of a window (two windows
-    pooled, 4096 particles) is dt Var J_1 (THEORY.md §2) within 4.5 standard errors, and the
+    pooled, 4096 particles) is dt Var J_1 (docs/specification.md §2) within 4.5 standard errors, and the
     steps are uncorrelated (lag-1 correlation within 4.5 SE of 0)."""
     a, lam, ej, dt = 1.5, 2.0, 3.0, 0.01
     n, n_steps = 4096, 128

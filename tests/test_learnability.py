@@ -1,4 +1,4 @@
-"""Learnability window (THEORY.md §6): kappa_alpha, N(l), H_N from tabulated and
+"""Learnability window (docs/specification.md §6): kappa_alpha, N(l), H_N from tabulated and
 closed-form envelopes, against the three closed-form scaling laws."""
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from levysde.learnability import (kappa_alpha, learnability_window, sample_complexity,
-                                  window_scaling_law)
+from levysde.theory.learnability import kappa_alpha, learnability_window, sample_complexity, window_scaling_law
 
 
 def test_kappa_alpha():
@@ -49,7 +48,7 @@ def test_scaling_laws_from_tables_within_2pct(cls, alpha_g, N_over_C):
     C = 2.0
     N = N_over_C * C
     law = window_scaling_law(cls, N, C=C, alpha_g=alpha_g, **par)
-    # independent evaluation of the closed forms of THEORY §6
+    # independent evaluation of the closed forms of docs/specification.md §6
     k = alpha_g / (alpha_g - 1)
     expect = {"exponential": TAU / k * math.log(N_over_C),
               "polynomial": N_over_C ** (1 / (BETA * k)),

@@ -1,5 +1,5 @@
 """The CTS symbol against independent truth: mpmath quadrature of the Levy
-measure, the closed forms of THEORY.md §2 transcribed here in mpmath, and the
+measure, the closed forms of docs/specification.md §2 transcribed here in mpmath, and the
 cumulants as derivatives of the symbol."""
 import math
 
@@ -7,7 +7,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from levysde import levy
+from levysde.theory import levy
 
 ALPHAS = [0.05, 0.3, 0.7, 1 - 1e-6, 1 - 1e-9, 1.0, 1 + 1e-9, 1 + 1e-6, 1.3, 1.7, 1.95]
 XS = [1e-8, 1e-5, 1e-2, 0.2, 0.25, 0.2500001, 0.4, 0.8, 1 - 1e-9, 1.0]
@@ -22,7 +22,7 @@ def c_alpha_ref(alpha):
 
 
 def psi_closed_ref(beta, alpha, lam, eta_j=1):
-    """THEORY.md §2 closed form, at 60 digits (enough for |alpha-1| >= 1e-9, beta >= 1e-8 lam)."""
+    """docs/specification.md §2 closed form, at 60 digits (enough for |alpha-1| >= 1e-9, beta >= 1e-8 lam)."""
     with mp.workdps(60):
         a, l, b, e = (mp.mpf(v) for v in (alpha, lam, beta, eta_j))
         if a == 1:
@@ -244,7 +244,7 @@ def test_psi_and_char_exponent_near_alpha_two(alpha):
 
 
 def _char_ref_hp(xi, alpha, lam, eta):
-    """THEORY §2 closed form at 100 digits (no overflow in mpmath), alpha = 1 by its limit."""
+    """docs/specification.md §2 closed form at 100 digits (no overflow in mpmath), alpha = 1 by its limit."""
     with mp.workdps(100):
         xi, a, lam, eta = (mp.mpf(v) for v in (xi, alpha, lam, eta))
         if a == 1:
@@ -301,7 +301,7 @@ def test_psi_keeps_digits_as_alpha_goes_to_zero(alpha):
 
 @pytest.mark.parametrize("alpha", ALPHAS_NEAR_2 + [1e-6, 0.5, 1.0])
 def test_jump_scheme_rates_keep_digits_near_alpha_two(alpha):
-    # Lambda_eps and sigma_eps^2 of THEORY §7 take c_alpha from levy.c_alpha (reflected sine)
+    # Lambda_eps and sigma_eps^2 of docs/specification.md §7 take c_alpha from levy.c_alpha (reflected sine)
     try:
         from levysde.simulation.scheme import big_jump_rate, small_jump_variance
     except ImportError:

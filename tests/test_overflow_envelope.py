@@ -8,11 +8,11 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from levysde.tauberian import envelope, envelope_hist, envelope_samples
+from levysde.theory.envelope_map import envelope, envelope_hist, envelope_samples
 
 
 def pareto_f(l, beta):
-    """Pareto p(tau) = beta tau^(-1-beta), tau >= 1: f(l) = beta l^-beta gamma_lower(beta, l) (THEORY §5)."""
+    """Pareto p(tau) = beta tau^(-1-beta), tau >= 1: f(l) = beta l^-beta gamma_lower(beta, l) (docs/specification.md §5)."""
     with mp.workdps(40):
         b = mp.mpf(beta)
         return float(b * mp.mpf(l) ** (-b) * mp.gammainc(b, 0, l))
@@ -99,8 +99,8 @@ def test_samples_far_out_in_zeta():
 def test_public_helpers_at_extreme_arguments():
     from scipy import special
 
-    from levysde.learnability import sample_complexity
-    from levysde.tauberian import tauberian_prediction, valid_lag_max
+    from levysde.theory.envelope_map import tauberian_prediction, valid_lag_max
+    from levysde.theory.learnability import sample_complexity
 
     assert valid_lag_max(-800.0) == math.inf                     # was OverflowError
     assert valid_lag_max(-3.0) == pytest.approx(math.exp(3.0), rel=1e-15)

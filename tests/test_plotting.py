@@ -3,8 +3,8 @@ import re
 
 import pytest
 
-from levysde.diagram import phase_diagram
 from levysde.plotting import plot_phase_diagram
+from levysde.studies.diagram import phase_diagram
 
 pytest.importorskip("matplotlib")
 

@@ -1,4 +1,4 @@
-"""levysde.rnn: models, retention, Jacobian diagonal, Lambda_q, tasks, run files, training (THEORY §9).
+"""levysde.rnn: models, retention, Jacobian diagonal, Lambda_q, tasks, run files, training (docs/specification.md §9).
 
 Every check uses an independent truth: torch autograd, torch's own nn.GRU / nn.LSTM, closed forms.
 CPU, one thread, seconds each.
@@ -12,11 +12,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from levysde.cli import main  # noqa: E402
-from levysde.rnn import (MODELS, TrainConfig, build_model, build_task, lambda_rayleigh,  # noqa: E402
-                         record_stats, sas_noise, train)
-from levysde.rnn.runfile import REQUIRED_KEYS, checkpoint_path, load_run, save_run  # noqa: E402
-from levysde.rnn.train import (MU_FLOOR, _make_optimizer, apply_manual_decay, envelope,  # noqa: E402
-                               lag_grid, neuron_lambda)
+from levysde.io.runfile import REQUIRED_KEYS, checkpoint_path, load_run, save_run  # noqa: E402
+from levysde.rnn import MODELS, TrainConfig, build_model, build_task, lambda_rayleigh, record_stats, sas_noise, train  # noqa: E402
+from levysde.rnn.train import MU_FLOOR, _make_optimizer, apply_manual_decay, elr_envelope, integer_lag_grid, neuron_lambda  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -127,7 +125,7 @@ def test_diaggate_hand_set_mu_bar_is_softplus_of_bias():
     with torch.no_grad():
         m32.W_a.zero_(), m32.U_a.zero_(), m32.b_a.copy_(b.float())
     opt = torch.optim.SGD(m32.parameters(), lr=0.1)
-    r = record_stats(m32, task, x, y, opt, "sgd", lag_grid(10, 100))
+    r = record_stats(m32, task, x, y, opt, "sgd", integer_lag_grid(10, 100))
     np.testing.assert_allclose(r["zeta"], np.log(-np.log(1 - sig)), rtol=1e-6)
 
 
@@ -172,7 +170,7 @@ def test_expanding_neurons_masked_and_counted():
         m.W.copy_(torch.diag(torch.tensor([3.0, 3.0, 0.1, 0.1]))), m.U.zero_(), m.b.zero_()
     task = build_task("delay", 10)
     x, y = task.batch(2, 0, 1, 0)
-    r = record_stats(m, task, x, y, torch.optim.SGD(m.parameters(), lr=0.1), "sgd", lag_grid(5, 50))
+    r = record_stats(m, task, x, y, torch.optim.SGD(m.parameters(), lr=0.1), "sgd", integer_lag_grid(5, 50))
     # h = 0 throughout: J = 0.1 + 0.9 * W_qq -> 2.8 (expanding, masked) and 0.19
     assert r["jac_masked"] == 2
     assert np.isnan(r["zeta_jac"][:2]).all()
@@ -186,7 +184,7 @@ def test_saturated_gates_clip_to_floor_and_count():
         m.W_a.zero_(), m.U_a.zero_(), m.b_a.copy_(torch.tensor([-200.0, -200.0, 0.0]))
     task = build_task("delay", 10)
     x, y = task.batch(2, 0, 1, 0)
-    r = record_stats(m, task, x, y, torch.optim.SGD(m.parameters(), lr=0.1), "sgd", lag_grid(5, 50))
+    r = record_stats(m, task, x, y, torch.optim.SGD(m.parameters(), lr=0.1), "sgd", integer_lag_grid(5, 50))
     assert r["zeta_clips"] == 2
     np.testing.assert_allclose(r["zeta"], [math.log(MU_FLOOR)] * 2 + [math.log(math.log(2))], rtol=1e-6)
     assert np.isfinite(r["envelope"]).all()
@@ -243,7 +241,7 @@ def test_envelope_closed_form():
     mu = np.array([0.1, 1.0])
     lam = np.array([1.0, 3.0])
     lags = np.array([1.0, 10.0])
-    np.testing.assert_allclose(envelope(mu, lam, lags),
+    np.testing.assert_allclose(elr_envelope(mu, lam, lags),
                                (np.exp(-lags * 0.1) + 3 * np.exp(-lags * 1.0)) / 4, rtol=1e-14)
 
 
@@ -592,10 +590,10 @@ def test_cli_sigterm_exits_143_and_keeps_records(tmp_path):
 
 def test_lag_grid_has_exactly_n_lags():
     for n, m in [(40, 10000), (2, 2), (5, 5), (10, 12), (100, 10000), (3, 1000)]:
-        g = lag_grid(n, m)
+        g = integer_lag_grid(n, m)
         assert len(g) == n and g[0] == 1 and g[-1] == m and np.all(np.diff(g) >= 1)
         assert np.array_equal(g, np.round(g))
     with pytest.raises(ValueError, match="n_lags"):
-        lag_grid(50, 20)
+        integer_lag_grid(50, 20)
     with pytest.raises(ValueError, match="n_lags"):
         TrainConfig(n_lags=50, lag_max=20).validate()

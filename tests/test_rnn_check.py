@@ -1,4 +1,4 @@
-"""The "learned" diagnostic (THEORY.md §8 (i)): torch-free trivial loss and loss ratio, and
+"""The "learned" diagnostic (docs/specification.md §8 (i)): torch-free trivial loss and loss ratio, and
 `levysde check` withholding the phase of a network that did not learn."""
 import json
 import subprocess
@@ -7,7 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from levysde.runfile import learned_diagnostic, teacher_scale, teacher_time_scales, trivial_loss
+from levysde.rnn.learned import learned_diagnostic
+from levysde.rnn.teacher import teacher_scale, teacher_time_scales, trivial_loss
 
 
 def test_trivial_loss_closed_forms():

@@ -70,7 +70,7 @@ def test_run_file_reader_without_torch(tmp_path):
     path = str(tmp_path / "run.npz")
     r = _py(f"""
         import numpy as np
-        from levysde.runfile import load_run, save_run
+        from levysde.io.runfile import load_run, save_run
         arrays = dict(zeta=np.zeros((2, 3)), zeta_jac=np.zeros((2, 3)), step=np.array([0, 5]),
                       Lambda=np.ones((2, 3)), loss=np.ones(2), lags=np.array([1.0, 2.0]),
                       envelope=np.ones((2, 2)))
@@ -83,10 +83,10 @@ def test_run_file_reader_without_torch(tmp_path):
     """)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
-    # the torch parts of levysde.rnn (and so levysde.rnn.runfile) still say how to install torch
+    # the torch parts of levysde.rnn (and so levysde.rnn.checkpoint) still say how to install torch
     r = _py("""
         try:
-            from levysde.rnn.runfile import load_checkpoint
+            from levysde.rnn.checkpoint import load_checkpoint
         except ImportError as e:
             print(e)
     """)

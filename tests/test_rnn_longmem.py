@@ -1,5 +1,5 @@
 """levysde.rnn: long-memory task, truncated BPTT, new defaults, and the failure cases of issues 10/14
-(THEORY.md §8, §9). Independent truths: unchunked forward passes, numpy recursions, closed-form
+(docs/specification.md §8, §9). Independent truths: unchunked forward passes, numpy recursions, closed-form
 variances with their standard errors, known distributions."""
 import json
 import math
@@ -11,12 +11,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from levysde.io.runfile import load_run  # noqa: E402
 from levysde.rnn import MODELS, TrainConfig, build_model, build_task, record_stats, train  # noqa: E402
-from levysde.rnn.runfile import load_checkpoint, load_run, save_checkpoint  # noqa: E402
+from levysde.rnn.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from levysde.rnn.learned import learned_diagnostic
 from levysde.rnn.tasks import STREAM_PROBE, STREAM_TRAIN  # noqa: E402
-from levysde.rnn.train import (TrainingDiverged, _make_optimizer, envelope, lag_grid,  # noqa: E402
-                               memory_estimate, neuron_lambda)
-from levysde.runfile import learned_diagnostic, teacher_scale, teacher_time_scales  # noqa: E402
+from levysde.rnn.teacher import teacher_scale, teacher_time_scales  # noqa: E402
+from levysde.rnn.train import TrainingDiverged, _make_optimizer, elr_envelope, integer_lag_grid, memory_estimate, neuron_lambda  # noqa: E402
 
 torch.set_num_threads(1)
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
@@ -129,7 +130,7 @@ def test_step_record_lambda_on_each_device(name, device):
     opt, _, _ = _make_optimizer(m, TrainConfig(model=name, hidden=5, optimizer="adam"))
     x, y = task.batch(4, 0, STREAM_PROBE, 0, device)
     m.eval()
-    r = record_stats(m, task, x, y, opt, "adam", lag_grid(5, 100))
+    r = record_stats(m, task, x, y, opt, "adam", integer_lag_grid(5, 100))
     assert m.training and np.isfinite(r["zeta"]).all() and np.isfinite(r["Lambda"]).all()
 
 
@@ -146,9 +147,9 @@ def test_nonfinite_lambda_or_adam_state_stops_loudly():
     with pytest.raises(TrainingDiverged, match="second moment"):
         neuron_lambda(m, opt, "adam")
     with pytest.raises(TrainingDiverged, match="Lambda"):
-        envelope(np.ones(3), np.zeros(3), np.array([1.0, 2.0]))
+        elr_envelope(np.ones(3), np.zeros(3), np.array([1.0, 2.0]))
     with pytest.raises(TrainingDiverged, match="Lambda"):
-        envelope(np.ones(2), np.array([1.0, np.inf]), np.array([1.0]))
+        elr_envelope(np.ones(2), np.array([1.0, np.inf]), np.array([1.0]))
 
 
 def test_inconsistent_checkpoint_records_refused(tmp_path):

@@ -1,5 +1,5 @@
-"""Simulator checks against independent truth: closed forms of THEORY.md §2, mpmath
-quadrature, scipy distributions, exact discrete-time OU moments (THEORY.md §3, §7)."""
+"""Simulator checks against independent truth: closed forms of docs/specification.md §2, mpmath
+quadrature, scipy distributions, exact discrete-time OU moments (docs/specification.md §3, §7)."""
 from __future__ import annotations
 
 import json
@@ -14,11 +14,10 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from levysde import _rng
 from levysde import simulation as S
-from levysde.simulation import _checks
+from levysde.simulation import _checks, _rng
 from levysde.simulation.scheme import _big_jump_symbol
-from levysde.levy import c_alpha, char_exponent
+from levysde.theory.levy import c_alpha, char_exponent
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, PYTHONPATH=ROOT)
@@ -96,7 +95,7 @@ def test_small_jump_symbol_vs_quadrature(imag):
 
 
 def test_beta_model_vs_mpmath_root():
-    """Root of Phi_eps built from quadrature of the big jumps (THEORY.md §7)."""
+    """Root of Phi_eps built from quadrature of the big jumps (docs/specification.md §7)."""
     a, lam, ej, eg, k, eps = 1.5, 2.0, 1.5, 0.1, 1.0, 0.5
     with mp.workdps(25):
         sig2 = _nu_integral(lambda z: z * z, 0, eps, a, lam, ej)
@@ -108,8 +107,8 @@ def test_beta_model_vs_mpmath_root():
 
         root = float(mp.findroot(phi, 1.46))
     assert S.beta_model(ej, eg, k, a, lam, eps=eps) == pytest.approx(root, rel=1e-12)
-    from levysde.theory import beta_star
-    # THEORY.md §7: +0.4% at eps = 0.5, eta_J = 1.5
+    from levysde.theory.phases import beta_star
+    # docs/specification.md §7: +0.4% at eps = 0.5, eta_J = 1.5
     assert root / beta_star(ej) - 1 == pytest.approx(0.004, abs=0.0005)
     assert math.isnan(S.beta_model(0.5, eps=0.05))          # collapsed: no root
 
@@ -125,7 +124,7 @@ def test_increment_cumulants_vs_theory():
     a, lam, ej, dt = 1.5, 2.0, 3.0, 0.1
     x = S.sample_increments(1_000_000, dt, alpha=a, lam=lam, eta_j=ej, seed=3)
     cos = math.cos(math.pi * a / 2)
-    var_th = -ej * a * (a - 1) * lam ** (a - 2) / cos * dt                      # THEORY.md §2
+    var_th = -ej * a * (a - 1) * lam ** (a - 2) / cos * dt                      # docs/specification.md §2
     k4_th = -ej * a * (a - 1) * (a - 2) * (a - 3) * lam ** (a - 4) / cos * dt
     eps = S.default_eps(dt, eta_j=ej, alpha=a)
     # the Gaussian stand-in drops the small jumps' 4th cumulant int_{|z|<eps} z^4 nu (dt units)
@@ -169,7 +168,7 @@ def test_increment_characteristic_function():
 
 @pytest.mark.parametrize("alpha", [0.7, 1.5])
 def test_untempered_increments_vs_scipy_levy_stable(alpha):
-    """lam = 0: J_dt is symmetric alpha-stable, S1 scale (eta_J dt)^(1/alpha) (THEORY.md §2)."""
+    """lam = 0: J_dt is symmetric alpha-stable, S1 scale (eta_J dt)^(1/alpha) (docs/specification.md §2)."""
     ej, dt = 1.3, 0.5
     scale = (ej * dt) ** (1 / alpha)
     x = S.sample_increments(20_000, dt, alpha=alpha, lam=0.0, eta_j=ej, eps=0.02 * scale, seed=9)
@@ -195,7 +194,7 @@ def test_exponential_proposal_branch():
 def test_time_stepper_jumps_law(monkeypatch):
     """The stepper's own jumps (tables of windows of 64 steps, a shorter last window per chunk,
     over several chunks): with zero drift and eta_G = 0, zeta(T) - zeta(0) is J_T of the scheme,
-    so E exp(b J_T) = exp(T Psi_eps(b)) and Var J_T = T Var J_1 (THEORY.md §2, §7)."""
+    so E exp(b J_T) = exp(T Psi_eps(b)) and Var J_T = T Var J_1 (docs/specification.md §2, §7)."""
     from levysde.simulation import _simulate
 
     a, lam, ej, dt, n_steps = 1.5, 2.0, 3.0, 0.01, 133          # 2 windows of 64 steps + 5
@@ -277,7 +276,7 @@ def test_compiled_drift_one_noiseless_step(drift):
 @pytest.mark.parametrize("eta_j", [0.0, 1.0])
 def test_ou_stationary_variance(eta_j):
     """Euler OU: AR(1) with variance (2 eta_G + Var J_1) dt / (1 - (1 - gamma dt)^2)
-    -> (eta_G + Var J_1/2)/gamma as dt -> 0 (THEORY.md §3)."""
+    -> (eta_G + Var J_1/2)/gamma as dt -> 0 (docs/specification.md §3)."""
     eg, gamma, dt, a, lam = 0.3, 1.0, 0.01, 1.5, 2.0
     var_j = -eta_j * a * (a - 1) * lam ** (a - 2) / math.cos(math.pi * a / 2)
     truth = (2 * eg + var_j) * dt / (1 - (1 - gamma * dt) ** 2)
@@ -483,7 +482,7 @@ def test_small_jump_symbol_no_overflow_for_huge_eps():
     ex, g = S.small_jump_symbol(np.array([0.5, 2.0]), 100.0, alpha=1.5, lam=2.0, eta_j=3.0)
     assert np.all(np.isfinite(ex)) and np.all(np.isfinite(g))
     # beta <= lam: exact small part = Psi - (big-jump part), both closed forms
-    from levysde.levy import psi
+    from levysde.theory.levy import psi
     big = _big_jump_symbol(0.5, 100.0, 1.5, 2.0, 3.0)
     assert ex[0] == pytest.approx(float(psi(0.5, alpha=1.5, lam=2.0, eta_j=3.0)) - big, rel=1e-10)
     with pytest.raises(ValueError, match="eps"):
@@ -498,8 +497,9 @@ def test_small_jump_symbol_no_overflow_for_huge_eps():
     (dict(eps=0.0965, kappa=1e-300), None),
 ])
 def test_beta_model_extreme_parameters(kw, truth):
-    from levysde.theory import classify
     import warnings
+
+    from levysde.theory.phases import classify
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         b = S.beta_model(3.0, **kw)
@@ -581,7 +581,7 @@ def test_top_level_simulate_is_the_function_and_old_module_names_warn():
 
 def test_saturation_shift_exact_for_a_diffusion():
     """eta_J = 0: the stationary density of dzeta = F dt + sqrt(2 eta_G) dW is exactly
-    exp(int F / eta_G), here cosh(gamma x/kappa)^(-kappa^2/(gamma eta_G)) (THEORY.md §3), and the
+    exp(int F / eta_G), here cosh(gamma x/kappa)^(-kappa^2/(gamma eta_G)) (docs/specification.md §3), and the
     local-rate model is exact; its MLE shift is checked against mpmath quadrature."""
     from levysde.simulation import bias
 
@@ -603,7 +603,7 @@ def test_default_threshold_and_budget():
     """u = 3 where the drift is saturated (the defaults); deeper for kappa = 2, gamma = 1
     (issue 12's case), with the predicted shift within DRIFT_BIAS_TOL there."""
     from levysde.simulation import bias
-    from levysde.theory import beta_star
+    from levysde.theory.phases import beta_star
 
     d1 = S.SaturatingDrift(1.0, 1.0, 0.0)
     assert bias.default_threshold(d1, 3.0, 0.1, 1.5, 2.0, float(beta_star(3.0))) == 3.0
@@ -621,9 +621,9 @@ def test_default_threshold_and_budget():
 
 def test_simulation_eps_bounds_the_eps_bias():
     """simulate's default cut: the largest of 2, 1.5, 1 times default_eps whose shift
-    beta_model - beta* is <= EPS_BIAS_TOL beta* (THEORY.md §7); default_eps without a beta*."""
+    beta_model - beta* is <= EPS_BIAS_TOL beta* (docs/specification.md §7); default_eps without a beta*."""
     from levysde.simulation.scheme import EPS_BIAS_TOL
-    from levysde.theory import beta_star
+    from levysde.theory.phases import beta_star
 
     base = S.default_eps(0.01, eta_j=3.0, alpha=1.5)
     eps = S.simulation_eps(0.01, eta_j=3.0, eta_g=0.1, kappa=1.0, alpha=1.5, lam=2.0)

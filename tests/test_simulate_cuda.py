@@ -3,7 +3,7 @@
 The kernel runs in a subprocess under Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1`` must
 be set before numba.cuda is imported), or on the real device when one is present (nvidia-smi
 and the numba-cuda package). Truth: the Random123 known-answer vectors of Philox4x32-10, the
-cumulants and Laplace transform of the simulated increment law (THEORY.md §2, §7; scipy
+cumulants and Laplace transform of the simulated increment law (docs/specification.md §2, §7; scipy
 incomplete gammas and mpmath quadrature), closed-form drifts, and the CPU backend's tail
 estimate within the two runs' standard errors. Sizes are tiny: the simulator executes the
 kernel in Python (about 50 microseconds per particle-step).
@@ -42,7 +42,7 @@ def _py(code, *args, timeout=600):
 
 
 def _c_alpha(alpha):
-    """c_alpha = -1/(2 Gamma(-alpha) cos(pi alpha/2)) (THEORY.md §2, mpmath)."""
+    """c_alpha = -1/(2 Gamma(-alpha) cos(pi alpha/2)) (docs/specification.md §2, mpmath)."""
     return float(-1 / (2 * mp.gamma(-alpha) * mp.cos(mp.pi * alpha / 2)))
 
 
@@ -82,7 +82,7 @@ def test_philox_known_answers():
 def test_increment_law(tmp_path):
     """Per-step increments of a driftless run (OU with gamma = 0, eta_G = 0) are i.i.d. J_dt of the
     simulated law: variance dt Var J_1 (exactly: the Gaussian stand-in keeps the variance), fourth
-    cumulant dt (k4 - small-jump part), E exp(b J_dt) = exp(dt Psi_eps(b)) (THEORY.md §2, §7)."""
+    cumulant dt (k4 - small-jump part), E exp(b J_dt) = exp(dt Psi_eps(b)) (docs/specification.md §2, §7)."""
     f = tmp_path / "inc.npz"
     dt, n_part, n_steps = 0.05, 1000, 40
     _py(f"""
@@ -99,9 +99,9 @@ def test_increment_law(tmp_path):
     x = np.diff(np.concatenate([np.zeros((n_part, 1)), d["traj"]], axis=1), axis=1).ravel()
     n = x.size
     cos = math.cos(math.pi * A / 2)
-    k2 = -ETA_J * A * (A - 1) * LAM ** (A - 2) / cos * dt            # THEORY.md §2
+    k2 = -ETA_J * A * (A - 1) * LAM ** (A - 2) / cos * dt            # docs/specification.md §2
     k4, k6, k8 = (_big_moment(m, eps, dt) for m in (4, 6, 8))       # simulated law: big jumps only
-    # the k4 of J_dt minus the dropped small jumps' part: THEORY.md §2 closed form
+    # the k4 of J_dt minus the dropped small jumps' part: docs/specification.md §2 closed form
     k4_th = -ETA_J * A * (A - 1) * (A - 2) * (A - 3) * LAM ** (A - 4) / cos * dt
     small4 = k4_th - k4
     assert 0 < small4 < 0.2 * k4_th
@@ -156,7 +156,7 @@ def test_determinism_seed_block_size_and_chunking(tmp_path):
 
 def test_noiseless_step_and_zeta_sums(tmp_path):
     """eta_J = eta_G = 0: one Euler step is z + F(z) dt exactly for the three drifts (closed forms
-    of THEORY.md §3), and the fixed-point histogram sums reproduce sum(zeta) per bin."""
+    of docs/specification.md §3), and the fixed-point histogram sums reproduce sum(zeta) per bin."""
     f = tmp_path / "drift.npz"
     _py("""
         import sys, numpy as np
@@ -187,7 +187,7 @@ def test_tail_agrees_with_cpu_backend(tmp_path):
     """Same settings on both backends (independent random numbers, same law): the occupation
     probabilities P(zeta < -x) and the tail rates beta_hat(u) agree within 4 combined standard
     errors (group-to-group scatter; jackknife), and the CUDA beta_hat at u = 3 is within 4 SE of
-    beta_model, the simulated model's exact rate (THEORY.md §7, §8)."""
+    beta_model, the simulated model's exact rate (docs/specification.md §7, §8)."""
     f = tmp_path / "tail.npz"
     _py("""
         import sys, numpy as np
@@ -269,8 +269,8 @@ def test_diagram_overlay_passes_the_backend_through_the_sweep(tmp_path):
     part of each stored point (a store resumes only with the backend that wrote it)."""
     out = _py("""
         import sys, json
-        from levysde.diagram import phase_diagram, simulated_overlay
-        from levysde.sweep import load_point
+        from levysde.studies.diagram import phase_diagram, simulated_overlay
+        from levysde.studies.sweep import load_point
         d = phase_diagram("eta_j", "kappa", x_range=(2.5, 3.5), y_range=(0.9, 1.1), nx=3, ny=3)
         settings = {"particles": 32, "t_end": 1.0, "burn_in": 0.2, "dt": 0.02, "u": 0.5}
         o = simulated_overlay(d, nx=1, ny=1, scheduler="sequential", progress=False, store=sys.argv[1],

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from levysde.sweep import load_point, point_seed, run_sweep
+from levysde.studies.sweep import load_point, point_seed, run_sweep
 
 
 def draw(point, seed):
@@ -132,8 +132,8 @@ def test_point_held_by_a_live_sweep_is_waited_for_and_a_dead_ones_lock_is_taken_
     import threading
     import time
 
-    from levysde import _io
-    from levysde.sweep import _lock_path, _save_point
+    from levysde.io import files as _io
+    from levysde.studies.sweep import _lock_path, _save_point
 
     store = tmp_path / "s"
     run_sweep(draw, POINTS[:1] + POINTS[1:], master_seed=1, store=store, scheduler="sequential",
@@ -173,7 +173,7 @@ def test_lock_of_another_host_is_stale_only_when_not_refreshed(tmp_path):
     import os
     import time
 
-    from levysde import _io
+    from levysde.io import files as _io
 
     lock = tmp_path / "x.lock"
     lock.write_text(json.dumps({"host": "elsewhere", "pid": 1, "time": 0}))
@@ -202,7 +202,7 @@ def test_store_files_get_normal_permissions(tmp_path):
 
 _INTERRUPTED = """
 import sys, time
-from levysde.sweep import run_sweep
+from levysde.studies.sweep import run_sweep
 
 def slow(point, seed):
     time.sleep(60)

@@ -1,5 +1,5 @@
-"""Tail estimators (THEORY.md §8) on samples with known laws, and the simulated
-stationary tails against beta* (THEORY.md §4, §7)."""
+"""Tail estimators (docs/specification.md §8) on samples with known laws, and the simulated
+stationary tails against beta* (docs/specification.md §4, §7)."""
 from __future__ import annotations
 
 import math
@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 
 from levysde import simulation as S
-from levysde import tails as T
-from levysde.theory import beta_star
-
+from levysde.stats import tails as T
+from levysde.theory.phases import beta_star
 
 # --- estimators on exact samples ---------------------------------------------------------------
 
@@ -80,7 +79,7 @@ def test_tempered_fit_recovers_rate():
         T.tempered_fit(edges, counts, 0.0, alpha=alpha, x0=0.0)
 
 
-# --- simulated stationary tails vs theory (defaults, THEORY.md §4, §7) ---------------------------
+# --- simulated stationary tails vs theory (defaults, docs/specification.md §4, §7) ---------------------------
 
 @pytest.mark.parametrize("eta_j,u", [(3.0, 3.0), (1.5, 2.0)])
 def test_simulated_tail_matches_beta_star(eta_j, u):
@@ -215,7 +214,7 @@ def test_envelope_cli_says_not_a_power_law(tmp_path):
 
 def test_check_tail_line_says_not_a_power_law():
     # levysde check: the tail line's flag carries the note (late zeta, records x neurons)
-    from levysde.check import _beta_tail
+    from levysde.inference.check import _beta_tail
 
     rng = np.random.default_rng(8)
     bad = _beta_tail(-np.log(rng.exponential(1.0, size=(200, 400))), 8)

@@ -1,4 +1,4 @@
-"""Laplace-Tauberian map (THEORY.md §5, §8) against independent truth: closed forms
+"""Laplace-Tauberian map (docs/specification.md §5, §8) against independent truth: closed forms
 evaluated with mpmath, known distributions, Monte-Carlo standard errors."""
 from __future__ import annotations
 
@@ -12,10 +12,16 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from levysde.tauberian import (DECAY_CLASSES, classify_decay, envelope, envelope_density,
-                               envelope_hist, envelope_samples, fit_slope, local_slope, tail_fit,
-                               tauberian_prediction)
-from levysde.theory import classify
+from levysde.stats.tails import tail_fit
+from levysde.theory.envelope_decay import DECAY_CLASSES, classify_decay, fit_slope, local_slope
+from levysde.theory.envelope_map import (
+    envelope,
+    envelope_density,
+    envelope_hist,
+    envelope_samples,
+    tauberian_prediction,
+)
+from levysde.theory.phases import classify
 
 mp.mp.dps = 30
 LAGS = np.array([0.01, 0.3, 1.0, 3.0, 10.0, 100.0, 1e4])
@@ -393,7 +399,7 @@ def test_cli_simulation_run(tmp_path):
     assert abs(out["slope"] + 0.8) < 5 * out["slope_se"] + 0.02
     assert png.stat().st_size > 1000
     # H_N agrees with the library on the same table
-    from levysde.learnability import learnability_window
+    from levysde.theory.learnability import learnability_window
     assert out["H_N"] == pytest.approx(learnability_window(1e3, lags=out["lags"], f=out["f"]), rel=1e-12)
 
 
@@ -528,7 +534,7 @@ def test_cli_rnn_run_defaults_exact_envelope(tmp_path):
     # no Monte-Carlo floor: only the numerical one
     assert out["f_floor"] == 1e-12
     assert out["decay_class"] == "polynomial" and abs(out["slope"] + 0.5) < 0.1
-    from levysde.learnability import learnability_window
+    from levysde.theory.learnability import learnability_window
     assert out["H_N"] == pytest.approx(learnability_window(1e3, lags=_RNN_LAGS, f=direct), rel=1e-9)
     # an explicit grid is computed exactly from zeta and Lambda
     out = json.loads(_cli("--from", str(run), "--json", "--lag-max", "100", "--n-lags", "7").stdout)

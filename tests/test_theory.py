@@ -1,5 +1,5 @@
 """beta*, eta_J*, eta_J^crit and the phases against independent truth: the
-40-digit reference cases, THEORY.md §4's numbers, closed forms and invariants."""
+40-digit reference cases, docs/specification.md §4's numbers, closed forms and invariants."""
 import json
 import math
 import pathlib
@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import levysde
-from levysde import theory
-from levysde.params import SDEParams
-from levysde.roots import chandrupatla
+from levysde.theory import phases as theory
+from levysde.theory.params import SDEParams
+from levysde.theory.roots import chandrupatla
 
 CASES = json.loads((pathlib.Path(__file__).parent / "data" / "phase_cases.json").read_text())
 
@@ -74,7 +74,7 @@ def test_gaussian_only_root_is_kappa_over_eta_g():
     for k, g, lam in [(1.0, 0.5, 3.0), (0.3, 0.2, 2.0), (2.0, 1.9, 5.0)]:
         r = theory.classify(0.0, g, k, 1.5, lam)
         assert close(float(r.beta_star), k / g, 1e-14)
-    # kappa/eta_G beyond lam: collapsed, tail kappa/eta_G (THEORY §4 table)
+    # kappa/eta_G beyond lam: collapsed, tail kappa/eta_G (docs/specification.md §4 table)
     r = theory.classify(0.0, 0.5, 1.0, 1.5, 1.0)
     assert r.phase == "collapsed" and math.isnan(r.beta_star) and r.tail_rate == 2.0
 
@@ -205,7 +205,7 @@ def test_extreme_but_representable_parameters():
     assert close(float(b), 1.0 / (1e300 * var1 / 2 + 0.1), 1e-6)
     assert close(float(theory.beta_star(3.0, lam=1e300)), 10.0, 1e-12)   # Gaussian-dominated: kappa/eta_G
     assert close(float(theory.eta_j_star(lam=1e300)), (1 - 0.1e300) / float(
-        levysde.levy.psi_unit_over_beta(1e300, alpha=1.5, lam=1e300)), 1e-12)
+        levysde.theory.levy.psi_unit_over_beta(1e300, alpha=1.5, lam=1e300)), 1e-12)
     with pytest.raises(ValueError, match="floating-point range"):
         theory.beta_star(1e300, lam=1e300)
 

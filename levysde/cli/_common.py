@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-from ..params import DEFAULTS
+from levysde.theory.params import DEFAULTS
 
 
 class UsageError(Exception):
@@ -67,7 +67,7 @@ def check_output(path: str, flag: str, force: bool, example: str = "run.npz") ->
     """The overwrite policy of every output (docs/tutorial.md, "Output files"): ``path`` must
     name a regular file in an existing, writable directory and must not exist unless
     ``--force``. One-line UsageError naming ``flag`` otherwise; nothing is written."""
-    from .._io import check_output as _check
+    from levysde.io.files import check_output as _check
 
     try:
         _check(path, f"argument {flag}", force=force, example=example)
@@ -165,7 +165,7 @@ def add_model_args(parser: argparse.ArgumentParser, *, multi_eta_j: bool = True,
                    eta_j_required: bool = True) -> None:
     """Add the model flags of ``levysde phase``: --eta-j, --eta-g, --kappa, --alpha, --lam.
 
-    Ranges (docs/theory.md; THEORY.md §2-§4): eta_J >= 0, eta_G >= 0, kappa > 0, alpha in (0, 2),
+    Ranges (docs/theory.md; docs/specification.md §2-§4): eta_J >= 0, eta_G >= 0, kappa > 0, alpha in (0, 2),
     lam >= 0.
     """
     g = parser.add_argument_group("model (docs/theory.md)")

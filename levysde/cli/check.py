@@ -1,10 +1,10 @@
 """``levysde check RUN.npz``: fit the SDE to a trained network's zeta trajectories and test
-the theory on it (docs/theory.md; THEORY.md §8)."""
+the theory on it (docs/theory.md; docs/specification.md §8)."""
 from __future__ import annotations
 
 import math
 
-from ._common import UsageError, image_output, integer, print_json, real
+from levysde.cli._common import UsageError, image_output, integer, print_json, real
 
 
 def add_parser(sub):
@@ -49,7 +49,7 @@ def _line(name, d, key):
 
 
 def run(args) -> int:
-    from ..check import check_run
+    from levysde.inference.check import check_run
 
     if args.plot is not None:
         args.plot = image_output(args.plot, "--plot", args.force, formats=("png", "pdf", "svg"))
@@ -60,7 +60,7 @@ def run(args) -> int:
                     n_groups=args.n_groups)
     d = rep.as_json()
     if args.plot:
-        from ..plotting import plot_check
+        from levysde.plotting import plot_check
 
         plot_check(rep, args.run, args.plot)
     if args.json:

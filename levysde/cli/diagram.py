@@ -4,8 +4,16 @@ from __future__ import annotations
 import pathlib
 import re
 
-from ._common import (UsageError, check_output, check_store, image_output, integer, print_json, real,
-                      same_file)
+from levysde.cli._common import (
+    UsageError,
+    check_output,
+    check_store,
+    image_output,
+    integer,
+    print_json,
+    real,
+    same_file,
+)
 
 _AXES = ("eta_j", "kappa", "eta_g", "alpha", "lam")
 
@@ -19,7 +27,7 @@ _SIM_FLAGS = (("--quick", "quick", False), ("--sim-grid", "sim_grid", (4, 4)),
 
 
 def _quick_help() -> str:
-    from ..diagram import SIM_SETTINGS
+    from levysde.studies.diagram import SIM_SETTINGS
 
     q, f = SIM_SETTINGS["quick"], SIM_SETTINGS["full"]
     return (f"small simulations ({q['particles']} particles, t_end {q['t_end']:g}, threshold u = "
@@ -119,8 +127,8 @@ def _fixed_params(args) -> dict:
 
 def _check_ranges(args) -> None:
     """Axis ranges: LO < HI, drawable, within the parameter's range, > 0 on a log axis."""
-    from ..diagram import DEFAULT_RANGES
-    from ..params import check_param
+    from levysde.studies.diagram import DEFAULT_RANGES
+    from levysde.theory.params import check_param
 
     for flag, axis, rng in (("--x-range", args.x, args.x_range), ("--y-range", args.y, args.y_range)):
         if rng is None:
@@ -154,7 +162,7 @@ def _check_sweep(args, given) -> None:
     if args.store is not None:
         check_store(args.store, "--store")
     if args.backend == "cuda":
-        from ..simulation._backend import CudaUnavailableError, load_cuda
+        from levysde.simulation import CudaUnavailableError, load_cuda
 
         try:
             load_cuda()
@@ -164,8 +172,8 @@ def _check_sweep(args, given) -> None:
 
 def _overlay(args, d, companion):
     """Simulate the coarse sub-grid (Dask sweep) and draw the companion plot; the overlay dict."""
-    from ..diagram import simulated_overlay
-    from ..plotting import plot_beta_check
+    from levysde.plotting import plot_beta_check
+    from levysde.studies.diagram import simulated_overlay
 
     try:
         overlay = simulated_overlay(d, nx=args.sim_grid[0], ny=args.sim_grid[1], quick=args.quick,
@@ -182,8 +190,8 @@ def _overlay(args, d, companion):
 
 
 def run(args) -> int:
-    from ..diagram import phase_diagram
-    from ..plotting import plot_phase_diagram
+    from levysde.plotting import plot_phase_diagram
+    from levysde.studies.diagram import phase_diagram
 
     given = _sim_flags(args)
     if args.x == args.y:

@@ -1,5 +1,5 @@
 """``levysde envelope``: forgetting envelope f(l), its decay class, slope and learnability
-window (THEORY.md §5-§6), from a saved run or, from the model flags, the asymptotic
+window (docs/specification.md §5-§6), from a saved run or, from the model flags, the asymptotic
 prediction only."""
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ import warnings
 
 import numpy as np
 
-from ..envelope_fit import LAG_MIN, N_LAGS
-from ._common import (UsageError, add_model_args, emit, image_output, integer, json_number, real,
-                      reject_flags)
+from levysde.cli._common import UsageError, add_model_args, emit, image_output, integer, json_number, real, reject_flags
+from levysde.inference.envelope_fit import LAG_MIN, N_LAGS
+
 
 def add_parser(sub):
     p = sub.add_parser(
         "envelope",
         help="forgetting envelope f(l), decay class, log-log slope and learnability window",
-        description="Laplace-Tauberian map f(l) = E[exp(-l e^zeta)] (THEORY.md §5) of a saved "
+        description="Laplace-Tauberian map f(l) = E[exp(-l e^zeta)] (docs/specification.md §5) of a saved "
                     "simulation or RNN run (--from RUN.npz), or the asymptotic prediction "
                     "A Gamma(beta*) l^-beta* from the model flags; learnability window H_N (§6).",
     )
@@ -49,8 +49,8 @@ def add_parser(sub):
                         "numerical floor, since their envelope is an exact finite sum)")
     d.add_argument("--seed", type=integer(0), default=0, help="seed of the subsample (default 0)")
     d.add_argument("--unweighted", action="store_true",
-                   help="RNN runs: plain mean over neurons instead of weighting by Lambda_q (THEORY §9)")
-    m = p.add_argument_group("prediction and learnability (THEORY §5-§6)")
+                   help="RNN runs: plain mean over neurons instead of weighting by Lambda_q (docs/specification.md §9)")
+    m = p.add_argument_group("prediction and learnability (docs/specification.md §5-§6)")
     m.add_argument("--amplitude", type=real(0.0, lo_open=True), default=1.0,
                    help="model prediction: tail amplitude A of p(tau) ~ A tau^(-1-beta) "
                         "(the theory fixes beta*, not A; default %(default)s)")
@@ -74,7 +74,7 @@ def add_parser(sub):
 
 def load_run(path: str) -> dict:
     """:func:`levysde.runfile.read_run`, with its one-line errors attributed to ``--from``."""
-    from ..runfile import read_run
+    from levysde.io.runfile import read_run
 
     try:
         return read_run(path)
@@ -91,8 +91,8 @@ def _grid(args) -> dict:
 
 def _model_output(args):
     """(lags, f or None, f_func or None, report fields) of the asymptotic prediction."""
-    from ..asymptote import asymptotic_envelope
-    from ..envelope_fit import lag_grid
+    from levysde.inference.envelope_fit import lag_grid
+    from levysde.theory.envelope_asymptotics import asymptotic_envelope
 
     g = _grid(args)
     lags = lag_grid(g.pop("lag_max") or 1e6, **g)
@@ -108,14 +108,14 @@ def _model_output(args):
 
 def _run_output(args):
     """(lags, f, None, report fields) of the envelope of the run ``--from`` and its fits."""
-    from ..envelope_fit import fit_run_envelope, rnn_envelope, simulation_envelope
+    from levysde.inference.envelope_fit import fit_run_envelope, rnn_envelope, simulation_envelope
 
     run = load_run(args.run_file)
     try:
         if run["kind"] == "rnn":
             if args.source is not None:          # (--n-samples needs --source samples)
                 raise UsageError("--source applies to simulation runs only; an RNN run's envelope is "
-                                 "the exact ELR sum over its neurons (THEORY §9)")
+                                 "the exact ELR sum over its neurons (docs/specification.md §9)")
             env = rnn_envelope(run, weighted=not args.unweighted, f_floor=args.f_floor, **_grid(args))
         else:
             reject_flags(args, ("unweighted",), "to a simulation run (its envelope has no "
@@ -145,8 +145,8 @@ def _run_output(args):
 
 
 def _window(args, lags, f, f_func) -> dict:
-    """kappa_alpha and the learnability window H_N (THEORY §6) of the table or the capped form."""
-    from ..learnability import kappa_alpha, learnability_window
+    """kappa_alpha and the learnability window H_N (docs/specification.md §6) of the table or the capped form."""
+    from levysde.theory.learnability import kappa_alpha, learnability_window
 
     out = {"kappa_alpha": kappa_alpha(args.alpha_g), "H_N": None}
     try:
@@ -160,7 +160,7 @@ def _window(args, lags, f, f_func) -> dict:
 
 
 def _plot(args, out, lags, f, plot_path) -> str:
-    from ..plotting import plot_envelope
+    from levysde.plotting import plot_envelope
 
     fit_window = None
     if out.get("decay_fit"):

@@ -1,8 +1,7 @@
 """``levysde phase``: beta*, eta_J*, eta_J^crit, phase and tail rate (docs/theory.md)."""
 from __future__ import annotations
 
-
-from ._common import add_model_args, print_json
+from levysde.cli._common import add_model_args, print_json
 
 
 def add_parser(sub):
@@ -29,7 +28,7 @@ def _fmt(v, width=18):
 
 
 def _threshold(value, defined: bool, sign: float, undefined: str, below_zero: str) -> str:
-    """eta_J* or eta_J^crit as printed: the number, with what a value <= 0 means (THEORY.md §4)."""
+    """eta_J* or eta_J^crit as printed: the number, with what a value <= 0 means (docs/specification.md §4)."""
     if not defined:
         return f"undefined ({undefined})"
     if value is None:                       # not finite in float64: the sign of its numerator
@@ -38,7 +37,7 @@ def _threshold(value, defined: bool, sign: float, undefined: str, below_zero: st
 
 
 def run(args) -> int:
-    from ..theory import classify
+    from levysde.theory.phases import classify
 
     result = classify(args.eta_j, args.eta_g, args.kappa, args.alpha, args.lam,
                       precision="mp" if args.mp else "double")

@@ -1,11 +1,20 @@
-"""``levysde simulate``: Euler-Maruyama simulation and the stationary left tail (THEORY.md §7, §8)."""
+"""``levysde simulate``: Euler-Maruyama simulation and the stationary left tail (docs/specification.md §7, §8)."""
 from __future__ import annotations
 
 import math
 
-from ._common import (UsageError, add_model_args, check_output, image_output, integer, json_number,
-                      print_json, real, reject_flags, same_file)
-
+from levysde.cli._common import (
+    UsageError,
+    add_model_args,
+    check_output,
+    image_output,
+    integer,
+    json_number,
+    print_json,
+    real,
+    reject_flags,
+    same_file,
+)
 
 #: why --groups >= 8 (levysde.check.MIN_GROUPS; docs/simulate.md, "Groups")
 GROUPS_WHY = ("the jackknife error over G groups has G - 1 degrees of freedom; its 95 % t factor is "
@@ -18,10 +27,10 @@ def add_parser(sub):
         help="simulate the SDE and estimate the stationary left-tail rate of zeta",
         description="Simulate dzeta = F dt + sqrt(2 eta_G) dW + dJ (tempered alpha-stable jumps, "
                     "Asmussen-Rosinski cut eps) for many particles and compare the left-tail rate "
-                    "of zeta with beta* (THEORY.md §3, §7, §8).",
+                    "of zeta with beta* (docs/specification.md §3, §7, §8).",
     )
     add_model_args(p, multi_eta_j=False)
-    g = p.add_argument_group("drift (THEORY.md §3)")
+    g = p.add_argument_group("drift (docs/specification.md §3)")
     g.add_argument("--drift", choices=("saturating", "ou"), default="saturating",
                    help="saturating kappa tanh(gamma (z0 - z)/kappa) or Ornstein-Uhlenbeck "
                         "-gamma (z - z0) (default %(default)s)")
@@ -29,7 +38,7 @@ def add_parser(sub):
                    help="drift slope at the equilibrium, > 0 (default "
                         "%(default)s). --dt must satisfy gamma*dt <= 0.5")
     g.add_argument("--z0", type=real(), default=0.0, help="equilibrium (default %(default)s)")
-    s = p.add_argument_group("simulation (THEORY.md §7)")
+    s = p.add_argument_group("simulation (docs/specification.md §7)")
     s.add_argument("--particles", type=integer(2, 10**9), default=16384,
                    help="number of particles (default %(default)s)")
     s.add_argument("--t-end", type=real(0.0, lo_open=True), default=800.0,
@@ -104,7 +113,7 @@ def _at(u, zeq) -> str:
 
 def _notes(args, res, est, scan):
     """Caveats printed with the result (and listed under "notes" in --json)."""
-    from ..simulation.bias import threshold_dependence
+    from levysde.simulation.bias import threshold_dependence
 
     m = res.meta
     zeq = m["equilibrium"]
@@ -124,7 +133,7 @@ def _notes(args, res, est, scan):
                      f"--threshold")
     if args.drift == "ou":
         notes.append("--drift ou has no restoration plateau: the left tail is structurally collapsed "
-                      "(THEORY.md §3), beta_theory is null and beta_hat is a plain exponential fit "
+                      "(docs/specification.md §3), beta_theory is null and beta_hat is a plain exponential fit "
                       "with no theoretical counterpart")
     bb = m.get("bias_budget")
     if bb and est.se is not None and math.isfinite(est.se) and abs(bb["total"]) > 2 * est.se:
@@ -146,8 +155,14 @@ def _notes(args, res, est, scan):
 
 
 def run(args) -> int:
-    from ..simulation import (CudaUnavailableError, DivergenceError, OUDrift, SaturatingDrift,
-                              SimulationInputError, simulate)
+    from levysde.simulation import (
+        CudaUnavailableError,
+        DivergenceError,
+        OUDrift,
+        SaturatingDrift,
+        SimulationInputError,
+        simulate,
+    )
 
     if args.burn_in >= args.t_end:
         raise UsageError(f"--burn-in must be smaller than --t-end = {args.t_end:g}; got {args.burn_in:g}")
@@ -155,7 +170,7 @@ def run(args) -> int:
         raise UsageError(f"--groups must be at most --particles = {args.particles}; got {args.groups}")
     if args.drift == "ou":
         reject_flags(args, ("kappa",), "to --drift ou (no restoration plateau: the OU drift has "
-                                       "no kappa; THEORY.md §3)")
+                                       "no kappa; docs/specification.md §3)")
     try:   # gamma <= 0: SimulationInputError from the drift (saturating) or simulate (ou)
         drift = (SaturatingDrift(args.kappa, args.gamma, args.z0) if args.drift == "saturating"
                  else OUDrift(args.gamma, args.z0))
@@ -187,7 +202,7 @@ def run(args) -> int:
         except OSError as exc:
             raise UsageError(f"--out {args.out!r}: cannot save the run ({exc.strerror or exc})") from None
     if plot_path:
-        from ..plotting import plot_simulation
+        from levysde.plotting import plot_simulation
 
         plot_simulation(res, plot_path, scan=scan)
     out = {

@@ -1,4 +1,4 @@
-"""``levysde train``: train a gated RNN and record zeta_q trajectories (THEORY.md §9).
+"""``levysde train``: train a gated RNN and record zeta_q trajectories (docs/specification.md §9).
 
 torch is imported inside :func:`run` only, so ``levysde --help`` works without it.
 """
@@ -8,8 +8,9 @@ import os
 import signal
 import sys
 
-from ._common import UsageError, check_output, fail, integer, print_json, real, reject_flags
-from ._common import Given as _Given, GivenTrue as _GivenTrue
+from levysde.cli._common import Given as _Given
+from levysde.cli._common import GivenTrue as _GivenTrue
+from levysde.cli._common import UsageError, check_output, fail, integer, print_json, real, reject_flags
 
 MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
 OPTIMIZERS = ("sgd", "adam", "adamw")
@@ -31,7 +32,7 @@ def add_parser(sub):
         help="train a gated RNN (needs torch) and record per-neuron zeta_q, Lambda_q, envelope",
         description="Train ConstGate/SharedGate/DiagGate/GRU/LSTM on a synthetic long-memory task and "
                     "record zeta_q = log mean_t[-log r_t^(q)], the Jacobian variant, Lambda_q and the ELR "
-                    "envelope every K steps into a .npz run file (THEORY.md §9, docs/rnn.md). "
+                    "envelope every K steps into a .npz run file (docs/specification.md §9, docs/rnn.md). "
                     "Needs PyTorch: pip install 'levysde[rnn]'.",
     )
     g = p.add_argument_group("model and optimizer")
@@ -144,7 +145,7 @@ def _config_fields(args, base: dict | None) -> dict:
             fields[_FIELD.get(dest, dest)] = value
     if base is None:
         return fields
-    from ..rnn.train import TrainConfig
+    from levysde.rnn.train import TrainConfig
 
     names = set(TrainConfig.__dataclass_fields__)
     merged = {k: v for k, v in base.items() if k in names}
@@ -177,8 +178,9 @@ def run(args) -> int:
     except ImportError:
         raise UsageError("levysde train needs PyTorch: pip install 'levysde[rnn]' "
                          "(on the project machines: pip install torch==2.13.0)") from None
-    from ..rnn.runfile import check_writable, checkpoint_path, load_checkpoint
-    from ..rnn.train import TrainConfig, TrainingDiverged, train
+    from levysde.io.runfile import check_writable, checkpoint_path
+    from levysde.rnn.checkpoint import load_checkpoint
+    from levysde.rnn.train import TrainConfig, TrainingDiverged, train
 
     if args.resume and args.force:
         raise UsageError("--resume and --force exclude each other")
@@ -229,7 +231,7 @@ def run(args) -> int:
     finally:
         if old is not None:
             signal.signal(signal.SIGTERM, old)
-    from ..runfile import run_summary
+    from levysde.rnn.learned import run_summary
 
     d = dict(out=args.out, **run_summary(res))
     if args.json:

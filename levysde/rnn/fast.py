@@ -1,6 +1,6 @@
 """Whole-step CUDA-graph capture of a training step (the trainer's ``fast`` option).
 
-The leaky models run one small kernel chain per time step (THEORY.md §9 cell), so on a GPU a
+The leaky models run one small kernel chain per time step (docs/specification.md §9 cell), so on a GPU a
 training step of T = 200 steps is bound by kernel launches and Python, not by arithmetic.
 :class:`GraphStep` records the forward pass, the backward pass, gradient clipping, the manual
 weight decay and the optimizer step once into a ``torch.cuda.CUDAGraph`` and replays it on
@@ -17,7 +17,7 @@ CUDA, Adam/AdamW must be built with ``capturable=True`` (the trainer does this).
 """
 from __future__ import annotations
 
-import torch
+from levysde.rnn._torch import torch
 
 
 class GraphStep:

@@ -1,4 +1,4 @@
-"""Gated recurrent models with per-neuron retention and one-step Jacobian diagonal (THEORY.md §9).
+"""Gated recurrent models with per-neuron retention and one-step Jacobian diagonal (docs/specification.md §9).
 
 Shapes: inputs ``x`` are ``(B, T, n_in)`` (batch first), outputs ``(B, T, n_out)``,
 hidden size ``H``. Every model has a linear readout ``y_t = V h_t + c``.
@@ -47,9 +47,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import torch
-from torch import nn
-import torch.nn.functional as F
+from levysde.rnn._torch import F, nn, torch
 
 MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
 INITS = ("default", "chrono")
@@ -61,7 +59,7 @@ class Trace:
     (ConstGate's ``neg_log_r`` is float64).
 
     h         hidden state h_t (for the LSTM: h_t, not the cell state)
-    r         retention r_t^(q) in [0, 1] (THEORY §9 table)
+    r         retention r_t^(q) in [0, 1] (docs/specification.md §9 table)
     neg_log_r ``-log r_t^(q)`` >= 0, computed stably from the gate pre-activation
     jac       diagonal of the one-step state Jacobian J_t^(qq) (module docstring)
     y         readout ``(B, T, n_out)``
@@ -124,7 +122,7 @@ class RNNModel(nn.Module):
 
     def neuron_rows(self) -> list[tuple[nn.Parameter, int]]:  # pragma: no cover - abstract
         """Trainable tensors with per-neuron rows, as ``(param, k)``: ``param`` has ``k*H`` rows
-        and row ``j`` belongs to neuron ``j % H`` (used for Lambda_q, THEORY §9)."""
+        and row ``j`` belongs to neuron ``j % H`` (used for Lambda_q, docs/specification.md §9)."""
         raise NotImplementedError
 
     def gate_mask(self, p: nn.Parameter) -> torch.Tensor | bool:  # pragma: no cover
@@ -274,7 +272,7 @@ class _Leaky(RNNModel):
 
 
 class ConstGate(_Leaky):
-    """Leaky cell with a fixed gate (THEORY §9): ``a`` is a buffer, never trained.
+    """Leaky cell with a fixed gate (docs/specification.md §9): ``a`` is a buffer, never trained.
 
     ``gate_a``: scalar in (0, 1), or a length-H sequence/tensor of per-neuron constants in
     (0, 1) (default init). With ``init="chrono"`` the constants are ``1/(1 + T_q)``,
@@ -317,7 +315,7 @@ class ConstGate(_Leaky):
 
 class SharedGate(_Leaky):
     """Leaky cell with one trained scalar gate ``a_t = sigmoid(w.h_{t-1} + u.x_t + b_a)`` shared by
-    all neurons (THEORY §9). Parameters W_a (1, H) = w, U_a (1, n_in) = u, b_a (1,)."""
+    all neurons (docs/specification.md §9). Parameters W_a (1, H) = w, U_a (1, n_in) = u, b_a (1,)."""
 
     name = "sharedgate"
     n_gate_fn = staticmethod(lambda H: 1)
@@ -328,7 +326,7 @@ class SharedGate(_Leaky):
 
 class DiagGate(_Leaky):
     """Leaky cell with a trained per-neuron gate ``a_t = sigmoid(W_a h_{t-1} + U_a x_t + b_a)``
-    (THEORY §9). W_a (H, H), U_a (H, n_in), b_a (H,)."""
+    (docs/specification.md §9). W_a (H, H), U_a (H, n_in), b_a (H,)."""
 
     name = "diaggate"
     n_gate_fn = staticmethod(lambda H: H)
@@ -411,7 +409,7 @@ class _TorchCell(RNNModel):
 
 
 class GRU(_TorchCell):
-    """GRU on ``nn.GRU`` (rows r, z, n). Retention = update gate z_t (THEORY §9):
+    """GRU on ``nn.GRU`` (rows r, z, n). Retention = update gate z_t (docs/specification.md §9):
     ``r = sigmoid(W_ir x + b_ir + W_hr h + b_hr)``, ``z = sigmoid(... z rows ...)``,
     ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``, ``h' = (1 - z) n + z h``.
     ``-log z = softplus(-pre_z)``."""
@@ -447,7 +445,7 @@ class GRU(_TorchCell):
 
 class LSTM(_TorchCell):
     """LSTM on ``nn.LSTM`` (rows i, f, g, o). Retention = forget gate
-    ``f = sigmoid(W_if x + W_hf h + b_if + b_hf)`` (both torch biases summed; THEORY §9);
+    ``f = sigmoid(W_if x + W_hf h + b_if + b_hf)`` (both torch biases summed; docs/specification.md §9);
     ``-log f = softplus(-pre_f)``. Jacobian diagonal: d c_t / d c_{t-1} (module docstring)."""
 
     name = "lstm"

@@ -1,4 +1,4 @@
-"""Synthetic long-memory regression tasks, generated on the fly from a seed (THEORY.md §9).
+"""Synthetic long-memory regression tasks, generated on the fly from a seed (docs/specification.md §9).
 
 Every batch is a pure function of ``(seed, stream, index)``: the training batch of step
 s is ``batch(B, seed, STREAM_TRAIN, s)``, the fixed probe batch is
@@ -42,9 +42,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
-from ..runfile import teacher_time_scales
+from levysde.rnn._torch import torch
+from levysde.rnn.teacher import teacher_scale, teacher_time_scales
 
 TASKS = ("powerlaw", "delay", "adding", "longmem")
 STREAM_TRAIN, STREAM_PROBE, STREAM_NOISE, STREAM_INIT = 0, 1, 2, 3
@@ -172,7 +172,6 @@ class Task:
     # --- longmem -------------------------------------------------------------------------
     def teacher(self):
         """``(rho (m,), c)`` of the ``longmem`` teacher, float64 (module docstring)."""
-        from ..runfile import teacher_scale
 
         tau = teacher_time_scales(self.n_mem, self.mem_lag_max, self.mem_gamma)
         return torch.from_numpy(np.exp(-1.0 / tau)), teacher_scale(tau)

@@ -1,4 +1,4 @@
-"""Training loop that records empirical time-scale trajectories (THEORY.md §1, §9).
+"""Training loop that records empirical time-scale trajectories (docs/specification.md §1, §9).
 
 At steps 0, K, 2K, ... and at the last step (K = ``record_every``), on a fixed probe batch:
 
@@ -15,7 +15,7 @@ At steps 0, K, 2K, ... and at the last step (K = ``record_every``), on a fixed p
   diag(1/(sqrt(v_hat) + eps))``, ``v_hat`` = Adam's bias-corrected second moment in float64
   (before the first step: ``g^2``, the value Adam's first step uses), g = gradient of the
   probe loss, ``lr_p`` the learning rate of the tensor holding the entry (one lr for all
-  without width scaling: then ``lr * g^T P g / g^T g``, THEORY §9). If ``g^T g = 0`` the
+  without width scaling: then ``lr * g^T P g / g^T g``, docs/specification.md §9). If ``g^T g = 0`` the
   quotient is undefined and the mean of ``lr_p P`` over the rows is used instead. A
   non-finite second moment (a gradient beyond float32 range poisons Adam: its steps become
   0, Lambda 0 and the envelope 0/0) or a Lambda that is not finite and > 0 stops the run
@@ -24,7 +24,7 @@ At steps 0, K, 2K, ... and at the last step (K = ``record_every``), on a fixed p
   :func:`levysde.runfile.learned_diagnostic`; above :data:`DIVERGED_RATIO` = 1e6 the run has
   diverged and stops with :class:`TrainingDiverged`), and the ELR envelope
   ``f(l) = sum_q Lambda_q exp(-l mu_bar_q) / sum_q Lambda_q``
-  on an integer log grid of exactly ``n_lags`` lags ``1..lag_max`` (:func:`lag_grid`);
+  on an integer log grid of exactly ``n_lags`` lags ``1..lag_max`` (:func:`integer_lag_grid`);
   optionally the measured transport. Numpy warnings from non-finite intermediate values
   (a diverging run) are silenced here; divergence is reported by :class:`TrainingDiverged`.
 
@@ -61,14 +61,25 @@ import time
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
-import torch
 
-from .models import INITS, MODELS, RNNModel, build_model
-from .._io import available_memory
-from ..runfile import trivial_loss
-from .runfile import check_writable, checkpoint_path, load_checkpoint, save_checkpoint, save_run
-from .tasks import (STREAM_NOISE, STREAM_PROBE, STREAM_TRAIN, TASKS, Task, build_task, sas_noise,  # noqa: F401
-                    stream_generator)
+from levysde import __version__
+from levysde.core.memory import available_memory
+from levysde.io.runfile import check_writable, checkpoint_path, save_run
+from levysde.rnn._torch import torch
+from levysde.rnn.checkpoint import load_checkpoint, save_checkpoint
+from levysde.rnn.fast import GraphStep
+from levysde.rnn.models import INITS, MODELS, RNNModel, build_model
+from levysde.rnn.tasks import (  # noqa: F401
+    STREAM_NOISE,
+    STREAM_PROBE,
+    STREAM_TRAIN,
+    TASKS,
+    Task,
+    build_task,
+    sas_noise,
+    stream_generator,
+)
+from levysde.rnn.teacher import trivial_loss
 
 OPTIMIZERS = ("sgd", "adam", "adamw")
 LR_SCALINGS = ("mup", "none")
@@ -226,7 +237,7 @@ class TrainConfig:
 # --------------------------------------------------------------------------------------
 def lambda_rayleigh(g: torch.Tensor, v_hat: torch.Tensor, lr: float, eps: float) -> float:
     """``lr * g^T P g / g^T g`` with ``P = diag(1/(sqrt(v_hat) + eps))`` for one neuron's rows
-    (THEORY §9). ``g``, ``v_hat``: same shape (v_hat >= 0). Returns lr * mean(P) if g = 0."""
+    (docs/specification.md §9). ``g``, ``v_hat``: same shape (v_hat >= 0). Returns lr * mean(P) if g = 0."""
     g2 = g.double() ** 2
     P = 1.0 / (torch.sqrt(v_hat.double()) + eps)
     den = g2.sum()
@@ -271,7 +282,7 @@ def neuron_lambda(model: RNNModel, optimizer: torch.optim.Optimizer, kind: str) 
     return lam.numpy()
 
 
-def lag_grid(n_lags: int, lag_max: int) -> np.ndarray:
+def integer_lag_grid(n_lags: int, lag_max: int) -> np.ndarray:
     """Exactly ``n_lags`` distinct integer lags from 1 to ``lag_max``, close to a log grid, float64.
 
     ``round(geomspace(1, lag_max, n_lags))`` repeats small integers; each repeat is moved to
@@ -293,8 +304,8 @@ def lag_grid(n_lags: int, lag_max: int) -> np.ndarray:
     return lags.astype(np.float64)
 
 
-def envelope(mu_bar: np.ndarray, lam: np.ndarray, lags: np.ndarray) -> np.ndarray:
-    """ELR envelope ``f(l) = sum_q Lambda_q exp(-l mu_bar_q) / sum_q Lambda_q`` (THEORY §9), (n_lags,).
+def elr_envelope(mu_bar: np.ndarray, lam: np.ndarray, lags: np.ndarray) -> np.ndarray:
+    """ELR envelope ``f(l) = sum_q Lambda_q exp(-l mu_bar_q) / sum_q Lambda_q`` (docs/specification.md §9), (n_lags,).
 
     ``mu_bar`` >= 0 and ``lam`` (H,), ``lags`` (n_lags,). Raises TrainingDiverged (with the
     cause) unless every Lambda_q is finite and >= 0 with a positive sum and mu_bar is finite:
@@ -351,7 +362,7 @@ def _record_stats(model, task, x, y, optimizer, kind, lags, transport):
     r = tr.r[:, t0:]
     sat = float(((r < SAT_TOL) | (r > 1 - SAT_TOL)).double().mean())
     out = dict(zeta=np.log(mu), zeta_jac=zeta_jac, Lambda=lam, loss=float(loss.detach()),
-               envelope=envelope(mu, lam, lags), zeta_clips=zeta_clips,
+               envelope=elr_envelope(mu, lam, lags), zeta_clips=zeta_clips,
                jac_masked=int(masked.sum()), jac_clips=jac_clips, saturated=sat)
     if transport:
         out["transport"] = measured_transport(nlr, lam, lags)
@@ -463,7 +474,6 @@ def _records_from_tensors(t: dict, keys, H: int, n_lags: int) -> dict:
 
 def full_config(cfg: TrainConfig, task: Task, lags: np.ndarray) -> dict:
     """The JSON config stored in the run file."""
-    from .. import __version__
 
     d = cfg.to_dict()
     d.update(kind="rnn", torch_version=str(torch.__version__), levysde_version=__version__,
@@ -520,7 +530,7 @@ class _Run:
         _check_run_config(cfg, task, self.dev)
         if cfg.threads is not None:
             torch.set_num_threads(cfg.threads)
-        self.lags = lag_grid(cfg.n_lags, cfg.lag_max)
+        self.lags = integer_lag_grid(cfg.n_lags, cfg.lag_max)
         t_max = cfg.t_max if cfg.t_max is not None else float(cfg.seq_len)
         self.model = build_model(cfg.model, task.n_in, cfg.hidden, task.n_out, init=cfg.init, t_max=t_max,
                                  gate_a=cfg.gate_a, seed=cfg.seed).to(self.dev)
@@ -539,7 +549,6 @@ class _Run:
         self.masks = self._inject_masks()
         self.fast = None
         if cfg.fast:
-            from .fast import GraphStep
 
             self.fast = GraphStep(self._forward_loss, self._update, self.model, self.opt,
                                   capture=self.dev.type == "cuda")

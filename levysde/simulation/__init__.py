@@ -1,4 +1,4 @@
-"""Euler-Maruyama simulation of ``dzeta = F(zeta) dt + sqrt(2 eta_G) dW + dJ`` (THEORY.md §3, §7).
+"""Euler-Maruyama simulation of ``dzeta = F(zeta) dt + sqrt(2 eta_G) dW + dJ`` (docs/specification.md §3, §7).
 
 One module per concept; the entry point :func:`simulate` only wires them together:
 
@@ -18,22 +18,31 @@ One module per concept; the entry point :func:`simulate` only wires them togethe
 Random numbers: one xoshiro256++ stream per particle, seeded from one
 ``numpy.random.SeedSequence`` (:mod:`levysde._rng`), so a seed gives bit-identical output
 for any thread count (``NUMBA_NUM_THREADS``). Euler's drift discretisation adds an O(dt)
-error to the bulk; with exact jump counts the tail rate does not depend on dt (THEORY.md §7).
+error to the bulk; with exact jump counts the tail rate does not depend on dt (docs/specification.md §7).
 
 ``levysde.simulate`` is :func:`simulate`; ``levysde.simulation.X`` is the home of every name below.
 """
-from ._backend import BACKENDS, CudaUnavailableError
-from ._checks import MAX_SLOPE_DT, MAX_STEPS, DivergenceError, SimulationInputError, StepSizeError
-from ._simulate import DEFAULT_RECORD_EVERY, group_starts, sample_increments, simulate
-from .drift import OUDrift, SaturatingDrift, TabulatedDrift
-from .result import SimulationResult
-from .scheme import (DEFAULT_EPS_FACTOR, MAX_JUMPS_PER_STEP, MAX_SERIES_BETA_EPS, beta_model,
-                     big_jump_rate, default_eps, poisson_table, simulation_eps, small_jump_symbol,
-                     small_jump_variance)
+from levysde.simulation._backend import BACKENDS, CudaUnavailableError, load_cuda
+from levysde.simulation._checks import MAX_SLOPE_DT, MAX_STEPS, DivergenceError, SimulationInputError, StepSizeError
+from levysde.simulation._simulate import DEFAULT_RECORD_EVERY, group_starts, sample_increments, simulate
+from levysde.simulation.drift import OUDrift, SaturatingDrift, TabulatedDrift
+from levysde.simulation.result import SimulationResult
+from levysde.simulation.scheme import (
+           DEFAULT_EPS_FACTOR,
+           MAX_JUMPS_PER_STEP,
+           MAX_SERIES_BETA_EPS,
+           beta_model,
+           big_jump_rate,
+           default_eps,
+           poisson_table,
+           simulation_eps,
+           small_jump_symbol,
+           small_jump_variance,
+)
 
 __all__ = ["simulate", "SimulationResult", "SaturatingDrift", "OUDrift", "TabulatedDrift",
            "sample_increments", "default_eps", "big_jump_rate", "small_jump_variance",
            "small_jump_symbol", "beta_model", "DivergenceError", "SimulationInputError",
            "StepSizeError", "DEFAULT_EPS_FACTOR", "MAX_SLOPE_DT", "MAX_JUMPS_PER_STEP", "MAX_STEPS",
-           "MAX_SERIES_BETA_EPS", "BACKENDS", "CudaUnavailableError", "DEFAULT_RECORD_EVERY",
+           "MAX_SERIES_BETA_EPS", "BACKENDS", "CudaUnavailableError", "load_cuda", "DEFAULT_RECORD_EVERY",
            "group_starts", "simulation_eps", "poisson_table"]

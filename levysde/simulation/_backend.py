@@ -3,6 +3,8 @@
 importing levysde never needs numba-cuda)."""
 from __future__ import annotations
 
+import platform
+
 BACKENDS = ("cpu", "cuda")
 
 
@@ -22,7 +24,7 @@ def load_cuda():
     """The CUDA backend module, after checking that it can run (a GPU, or Numba's CUDA simulator
     under NUMBA_ENABLE_CUDASIM=1). Raises CudaUnavailableError (one line) otherwise."""
     try:
-        from . import _cuda
+        from levysde.simulation import _cuda  # numba-cuda: optional, loaded on request
     except Exception as exc:                         # noqa: BLE001 (ImportError, driver errors)
         msg = " ".join(str(exc).split()) or type(exc).__name__
         raise CudaUnavailableError(f"the cuda backend needs numba-cuda and a CUDA GPU "
@@ -33,7 +35,6 @@ def load_cuda():
 
 def cpu_name() -> str:
     """The host CPU's model name (``/proc/cpuinfo``), else ``platform.machine()``."""
-    import platform
 
     try:
         with open("/proc/cpuinfo") as fh:

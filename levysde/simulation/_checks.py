@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import math
 
-from .._io import available_memory  # noqa: F401  (re-exported)
-from ..params import check_int, check_param, describe_range  # noqa: F401  (check_int re-exported)
+from levysde.core.memory import available_memory  # noqa: F401  (re-exported)
+from levysde.theory.params import check_int, check_param, describe_range  # noqa: F401  (check_int re-exported)
 
 __all__ = ["DivergenceError", "SimulationInputError", "StepSizeError", "MAX_SLOPE_DT", "MAX_STEPS"]
 
@@ -129,7 +129,7 @@ def step_size(slope, dt, tabulated):
 
 def restoring_gamma(gamma, drift_name):
     """SimulationInputError naming gamma unless gamma > 0: a saturating or Ornstein-Uhlenbeck drift
-    with gamma <= 0 has no stable equilibrium, so no stationary law (THEORY.md §3). One wording for
+    with gamma <= 0 has no stable equilibrium, so no stationary law (docs/specification.md §3). One wording for
     :func:`levysde.simulation.simulate`, :class:`SaturatingDrift` and ``levysde simulate``."""
     if not gamma > 0:
         raise SimulationInputError(

@@ -1,4 +1,4 @@
-"""CUDA backend of the simulator: the Euler scheme of THEORY.md §3, §7 as one numba-cuda kernel.
+"""CUDA backend of the simulator: the Euler scheme of docs/specification.md §3, §7 as one numba-cuda kernel.
 
 Imported lazily by :func:`levysde.simulate` when ``backend="cuda"``; importing levysde never
 needs numba-cuda. Under ``NUMBA_ENABLE_CUDASIM=1`` the same kernel runs on the CPU in Numba's
@@ -45,8 +45,11 @@ from numba import config as _nb_config  # noqa: E402
 from numba import cuda  # noqa: E402
 from numba import types as _nbt  # noqa: E402
 
-from . import _step  # noqa: E402
-from ._backend import CudaUnavailableError  # noqa: E402
+from levysde.simulation import (
+    _rng,
+    _step,  # noqa: E402
+)
+from levysde.simulation._backend import CudaUnavailableError  # noqa: E402
 
 __all__ = ["THREADS_PER_BLOCK", "SHARED_BINS", "LAUNCH_PARTICLE_STEPS", "run", "device_name",
            "philox4x32", "ensure_available", "is_simulator"]
@@ -331,7 +334,6 @@ def philox4x32(counters, key):
 def _key(seed):
     """Two 32-bit Philox key words from ``numpy.random.SeedSequence(seed)`` (same checks and
     errors as the CPU backend's seeding)."""
-    from .. import _rng
 
     s = int(_rng.seed_states(seed, 1)[0, 0])
     return s & 0xFFFFFFFF, s >> 32
@@ -362,7 +364,7 @@ def _check_device_memory(need):
 def run(z, *, seed, gstart, n_steps, rec_start, dt, drift_args, s_gauss, rate, eps, alpha, lam,
         exp_prop, hist_lo, bin_width, n_bins, exc_level, win_lo, win_hi, n_traj, traj_every,
         progress=None, threads_per_block=None):
-    """Run the scheme on the GPU (THEORY.md §7); the caller has checked every argument.
+    """Run the scheme on the GPU (docs/specification.md §7); the caller has checked every argument.
 
     z : (N,) float64 initial states; gstart : (G + 1,) int64 group boundaries; drift_args :
     (kind, dpar(3,), grid, vals) as from a drift's ``_kernel_args``; hist_lo, bin_width,

@@ -1,7 +1,7 @@
 """Tables of the CPU big-jump sampler: an exact rejection sampler whose fast path needs no exp
 or log, so that the compiled kernel draws many jumps at once in one vectorised pass.
 
-Target (THEORY.md §7): the magnitude of a big jump, density proportional to
+Target (docs/specification.md §7): the magnitude of a big jump, density proportional to
 ``f(z) = z^(-1-alpha) exp(-lam z)`` on ``(eps, inf)``.
 
 Envelope. ``f`` is decreasing and convex. Its range is cut into cells ``[x_k, x_(k+1)]``,
@@ -115,7 +115,7 @@ def _alias(p):
 
 def jump_table(eps, alpha, lam, *, q=_Q, d=_D, tail_share=_TAIL_SHARE, max_cells=_MAX_CELLS):
     """The tables of the CPU big-jump sampler for the cut ``eps`` > 0, index 0 < alpha < 2 and
-    tempering lam >= 0 (module docstring; THEORY.md §7 for the law).
+    tempering lam >= 0 (module docstring; docs/specification.md §7 for the law).
 
     Parameters: q > 1 (relative cell width), d > 0 (tempering e-folds per cell), tail_share in
     (0, 1) (target share of the tail in the envelope area, reached unless ``max_cells`` cells

@@ -1,13 +1,13 @@
 """Compiled (Numba) pieces of the simulator: big-jump sampler, increment sampler, time stepper.
 
-Scheme: :mod:`levysde.simulation` (THEORY.md §7); drift, big-jump proposal and rejection come
+Scheme: :mod:`levysde.simulation` (docs/specification.md §7); drift, big-jump proposal and rejection come
 from :mod:`levysde.simulation._step` (shared with the CUDA backend), compiled here with the
 vectorisable exponential of :mod:`levysde._vmath`. Random numbers: xoshiro256++ streams from
 :mod:`levysde._rng`, one per particle; the streams of a block of particles are only ever used
 by the one thread that advances that block, so results do not depend on the thread count.
 
 Layout of the stepper (docs/simulate.md, "Kernel"): groups of particles run in parallel; inside
-a group, blocks of ``_BLOCK`` particles advance in lockstep through windows of ``_WINDOW``
+a group, blocks of ``BLOCK`` particles advance in lockstep through windows of ``WINDOW``
 steps. Per window the block's big jumps are drawn at once (:func:`_window_jumps`: a Poisson
 number per particle, each at a uniform step of the window, magnitudes by vectorised rejection)
 into a (step, particle) table; per step one vectorised pass draws the normals
@@ -22,14 +22,13 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .. import _rng, _vmath
-from . import _step
+from levysde.simulation import _rng, _step, _vmath
+from levysde.simulation._step import DRIFT_OU, DRIFT_SATURATING, DRIFT_TABULATED  # noqa: F401 (drift kinds)
 
-from ._step import DRIFT_OU, DRIFT_SATURATING, DRIFT_TABULATED  # noqa: F401 (drift kinds)
 #: particles advanced together in the kernel (the state of a block stays in L1)
-_BLOCK = 256
+BLOCK = 256
 #: steps whose big jumps are drawn together (per block)
-_WINDOW = 64
+WINDOW = 64
 
 
 #: the backend-neutral drift (:mod:`levysde.simulation._step`, shared with the CUDA backend),
@@ -40,7 +39,7 @@ _drift_value = njit(cache=True, inline="always")(_step.make_drift(_vmath.exp))
 @njit(cache=True, inline="always")
 def _lanes(states, b0, nb, ls, load):
     """Copy the streams of particles b0 .. b0 + nb - 1 between ``states`` (particles, 4) and the
-    block's lanes ``ls`` (4, _BLOCK), one row per state word (so that loops over lanes
+    block's lanes ``ls`` (4, BLOCK), one row per state word (so that loops over lanes
     vectorise): into the lanes if ``load``, back otherwise."""
     for i in range(nb):
         for w in range(4):
@@ -55,7 +54,7 @@ def _normals(ls, nb, nrm, raw, slow):
     """nrm[i] = a standard normal from lane i: the ziggurat's fast path for all lanes in one
     vectorised pass (:func:`levysde._rng.normal_candidate`), then its slow branch
     (:func:`levysde._rng.normal_slow`, about 1% of lanes) lane by lane from the same stream:
-    exactly the draws of :func:`levysde._rng.normal`. ``slow``: (_BLOCK,) uint8 flags, scanned 8
+    exactly the draws of :func:`levysde._rng.normal`. ``slow``: (BLOCK,) uint8 flags, scanned 8
     at a time through its uint64 view (lanes past nb are skipped)."""
     n_slow = 0
     for i in range(nb):
@@ -141,7 +140,7 @@ def _jump_candidates(ls, nb, nw, tab, ck, ci, cz, flag, kk, uu, scr):
     cell c = floor(u3 nw nb) of the window's (step, particle) table (draw 3): step
     ck[j] = c // nb, particle ci[j] = c mod nb. The draws go in one vectorised pass; the table
     look-ups in a second, scalar one (LLVM does not vectorise loads at data-dependent indices
-    of an array that the loop may also write); ``scr`` (3, _BLOCK) carries the draws between
+    of an array that the loop may also write); ``scr`` (3, BLOCK) carries the draws between
     them. Returns the number of undecided lanes."""
     n_cells = float(nw * nb)
     inv_nb = 1.0 / nb
@@ -220,7 +219,7 @@ def _finish_jumps(ls, nb, tab, alpha, lam, x_tail, tail_pareto, cz, flag, kk, uu
 def _window_jumps(ls, nb, nw, cdf, jumps, counts, ck, ci, cz, flag, kk, uu, scr, tab, alpha,
                   lam, x_tail, tail_pareto):
     """The big jumps of a window of nw steps for the block's nb particles, summed per step and
-    particle in ``jumps[k, i]`` (THEORY.md §7: compound Poisson of rate Lambda_eps per
+    particle in ``jumps[k, i]`` (docs/specification.md §7: compound Poisson of rate Lambda_eps per
     particle). The block's number of jumps is Poisson(nb Lambda_eps nw dt) (a Poisson count
     from each lane, ``cdf``, summed); each jump falls on an independent uniform (step,
     particle) cell of the window (superposition: every particle then gets an independent
@@ -244,21 +243,21 @@ def _window_jumps(ls, nb, nw, cdf, jumps, counts, ck, ci, cz, flag, kk, uu, scr,
 
 @njit(cache=True, inline="always")
 def _block_buffers(n_steps):
-    """One thread's work arrays for a block: lanes (4, _BLOCK) uint64; normals, raw draws, slow
+    """One thread's work arrays for a block: lanes (4, BLOCK) uint64; normals, raw draws, slow
     flags (uint8, zero); Poisson counts, proposal step, particle, magnitude, flag, component,
-    u2, scratch (3, _BLOCK); the jump table (n_steps, _BLOCK), zero."""
+    u2, scratch (3, BLOCK); the jump table (n_steps, BLOCK), zero."""
     i64 = np.int64
-    return (np.empty((4, _BLOCK), np.uint64), np.empty(_BLOCK), np.empty(_BLOCK, np.uint64),
-            np.zeros(_BLOCK, np.uint8), np.empty(_BLOCK, i64), np.empty(_BLOCK, i64),
-            np.empty(_BLOCK, i64), np.empty(_BLOCK), np.empty(_BLOCK, i64), np.empty(_BLOCK, i64),
-            np.empty(_BLOCK), np.empty((3, _BLOCK)), np.zeros((n_steps, _BLOCK)))
+    return (np.empty((4, BLOCK), np.uint64), np.empty(BLOCK), np.empty(BLOCK, np.uint64),
+            np.zeros(BLOCK, np.uint8), np.empty(BLOCK, i64), np.empty(BLOCK, i64),
+            np.empty(BLOCK, i64), np.empty(BLOCK), np.empty(BLOCK, i64), np.empty(BLOCK, i64),
+            np.empty(BLOCK), np.empty((3, BLOCK)), np.zeros((n_steps, BLOCK)))
 
 
 @njit(cache=True, inline="always")
 def _end_window(z, diverged, b0, b1, gstep, win_lo, win_hi):
     """At the end of a window (global step ``gstep``): a particle outside the divergence window
     (or non-finite: NaN and inf stay so) is marked with diverged[p] = gstep once. Checked once
-    per window: a particle that left the window and came back within the same _WINDOW steps
+    per window: a particle that left the window and came back within the same WINDOW steps
     (two opposite giant jumps, or a giant jump undone by a strongly contracting drift) is not
     caught; simulate refuses a start outside the window."""
     for p in range(b0, b1):
@@ -292,14 +291,14 @@ def _record_pass(z, exc_min, b0, b1, g, hist_lo, inv_w, n_bins, acc, outside, ex
 
 
 @njit(cache=True, parallel=True, error_model="numpy")   # no division checks: vectorises
-def _run_chunk(z, states, exc_min, diverged, gstart, step0, n_steps, rec_start, rec_every,
+def run_chunk(z, states, exc_min, diverged, gstart, step0, n_steps, rec_start, rec_every,
                dt, kind, dpar, grid, vals, s_gauss, rate, cdf_full, cdf_last, tab, alpha, lam,
                x_tail, tail_pareto, hist_lo, inv_w, n_bins, acc, outside, exc_counts, exc_level,
                win_lo, win_hi, traj, traj_every):
     """Advance every particle by n_steps (global steps step0 .. step0 + n_steps - 1).
 
     Groups run in parallel (one task per group, its own histogram rows). Inside a group,
-    blocks of _BLOCK particles advance in lockstep through windows of _WINDOW steps: per
+    blocks of BLOCK particles advance in lockstep through windows of WINDOW steps: per
     window the block's big jumps (:func:`_window_jumps`), per step the vectorised Euler pass
     (:func:`_gauss_pass`), then, every ``rec_every``-th step after ``rec_start``, the
     recording pass; the divergence window is checked at the end of each window
@@ -310,15 +309,15 @@ def _run_chunk(z, states, exc_min, diverged, gstart, step0, n_steps, rec_start, 
     d0, d1, d2 = dpar[0], dpar[1], dpar[2]
     with_jumps = rate > 0.0
     for g in prange(n_groups):
-        ls, nrm, raw, slow, counts, ck, ci, cz, flag, kk, uu, scr, jumps = _block_buffers(_WINDOW)
-        for b0 in range(gstart[g], gstart[g + 1], _BLOCK):
-            b1 = min(b0 + _BLOCK, gstart[g + 1])
+        ls, nrm, raw, slow, counts, ck, ci, cz, flag, kk, uu, scr, jumps = _block_buffers(WINDOW)
+        for b0 in range(gstart[g], gstart[g + 1], BLOCK):
+            b1 = min(b0 + BLOCK, gstart[g + 1])
             nb = b1 - b0
-            for w0 in range(0, n_steps, _WINDOW):
-                nw = min(_WINDOW, n_steps - w0)
+            for w0 in range(0, n_steps, WINDOW):
+                nw = min(WINDOW, n_steps - w0)
                 _lanes(states, b0, nb, ls, True)
                 if with_jumps:
-                    _window_jumps(ls, nb, nw, cdf_full if nw == _WINDOW else cdf_last, jumps, counts,
+                    _window_jumps(ls, nb, nw, cdf_full if nw == WINDOW else cdf_last, jumps, counts,
                                   ck, ci, cz, flag, kk, uu, scr, tab, alpha, lam, x_tail, tail_pareto)
                 for k in range(nw):
                     gstep = step0 + w0 + k
@@ -335,22 +334,22 @@ def _run_chunk(z, states, exc_min, diverged, gstart, step0, n_steps, rec_start, 
 
 
 @njit(cache=True, parallel=True, error_model="numpy")   # no division checks: vectorises
-def _increments_kernel(states, n, tile, s_gauss, rate, cdf, tab, alpha, lam, x_tail, tail_pareto,
+def increments_kernel(states, n, tile, s_gauss, rate, cdf, tab, alpha, lam, x_tail, tail_pareto,
                        out):
     """out[i] = s_gauss N(0, 1) + the big jumps of one step of length dt: the simulator's own
     passes (:func:`_normals`, :func:`_window_jumps` with a window of one step) for blocks of
-    _BLOCK increments. Tile t (``tile`` consecutive increments) uses only the _BLOCK streams
-    ``states[t * _BLOCK:(t + 1) * _BLOCK]``: the result does not depend on the thread count."""
+    BLOCK increments. Tile t (``tile`` consecutive increments) uses only the BLOCK streams
+    ``states[t * BLOCK:(t + 1) * BLOCK]``: the result does not depend on the thread count."""
     n_tiles = (n + tile - 1) // tile
     for t in prange(n_tiles):
         ls, nrm, raw, slow, counts, ck, ci, cz, flag, kk, uu, scr, jumps = _block_buffers(1)
-        _lanes(states, t * _BLOCK, _BLOCK, ls, True)
-        for b0 in range(t * tile, min(n, (t + 1) * tile), _BLOCK):
-            nb = min(_BLOCK, n - b0)
+        _lanes(states, t * BLOCK, BLOCK, ls, True)
+        for b0 in range(t * tile, min(n, (t + 1) * tile), BLOCK):
+            nb = min(BLOCK, n - b0)
             _normals(ls, nb, nrm, raw, slow)
             if rate > 0.0:
                 _window_jumps(ls, nb, 1, cdf, jumps, counts, ck, ci, cz, flag, kk, uu, scr, tab, alpha,
                               lam, x_tail, tail_pareto)
             for i in range(nb):
                 out[b0 + i] = s_gauss * nrm[i] + jumps[0, i]
-        _lanes(states, t * _BLOCK, _BLOCK, ls, False)
+        _lanes(states, t * BLOCK, BLOCK, ls, False)

@@ -1,5 +1,5 @@
-"""The simulator's entry points: :func:`simulate` (Euler-Maruyama of THEORY.md §3) and
-:func:`sample_increments` (the scheme's increments J_dt, THEORY.md §7).
+"""The simulator's entry points: :func:`simulate` (Euler-Maruyama of docs/specification.md §3) and
+:func:`sample_increments` (the scheme's increments J_dt, docs/specification.md §7).
 
 :func:`simulate` wires the steps together: check the arguments (:mod:`._checks`), the theory
 of the model (beta*, beta_model), the histogram layout, the jump law
@@ -15,18 +15,28 @@ from dataclasses import dataclass, replace
 import numba
 import numpy as np
 
-from .. import _rng
-from ..params import DEFAULTS
-from . import _checks
-from ._backend import check_backend, cpu_name, load_cuda
-from ._checks import (DivergenceError, check_dt, check_eps, check_int, finite, jump_params, scalar_param,
-                      step_size, time_grid)
-from ._jumptable import jump_table
-from ._kernels import _BLOCK, _WINDOW, _increments_kernel, _run_chunk
-from .drift import OUDrift, SaturatingDrift, TabulatedDrift
-from .bias import bias_budget, default_threshold
-from .result import SimulationResult
-from .scheme import _scheme, beta_model, default_eps, poisson_table, simulation_eps
+from levysde import __version__
+from levysde.simulation import _checks, _rng
+from levysde.simulation._backend import check_backend, cpu_name, load_cuda
+from levysde.simulation._checks import (
+    DivergenceError,
+    check_dt,
+    check_eps,
+    check_int,
+    finite,
+    jump_params,
+    scalar_param,
+    step_size,
+    time_grid,
+)
+from levysde.simulation._jumptable import jump_table
+from levysde.simulation._kernels import BLOCK, WINDOW, increments_kernel, run_chunk
+from levysde.simulation.bias import bias_budget, default_threshold
+from levysde.simulation.drift import OUDrift, SaturatingDrift, TabulatedDrift
+from levysde.simulation.result import SimulationResult
+from levysde.simulation.scheme import jump_scheme, beta_model, default_eps, poisson_table, simulation_eps
+from levysde.theory.params import DEFAULTS
+from levysde.theory.phases import classify
 
 __all__ = ["simulate", "sample_increments", "DEFAULT_RECORD_EVERY", "group_starts", "chunk_bounds"]
 
@@ -57,7 +67,7 @@ def group_starts(particles, n_groups):
     aligned[-1] = particles
     return aligned if np.all(np.diff(aligned) > 0) else even
 
-#: the default drift's parameters (kappa: THEORY.md §4 default plateau)
+#: the default drift's parameters (kappa: docs/specification.md §4 default plateau)
 _DRIFT_DEFAULTS = {"kappa": DEFAULTS["kappa"], "gamma": 1.0, "z0": 0.0}
 
 
@@ -71,7 +81,7 @@ def _jump_args(rate, eps, alpha, lam):
 
 
 def sample_increments(n, dt, *, alpha, lam, eta_j, eps=None, seed=0, eta_g=0.0):
-    """n i.i.d. increments J_dt of the simulated jump process (THEORY.md §7), for checks.
+    """n i.i.d. increments J_dt of the simulated jump process (docs/specification.md §7), for checks.
 
     Exactly the law used by :func:`simulate`: a Poisson number of big jumps
     (|z| > eps, exact rejection sampling) plus N(0, sigma_eps^2 dt); with
@@ -102,12 +112,12 @@ def sample_increments(n, dt, *, alpha, lam, eta_j, eps=None, seed=0, eta_g=0.0):
     a, lm, ej = jump_params(alpha, lam, eta_j)
     eg = scalar_param("eta_g", eta_g)
     eps = default_eps(dt, eta_j=ej, alpha=a) if eps is None else check_eps(eps)
-    rate, sig2, exp_prop = _scheme(dt, eps, a, lm, ej, eg)
+    rate, sig2, exp_prop = jump_scheme(dt, eps, a, lm, ej, eg)
     tile = 4096
     n_tiles = (n + tile - 1) // tile
-    states = _rng.seed_states(seed, n_tiles * _BLOCK)
+    states = _rng.seed_states(seed, n_tiles * BLOCK)
     out = np.empty(n)
-    _increments_kernel(states, n, tile, math.sqrt((2 * eg + sig2) * dt), rate, poisson_table(rate * dt),
+    increments_kernel(states, n, tile, math.sqrt((2 * eg + sig2) * dt), rate, poisson_table(rate * dt),
                        *_jump_args(rate, eps, a, lm), out)
     return out
 
@@ -224,8 +234,7 @@ def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particle
 
 
 def _theory(cfg: _Config) -> _Theory:
-    """beta*, tail rate and phase (THEORY.md §4, plateau = kappa) and beta_model (§7) of the model."""
-    from ..theory import classify
+    """beta*, tail rate and phase (docs/specification.md §4, plateau = kappa) and beta_model (§7) of the model."""
 
     notes = []
     plateau = cfg.drift.plateau
@@ -333,7 +342,7 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
     bounds = chunk_bounds(n_steps, particles)
     n_chunks = len(bounds) - 1
     jargs = _jump_args(rate, cfg.eps, cfg.alpha, cfg.lam)
-    cdf_full = poisson_table(rate * cfg.dt * _WINDOW)
+    cdf_full = poisson_table(rate * cfg.dt * WINDOW)
     bar = _progress_bar(cfg, progress)
     t0, c0 = time.perf_counter(), time.process_time()
     # dynamic scheduling of the groups (chunks of one group): keeps both cores busy when
@@ -342,8 +351,8 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
     try:
         for i in range(n_chunks):
             s, e_ = bounds[i], bounds[i + 1]
-            n_last = (e_ - s) % _WINDOW                 # the chunk's last, shorter window
-            _run_chunk(st.z, st.states, st.exc_min, st.diverged, st.gstart, s, e_ - s,
+            n_last = (e_ - s) % WINDOW                 # the chunk's last, shorter window
+            run_chunk(st.z, st.states, st.exc_min, st.diverged, st.gstart, s, e_ - s,
                        cfg.rec_start, cfg.record_every, cfg.dt, kind, dpar, grid, vals, s_gauss, rate,
                        cdf_full, poisson_table(rate * cfg.dt * n_last), *jargs, lay.hist_lo, 1.0 / lay.bin_width, lay.n_bins,
                        st.acc, st.outside, st.exc_counts, lay.zeq, lay.win_lo, lay.win_hi,
@@ -396,7 +405,6 @@ def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig
             wall, backend) -> SimulationResult:
     """Averages per recorded step and the metadata (keys listed in :func:`simulate`);
     ``backend`` is (name, device name, threads)."""
-    from .. import __version__
 
     def num(v):
         return None if v is None or not math.isfinite(v) else float(v)
@@ -434,11 +442,11 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
              backend="cpu", record_every=None):
     """Simulate N particles of ``dzeta = F dt + sqrt(2 eta_G) dW + dJ`` by Euler-Maruyama.
 
-    Scheme and bias: :mod:`levysde.simulation.scheme` (THEORY.md §3, §7).
+    Scheme and bias: :mod:`levysde.simulation.scheme` (docs/specification.md §3, §7).
 
     Parameters
     ----------
-    eta_j, eta_g, alpha, lam : model parameters (THEORY.md §2-§4; eta_J >= 0, eta_G >= 0,
+    eta_j, eta_g, alpha, lam : model parameters (docs/specification.md §2-§4; eta_J >= 0, eta_G >= 0,
         alpha in (0, 2), lam >= 0).
     drift : SaturatingDrift | OUDrift | TabulatedDrift; default
         ``SaturatingDrift(kappa, gamma, z0)``.
@@ -526,7 +534,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
                                                          cfg.lam, th.beta))
     lay = _layout(cfg, th.tail_rate, hist_halfwidth, window)
     _checks.threshold_depth(cfg.threshold_u, lay.zeq - lay.hist_lo)
-    rate, sig2, exp_prop = _scheme(cfg.dt, cfg.eps, cfg.alpha, cfg.lam, cfg.eta_j, cfg.eta_g)
+    rate, sig2, exp_prop = jump_scheme(cfg.dt, cfg.eps, cfg.alpha, cfg.lam, cfg.eta_j, cfg.eta_g)
     _checks.memory(cfg.particles, cfg.n_groups, lay.n_bins, cfg.n_traj,
                    cfg.n_steps // cfg.traj_every if cfg.n_traj else 0)
     s_gauss = math.sqrt((2.0 * cfg.eta_g + sig2) * cfg.dt)

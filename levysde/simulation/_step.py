@@ -1,4 +1,4 @@
-"""Backend-neutral pieces of one Euler step (THEORY.md §3, §7), written once in plain Python and
+"""Backend-neutral pieces of one Euler step (docs/specification.md §3, §7), written once in plain Python and
 compiled by each backend: ``numba.njit`` in :mod:`levysde.simulation._kernels` (CPU) and
 ``numba.cuda.jit(device=True)`` in :mod:`levysde.simulation._cuda` (GPU). Scalars only, no
 random numbers: each backend draws its uniforms from its own generator and passes them in.
@@ -17,7 +17,7 @@ def make_drift(exp):
     by each backend."""
 
     def drift(kind, x, d0, d1, d2, grid, vals):
-        """F(x) of THEORY.md §3. kind DRIFT_SATURATING (d0 = kappa, d1 = gamma/kappa, d2 = z0),
+        """F(x) of docs/specification.md §3. kind DRIFT_SATURATING (d0 = kappa, d1 = gamma/kappa, d2 = z0),
         DRIFT_OU (d1 = gamma, d2 = z0), DRIFT_TABULATED (grid, vals: linear interpolation,
         constant extrapolation; binary search)."""
         if kind == DRIFT_SATURATING:
@@ -61,7 +61,7 @@ drift = make_drift(math.exp)
 
 
 def jump_proposal(e, eps, alpha, lam, exp_proposal):
-    """Proposed magnitude of a big jump from a standard exponential e = -log U (THEORY.md §7):
+    """Proposed magnitude of a big jump from a standard exponential e = -log U (docs/specification.md §7):
     the Pareto ``eps U^(-1/alpha) = eps exp(e/alpha)``, or ``eps + e/lam`` (exponential
     proposal, used when lam eps > alpha). (GPU backend; the CPU one samples from the tables of
     :mod:`levysde.simulation._jumptable`.)"""

@@ -1,4 +1,4 @@
-"""Bias budget of the simulated tail rate beta_hat (THEORY.md §7, §8) and the default threshold.
+"""Bias budget of the simulated tail rate beta_hat (docs/specification.md §7, §8) and the default threshold.
 
 A threshold estimate ``beta_hat(u) = 1 / mean(X - u | X > u)`` (X = zeq - zeta, the depth below the
 equilibrium) of a simulation differs from beta* for four reasons:
@@ -10,7 +10,7 @@ equilibrium) of a simulation differs from beta* for four reasons:
   saturating drift), so the density just beyond u decays more slowly than e^{-beta* x}.
   :func:`saturation_shift` predicts the shift with the local-rate model
   ``p(x) ∝ exp(-int_0^x beta_loc(s) ds)``, ``beta_loc(s)`` = beta* with kappa replaced by the local
-  drift ``F(zeq - s)`` (the root of Phi of THEORY.md §4 at that drift), as the MLE of that density
+  drift ``F(zeq - s)`` (the root of Phi of docs/specification.md §4 at that drift), as the MLE of that density
   beyond u. Checked against simulations (docs/simulate.md "Bias budget"): at eta_G = 0.3,
   eta_J = 40, kappa = 2, alpha = 0.7, lam = 3, gamma = 1 it predicts -0.0141 at u = 3 where
   the runs measured -0.0130 +- 0.0021 (gamma = 1 against gamma = 4, which saturates at u = 3).
@@ -33,12 +33,14 @@ import math
 import numpy as np
 from scipy import integrate
 
+from levysde.theory.phases import beta_star
+
 __all__ = ["saturation_shift", "default_threshold", "bias_budget", "threshold_dependence",
            "DRIFT_BIAS_TOL", "BASE_THRESHOLD", "THRESHOLD_Z"]
 
 #: largest predicted drift-saturation shift of beta_hat accepted by the default threshold (relative)
 DRIFT_BIAS_TOL = 2e-3
-#: the default threshold when the drift is saturated there (THEORY.md §7's measurements use u = 3)
+#: the default threshold when the drift is saturated there (docs/specification.md §7's measurements use u = 3)
 BASE_THRESHOLD = 3.0
 _U_MAX = 40.0
 #: beta* below which the modelled tail (40/beta* beyond u) exceeds 1e6 units of zeta: too long
@@ -52,8 +54,7 @@ THRESHOLD_Z = 3.5
 
 def _local_rates(x, drift, eta_j, eta_g, alpha, lam):
     """beta_loc(x): beta* with kappa replaced by the restoring drift at depth x below the equilibrium
-    (THEORY.md §4); lam where the local root does not exist (tempering-limited)."""
-    from ..theory import beta_star
+    (docs/specification.md §4); lam where the local root does not exist (tempering-limited)."""
 
     f = np.maximum(np.asarray(drift(drift.equilibrium - x), dtype=float), 1e-12)
     b = np.asarray(beta_star(eta_j, eta_g, f, alpha, lam), dtype=float)
@@ -64,9 +65,9 @@ def saturation_shift(u, drift, eta_j, eta_g, alpha, lam, beta):
     """Predicted beta_hat(u) - beta* from the drift's approach to its plateau (local-rate model).
 
     Parameters: u > 0, threshold depth below the equilibrium; drift with ``plateau`` and
-    ``equilibrium`` (:mod:`levysde.simulation.drift`); model parameters of THEORY.md §4; beta =
+    ``equilibrium`` (:mod:`levysde.simulation.drift`); model parameters of docs/specification.md §4; beta =
     beta* (> 0). Returns a float (<= 0 for a drift that rises monotonically to its plateau).
-    Source: the module docstring (local-rate model), THEORY.md §4, §8.
+    Source: the module docstring (local-rate model), docs/specification.md §4, §8.
     """
     x_max = u + 40.0 / beta
     x = np.concatenate([np.linspace(0.0, u, 1001), np.linspace(u, x_max, 4001)[1:]])  # u: node 1000

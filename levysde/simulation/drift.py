@@ -1,7 +1,7 @@
-"""Drifts F(zeta) of the simulated SDE ``dzeta = F(zeta) dt + sqrt(2 eta_G) dW + dJ`` (THEORY.md §3).
+"""Drifts F(zeta) of the simulated SDE ``dzeta = F(zeta) dt + sqrt(2 eta_G) dW + dJ`` (docs/specification.md §3).
 
 Each drift is a small object: callable on arrays (``F(z)``), with its ``plateau`` (the kappa
-of THEORY.md §4, None when there is none), ``equilibrium``, ``slope`` (|F'| that bounds the
+of docs/specification.md §4, None when there is none), ``equilibrium``, ``slope`` (|F'| that bounds the
 Euler step, :data:`levysde.simulation.MAX_SLOPE_DT`), ``meta()`` (JSON-serialisable
 description stored with a run) and the arguments of the compiled drift of
 :mod:`levysde.simulation._kernels`.
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..params import DEFAULTS
-from ._checks import finite, restoring_gamma, scalar_param
-from ._kernels import DRIFT_OU, DRIFT_SATURATING, DRIFT_TABULATED
+from levysde.simulation._checks import finite, restoring_gamma, scalar_param
+from levysde.simulation._kernels import DRIFT_OU, DRIFT_SATURATING, DRIFT_TABULATED
+from levysde.theory.params import DEFAULTS
 
 __all__ = ["SaturatingDrift", "OUDrift", "TabulatedDrift"]
 
@@ -38,7 +38,7 @@ class _Centred:
 
 @dataclass(frozen=True)
 class SaturatingDrift(_Centred):
-    """``F(z) = kappa tanh(gamma (z0 - z)/kappa)`` (THEORY.md §3).
+    """``F(z) = kappa tanh(gamma (z0 - z)/kappa)`` (docs/specification.md §3).
 
     Linear ``-gamma (z - z0)`` near z0, plateau +kappa on the far left, -kappa on
     the right. kappa > 0, gamma > 0 (gamma <= 0 is no restoring drift: the particles
@@ -61,7 +61,7 @@ class SaturatingDrift(_Centred):
 
     @property
     def plateau(self):
-        """kappa: the limit of F at zeta -> -inf (the kappa of THEORY.md §4)."""
+        """kappa: the limit of F at zeta -> -inf (the kappa of docs/specification.md §4)."""
         return self.kappa
 
     def _kernel_args(self):
@@ -70,7 +70,7 @@ class SaturatingDrift(_Centred):
 
 @dataclass(frozen=True)
 class OUDrift(_Centred):
-    """Ornstein-Uhlenbeck ``F(z) = -gamma (z - z0)`` (THEORY.md §3): no plateau
+    """Ornstein-Uhlenbeck ``F(z) = -gamma (z - z0)`` (docs/specification.md §3): no plateau
     (the structural collapsed control). gamma, z0 finite. gamma <= 0 (no restoring or a repulsive
     drift) is accepted as a function, but :func:`levysde.simulation.simulate` refuses it
     (SimulationInputError naming gamma: no stable equilibrium, no stationary law)."""
@@ -93,14 +93,14 @@ class OUDrift(_Centred):
 
 
 class TabulatedDrift:
-    """Drift given on a grid: linear interpolation, constant extrapolation (THEORY.md §3).
+    """Drift given on a grid: linear interpolation, constant extrapolation (docs/specification.md §3).
 
     Parameters
     ----------
     grid : (m,) strictly increasing finite floats, m >= 2 (zeta values)
     values : (m,) finite floats, F at the grid points (1/time)
 
-    The plateau (kappa of THEORY.md §4) is ``values[0]`` when it is > 0; the
+    The plateau (kappa of docs/specification.md §4) is ``values[0]`` when it is > 0; the
     equilibrium is the first downward zero crossing of the interpolant (or the
     grid point of smallest |F| when there is none).
 

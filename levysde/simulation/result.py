@@ -14,6 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from levysde.io.files import atomic_write
+from levysde.io.runfile import read_run
+from levysde.stats.tails import tail_from_result, tempered_fit_result, threshold_scan_result
+
 __all__ = ["SimulationResult"]
 
 _ARRAYS = ("hist_edges", "hist_counts", "hist_sums", "hist_outside", "excursion_counts",
@@ -56,7 +60,6 @@ class SimulationResult:
         (:func:`levysde._io.atomic_write`: an interrupted save leaves any earlier file intact and
         no partial file; a non-regular target such as a FIFO or device is refused with
         ValueError); returns the path. Overwrites: callers check for an existing file."""
-        from .._io import atomic_write
 
         arrays = {k: getattr(self, k) for k in _ARRAYS}
         if self.traj_zeta is not None:
@@ -75,7 +78,6 @@ class SimulationResult:
         file is missing, a directory, not a ``.npz`` archive (or holds pickled objects), a run of
         another kind (an RNN run), or lacks the arrays of a simulation run.
         """
-        from ..runfile import read_run
 
         path = os.fspath(path)
         try:
@@ -119,20 +121,18 @@ class SimulationResult:
         see :func:`levysde.tails.tail_from_histogram`.
 
         Raises ValueError naming u unless it is finite and in :meth:`threshold_range`."""
-        from ..tails import tail_from_result
 
         return tail_from_result(self, self._check_u(self.meta["threshold_u"] if u is None else u),
                                 **kwargs)
 
     def tempering_limited_fit(self, depth: float = 2.0):
-        """Tempered-tail fit exp(-b x) x^(-1-alpha) of a collapsed, tempering-limited run (THEORY.md
+        """Tempered-tail fit exp(-b x) x^(-1-alpha) of a collapsed, tempering-limited run (docs/specification.md
         §4: no Cramer root, eta_J > 0, lam > 0, so the left tail decays like the jump law and b
         estimates lam; §8), at the threshold ``depth`` (> 0, in zeta units) beyond the equilibrium
         on X = -zeta; see :func:`levysde.tails.tempered_fit_result`.
 
         Returns the :class:`levysde.tails.TemperedFit`, or None when the run is not tempering-limited.
         Raises ValueError when the fit cannot be made (too few samples beyond the threshold)."""
-        from ..tails import tempered_fit_result
 
         m = self.meta
         if not (m.get("phase") == "collapsed" and m.get("eta_j", 0) > 0 and m.get("lam", 0) > 0):
@@ -143,7 +143,6 @@ class SimulationResult:
         """:func:`levysde.tails.threshold_scan` on this run. The default thresholds (0.5 .. 12
         beyond the equilibrium) are kept where inside :meth:`threshold_range`; explicit ``us``
         must all be inside it (ValueError naming u otherwise)."""
-        from ..tails import threshold_scan_result
 
         if us is None:
             lo, hi = self.threshold_range()

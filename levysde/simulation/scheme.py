@@ -1,4 +1,4 @@
-"""The jump law of the simulation scheme (THEORY.md §7): cut, rates, small-jump symbol, beta_model.
+"""The jump law of the simulation scheme (docs/specification.md §7): cut, rates, small-jump symbol, beta_model.
 
 Jumps are split at a cut ``eps`` (Asmussen-Rosinski):
 
@@ -30,10 +30,11 @@ import mpmath
 import numpy as np
 from scipy import special
 
-from ..levy import c_alpha
-from ..params import DEFAULTS
-from ..roots import chandrupatla
-from ._checks import SimulationInputError, check_dt, check_eps, jump_params, scalar_param
+from levysde.simulation._checks import SimulationInputError, check_dt, check_eps, jump_params, scalar_param
+from levysde.theory.levy import c_alpha, psi_unit_over_beta
+from levysde.theory.params import DEFAULTS
+from levysde.theory.phases import beta_star
+from levysde.theory.roots import chandrupatla
 
 __all__ = ["default_eps", "simulation_eps", "SIMULATION_EPS_FACTORS", "EPS_BIAS_TOL", "big_jump_rate", "small_jump_variance", "small_jump_symbol", "beta_model",
            "DEFAULT_EPS_FACTOR", "MAX_JUMPS_PER_STEP", "MAX_SERIES_BETA_EPS"]
@@ -52,7 +53,7 @@ MAX_SERIES_BETA_EPS = 1e4
 
 
 def default_eps(dt, *, eta_j, alpha):
-    """Default cut eps = DEFAULT_EPS_FACTOR * (eta_J dt)^(1/alpha) (THEORY.md §7).
+    """Default cut eps = DEFAULT_EPS_FACTOR * (eta_J dt)^(1/alpha) (docs/specification.md §7).
 
     The scale of a typical increment J_dt. With eta_J = 0 (no jumps, eps is
     irrelevant) it returns dt^(1/alpha). Raises ValueError on bad dt, eta_j, alpha.
@@ -64,7 +65,7 @@ def default_eps(dt, *, eta_j, alpha):
     against ``scipy.stats.levy_stable`` fails (p ~ 7e-4) while it passes with
     eps = 0.02 (eta_J dt)^(1/alpha). The stationary tail rate is barely affected (the
     simulated model's own rate :func:`beta_model` is reported next to beta*; +3.2e-5
-    for the defaults at eta_J = 3). THEORY.md §7 fixes this default; pass a smaller
+    for the defaults at eta_J = 3). docs/specification.md §7 fixes this default; pass a smaller
     eps for increment-law checks.
     """
     dt = check_dt(dt)
@@ -82,7 +83,7 @@ def default_eps(dt, *, eta_j, alpha):
 def simulation_eps(dt, *, eta_j, eta_g, kappa, alpha, lam):
     """The default cut of :func:`levysde.simulation.simulate`: ``c * default_eps(dt)`` with the
     largest c in SIMULATION_EPS_FACTORS = (2, 1.5, 1) whose eps bias is at most EPS_BIAS_TOL:
-    ``|beta_model(eps) - beta*| <= 2.5e-4 beta*`` (THEORY.md §7: eps scales like the typical
+    ``|beta_model(eps) - beta*| <= 2.5e-4 beta*`` (docs/specification.md §7: eps scales like the typical
     increment (eta_J dt)^(1/alpha); its bias is the exact shift beta_model - beta*).
 
     A larger cut means fewer big jumps per step (``Lambda_eps`` falls like eps^-alpha or faster),
@@ -94,7 +95,6 @@ def simulation_eps(dt, *, eta_j, eta_g, kappa, alpha, lam):
 
     Raises ValueError on out-of-range parameters (as :func:`default_eps`, :func:`beta_model`).
     """
-    from ..theory import beta_star
 
     base = default_eps(dt, eta_j=eta_j, alpha=alpha)
     if kappa is None or eta_j == 0 or lam == 0:
@@ -110,7 +110,7 @@ def simulation_eps(dt, *, eta_j, eta_g, kappa, alpha, lam):
 
 
 def big_jump_rate(eps, *, alpha, lam, eta_j):
-    """Total rate Lambda_eps of jumps with |z| > eps (1/time), THEORY.md §7.
+    """Total rate Lambda_eps of jumps with |z| > eps (1/time), docs/specification.md §7.
 
     ``Lambda_eps = 2 eta_J c_alpha int_eps^inf e^{-lam z} z^(-1-alpha) dz``, which is
     ``2 eta_J c_alpha lam^alpha Gamma(-alpha, lam eps)`` (lam > 0) and
@@ -141,7 +141,7 @@ def _lower_gamma_moment(order, eps, lam):
 
 
 def small_jump_variance(eps, *, alpha, lam, eta_j):
-    """sigma_eps^2 (variance per unit time of the jumps with |z| <= eps), THEORY.md §7.
+    """sigma_eps^2 (variance per unit time of the jumps with |z| <= eps), docs/specification.md §7.
 
     ``2 eta_J c_alpha int_0^eps z^(1-alpha) e^{-lam z} dz``, which is
     ``2 eta_J c_alpha lam^(alpha-2) gamma_lower(2 - alpha, lam eps)`` (note the order 2 - alpha),
@@ -187,7 +187,7 @@ def small_jump_symbol(beta, eps, *, alpha, lam, eta_j, imaginary=False):
     ``beta`` is a frequency xi and the series is that of ``cos(xi z) - 1``
     (alternating signs): the small-jump part of the characteristic exponent.
     The simulated increments have symbol ``Psi(beta) - exact + gauss``
-    (THEORY.md §7).
+    (docs/specification.md §7).
 
     The terms are evaluated in log space (``scipy.special.gammaln``, ``gammainc``), so
     huge eps, lam or eta_J do not overflow; ``10 + 3 |beta| eps`` terms are summed.
@@ -250,7 +250,7 @@ def _big_jump_symbol(beta, eps, a, lm, ej):
 
 def beta_model(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
                lam=DEFAULTS["lam"], *, eps):
-    """Exact stationary left-tail rate of the *simulated* model: root of Phi_eps (THEORY.md §7).
+    """Exact stationary left-tail rate of the *simulated* model: root of Phi_eps (docs/specification.md §7).
 
     ``Phi_eps(beta) = eta_G beta^2 + [Psi(beta) - Psi_small(beta) + sigma_eps^2 beta^2/2] - kappa beta``,
     i.e. Phi with the jump symbol replaced by its big-jump part plus the Gaussian
@@ -265,7 +265,6 @@ def beta_model(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DE
     :func:`levysde.simulation.simulate` then records a note in ``meta['notes']``).
     Raises ValueError on out-of-range parameters or eps <= 0.
     """
-    from ..levy import psi_unit_over_beta
 
     eps = check_eps(eps)
     a, lm, ej = jump_params(alpha, lam, eta_j)
@@ -333,7 +332,7 @@ def poisson_table(mu) -> np.ndarray:
     return special.pdtr(j[:k + 1], mu)
 
 
-def _scheme(dt, eps, alpha, lam, eta_j, eta_g=0.0):
+def jump_scheme(dt, eps, alpha, lam, eta_j, eta_g=0.0):
     """(Lambda_eps, sigma_eps^2, exponential proposal?) with the checks that keep a run finite.
 
     Raises SimulationInputError naming eps when Lambda_eps dt > MAX_JUMPS_PER_STEP (the

@@ -1,6 +1,6 @@
-"""Model parameters, their defaults and their validation (THEORY.md §2-§4).
+"""Model parameters, their defaults and their validation (docs/specification.md §2-§4).
 
-Parameter symbols follow THEORY.md: ``alpha`` (stability index), ``lam``
+Parameter symbols follow docs/specification.md: ``alpha`` (stability index), ``lam``
 (tempering), ``eta_j`` (jump intensity), ``eta_g`` (Gaussian intensity),
 ``kappa`` (restoring plateau).
 """
@@ -10,7 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: CLI / example defaults of THEORY.md §4 (eta_J has no default: it is the control parameter)
+#: CLI / example defaults of docs/specification.md §4 (eta_J has no default: it is the control parameter)
+__all__ = ["DEFAULTS", "RANGES", "SDEParams", "describe_range", "check_param", "check_int", "check_params"]
+
 DEFAULTS = {"eta_g": 0.1, "kappa": 1.0, "alpha": 1.5, "lam": 2.0}
 
 #: allowed ranges: name -> (lo, hi, lo_open, hi_open); None means unbounded

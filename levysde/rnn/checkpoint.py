@@ -1,8 +1,4 @@
-"""Run files (.npz, readable with numpy alone) and checkpoints (torch).
-
-The run-file code lives in the torch-free module :mod:`levysde.runfile` (key table there and
-in docs/rnn.md) and is re-exported here, so ``from levysde.runfile import load_run`` works
-without PyTorch.
+"""Checkpoints of a training run (torch); the run file itself is :mod:`levysde.io.runfile`.
 
 Checkpoints (``RUN.ckpt`` beside ``RUN.npz``) are written with ``torch.save`` and read with
 ``torch.load(..., weights_only=True)``: they hold only tensors, plain containers, numbers
@@ -18,11 +14,10 @@ from __future__ import annotations
 import re
 import warnings
 
-from ..runfile import (REQUIRED_KEYS, _atomic_write, atomic_write, check_writable,  # noqa: F401
-                       checkpoint_path, load_run, save_run)
+from levysde.io.files import atomic_write
+from levysde.rnn._torch import torch
 
-__all__ = ["REQUIRED_KEYS", "atomic_write", "check_writable", "checkpoint_path", "load_run", "save_run",
-           "save_checkpoint", "load_checkpoint", "CKPT_FORMAT", "CKPT_KEYS"]
+__all__ = ["save_checkpoint", "load_checkpoint", "CKPT_FORMAT", "CKPT_KEYS"]
 
 #: value of the checkpoint's ``format`` entry
 CKPT_FORMAT = "levysde-rnn-checkpoint-2"
@@ -48,8 +43,6 @@ def _why(exc: BaseException) -> str:
 def save_checkpoint(path: str, state: dict) -> None:
     """Atomically ``torch.save`` a checkpoint dict (layout in the module docstring; ``format``
     is filled in)."""
-    import torch
-
     state = dict(state, format=CKPT_FORMAT)
     atomic_write(path, lambda fh: torch.save(state, fh))
 
@@ -60,8 +53,6 @@ def load_checkpoint(path: str) -> dict:
     Raises ValueError, one line naming ``path``, if the file cannot be read (missing,
     truncated, corrupt, not a levysde checkpoint, written by an older levysde, or holding
     objects other than tensors / plain containers)."""
-    import torch
-
     try:
         with warnings.catch_warnings():  # e.g. "Detected pickle protocol 4": the error below says it
             warnings.simplefilter("ignore")

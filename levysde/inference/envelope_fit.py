@@ -1,4 +1,4 @@
-"""The forgetting envelope of a saved run and its fits (THEORY.md §5, §8, §9).
+"""The forgetting envelope of a saved run and its fits (docs/specification.md §5, §8, §9).
 
 A run file (:func:`levysde.runfile.read_run`) of the simulator (kind ``"simulation"``)
 or of the RNN trainer (kind ``"rnn"``) becomes the table f(l) = E[exp(-l e^zeta)] on a
@@ -9,18 +9,26 @@ standard error (a jackknife over particle groups where the run has them).
 * simulation runs: the occupation histogram (exact per bin, :func:`levysde.tauberian.envelope_hist`)
   plus the mass outside its range as point masses, or the final particle positions
   (:func:`levysde.tauberian.envelope_samples`); lags are limited to what the deepest
-  occupied bin and the independent excursions support (THEORY §8).
+  occupied bin and the independent excursions support (docs/specification.md §8).
 * RNN runs: the ELR envelope sum_q Lambda_q e^(-l e^zeta_q) / sum_q Lambda_q of the last
-  record (THEORY §9), an exact finite sum over the neurons without sampling noise.
+  record (docs/specification.md §9), an exact finite sum over the neurons without sampling noise.
 
 Used by ``levysde envelope``; every function here is callable without the CLI.
 """
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
+
+from levysde.inference.spectrum import resolved_lag_max
+from levysde.stats.jackknife import jackknife_se
+from levysde.stats.tails import power_law_note, tail_check
+from levysde.theory.envelope_decay import classify_decay, fit_slope
+from levysde.theory.envelope_map import envelope_hist, envelope_samples, valid_lag_max
+from levysde.theory.phases import classify
 
 __all__ = ["RunEnvelope", "EnvelopeFits", "LAG_MIN", "N_LAGS", "MIN_EXCURSIONS", "RNN_F_FLOOR",
            "MAX_JACK_BLOCKS", "sampling_floor", "lag_grid", "run_theory", "run_envelope",
@@ -81,7 +89,7 @@ class RunEnvelope:
 
 def sampling_floor(n_indep: float) -> float:
     """Lowest f trusted from n independent samples: min(100, sqrt(n)) / n, the level where about
-    min(100, sqrt(n)) samples still contribute to the mean of exp(-l e^zeta) (THEORY §8:
+    min(100, sqrt(n)) samples still contribute to the mean of exp(-l e^zeta) (docs/specification.md §8:
     say how many independent samples back each value). Raises ValueError for n <= 0."""
     n = float(n_indep)
     if not (math.isfinite(n) and n > 0):
@@ -128,9 +136,8 @@ def lag_grid(lag_max: float, *, lags=None, lag_min: float | None = None,
 def run_theory(meta: dict):
     """(beta* or None, tail rate or None, phase or None) of the model parameters in a run's meta:
     the values the simulator recorded (``beta_theory``, ``tail_rate_theory``, ``phase``) or
-    :func:`levysde.theory.classify` of eta_j, eta_g, kappa, alpha, lam (THEORY §4); all None
+    :func:`levysde.theory.classify` of eta_j, eta_g, kappa, alpha, lam (docs/specification.md §4); all None
     when the parameters are missing or out of range."""
-    from .theory import classify
 
     if meta.get("beta_theory") is not None:
         b = float(meta["beta_theory"])
@@ -163,9 +170,8 @@ def _histogram(run):
 
 def _excursion_lag(run, edges):
     """Largest lag that >= MIN_EXCURSIONS independent excursions reached: exp(-zeta) at the
-    zeta where the cumulative excursion count from below reaches MIN_EXCURSIONS (THEORY §8;
+    zeta where the cumulative excursion count from below reaches MIN_EXCURSIONS (docs/specification.md §8;
     +inf beyond the double range); None without excursion counts or with too few excursions."""
-    from .tauberian import valid_lag_max
 
     if "excursion_counts" not in run:
         return None
@@ -179,7 +185,6 @@ def _excursion_lag(run, edges):
 def _add_outside_mass(run, lags, f, counts):
     """f with the mass outside the histogram range added as point masses at its mean zeta
     (below and above; exp(-l e^zeta) without overflow); (f, outside mass fraction or None)."""
-    from .tauberian import envelope_samples
 
     if "hist_outside" not in run:
         return f, None
@@ -196,8 +201,6 @@ def _add_outside_mass(run, lags, f, counts):
 
 
 def _histogram_envelope(run, grid, f_floor):
-    from .tails import power_law_note, tail_check
-    from .tauberian import envelope_hist, valid_lag_max
 
     edges, counts = _histogram(run)
     occ = np.flatnonzero(counts.sum(axis=0) > 0)
@@ -220,8 +223,6 @@ def _histogram_envelope(run, grid, f_floor):
 
 
 def _sample_envelope(run, grid, f_floor, n_samples, seed):
-    from .tails import power_law_note, tail_check
-    from .tauberian import envelope_samples, valid_lag_max
 
     if "final_zeta" not in run:
         raise ValueError("this simulation run has no final_zeta samples")
@@ -238,7 +239,7 @@ def _sample_envelope(run, grid, f_floor, n_samples, seed):
 def simulation_envelope(run: dict, *, source: str = "hist", lags=None, lag_min=None, lag_max=None,
                         n_lags=None, n_samples: int | None = None, seed: int = 0,
                         f_floor: float | None = None) -> RunEnvelope:
-    """Envelope of a simulation run (THEORY §5, §8).
+    """Envelope of a simulation run (docs/specification.md §5, §8).
 
     Parameters
     ----------
@@ -314,7 +315,7 @@ def _recorded_envelope(run, run_lags):
 
 def rnn_envelope(run: dict, *, weighted: bool = True, lags=None, lag_min=None, lag_max=None,
                  n_lags=None, f_floor: float | None = None) -> RunEnvelope:
-    """ELR envelope of a trained RNN at its last record (THEORY §9):
+    """ELR envelope of a trained RNN at its last record (docs/specification.md §9):
     f(l) = sum_q Lambda_q e^(-l mu_q) / sum_q Lambda_q with mu_q = e^zeta_q.
 
     Parameters
@@ -339,9 +340,6 @@ def rnn_envelope(run: dict, *, weighted: bool = True, lags=None, lag_min=None, l
     ValueError when Lambda and zeta differ in size, f_floor is outside [0, 1), the lag grid is bad
     or fewer than 2 lags lie below tau_(10).
     """
-    from .estimate import resolved_lag_max
-    from .tails import power_law_note, tail_check
-    from .tauberian import envelope_samples
 
     z = _last_record(run["zeta"])
     w = None
@@ -395,7 +393,7 @@ def jackknife_slope_se(lags, edges, counts, lag_lo: float, lag_hi: float, *,
     The G particle groups (rows of ``counts``) are independent replicas; they are split into
     min(G, max_blocks) contiguous blocks, the slope (:func:`levysde.tauberian.fit_slope`) is
     refitted with each block left out and :func:`levysde.tails.jackknife` combines the
-    leave-one-out slopes (THEORY §8: error bars from resampling independent groups).
+    leave-one-out slopes (docs/specification.md §8: error bars from resampling independent groups).
 
     Parameters
     ----------
@@ -410,8 +408,6 @@ def jackknife_slope_se(lags, edges, counts, lag_lo: float, lag_hi: float, *,
     ------
     ValueError (from fit_slope) when fewer than 2 lags lie in the window.
     """
-    from .tails import jackknife
-    from .tauberian import envelope_hist, fit_slope
 
     lags = np.asarray(lags, dtype=float)
     counts = np.asarray(counts, dtype=float)
@@ -423,7 +419,7 @@ def jackknife_slope_se(lags, edges, counts, lag_lo: float, lag_hi: float, *,
     tot = counts.sum(axis=0)
     loo = [fit_slope(lags[sel], envelope_hist(lags[sel], edges, tot - counts[b].sum(axis=0)),
                      lag_range=(lag_lo, lag_hi), min_points=2).slope for b in blocks]
-    return jackknife(loo)
+    return jackknife_se(loo)
 
 
 @dataclass(frozen=True)
@@ -445,15 +441,13 @@ class EnvelopeFits:
 
 
 def fit_run_envelope(env: RunEnvelope) -> EnvelopeFits:
-    """Decay class and slope of ``env`` above its f_floor (THEORY §5), with the slope's SE from
+    """Decay class and slope of ``env`` above its f_floor (docs/specification.md §5), with the slope's SE from
     :func:`jackknife_slope_se` when the envelope has particle groups, else the OLS SE (for RNN
     runs a measure of fit quality only: their envelope has no sampling error).
 
     A fit that cannot be made (too few lags above the floor, ...) is reported as None with a
     ``UserWarning`` saying why; nothing is raised."""
-    import warnings
 
-    from .tauberian import classify_decay, fit_slope
 
     out = {}
     try:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import collections
 import json
 import logging
+import multiprocessing
 import os
 import pathlib
 import signal
@@ -42,8 +43,8 @@ from typing import Callable
 
 import numpy as np
 
-from ._io import atomic_write, check_regular, claim, lock_is_stale, refresh, release
-from .params import check_int
+from levysde.io.files import atomic_write, check_regular, claim, lock_is_stale, refresh, release
+from levysde.theory.params import check_int
 
 __all__ = ["point_seed", "run_sweep", "load_point"]
 
@@ -167,7 +168,6 @@ def _spawn_workers(cluster, n: int, timeout: float = 60.0) -> None:
     their futures). Only the spawn itself runs under this guard, a fraction of a second; a
     Ctrl-C then is ignored. From a thread other than the main thread the signal disposition
     cannot be changed and only stderr is redirected."""
-    import multiprocessing
 
     main = threading.current_thread() is threading.main_thread()
     before = len(multiprocessing.active_children())

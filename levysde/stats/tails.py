@@ -1,4 +1,4 @@
-"""Stationary left-tail estimators for zeta: the one home of tail estimation (THEORY.md §8).
+"""Stationary left-tail estimators for zeta: the one home of tail estimation (docs/specification.md §8).
 
 With X = -zeta (long time scales are the left tail of zeta) and a threshold u,
 
@@ -17,7 +17,7 @@ With X = -zeta (long time scales are the left tail of zeta) and a threshold u,
   G - 1 degrees of freedom (G groups). Rates that climb with the threshold (e.g.
   exponentially distributed tau, or a tempered tail) fail it;
 * the tail amplitude A of ``rho(zeta) ~ A e^{beta zeta}`` with its error
-  (:func:`tail_fit`, the Tauberian input of THEORY §5);
+  (:func:`tail_fit`, the Tauberian input of docs/specification.md §5);
 * a threshold scan reporting, for each u, the number of independent excursions
   (from the equilibrium) that reached X > u, and the effective number of
   independent exceedances ``(beta_hat/se)^2`` implied by the jackknife error;
@@ -36,9 +36,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
+from levysde.core.validate import check_samples
+from levysde.stats.jackknife import jackknife_se
+
 __all__ = ["TailEstimate", "hill_rate", "hill_index", "tail_from_samples", "tail_from_histogram",
            "tail_from_result", "threshold_scan", "threshold_scan_result", "TemperedFit",
-           "tempered_fit", "tempered_fit_result", "jackknife", "TailFit", "tail_fit",
+           "tempered_fit", "tempered_fit_result", "TailFit", "tail_fit",
            "power_law_note", "tail_check", "CHECK_LEVEL"]
 
 #: two-sided level of the stability-over-thresholds check (the 3-sigma normal level)
@@ -47,37 +50,6 @@ CHECK_LEVEL = 0.0027
 _CHECK_DEPTH = math.log(4.0)
 #: fewest exceedances beyond u2 for the check to be made (else power_law is None)
 _CHECK_MIN = 10
-
-
-def jackknife(values_loo):
-    """Jackknife standard error from the G leave-one-group-out estimates.
-
-    ``se = sqrt((G - 1)/G * sum_g (theta_(-g) - mean)^2)``. Returns NaN for G < 2.
-    """
-    v = np.asarray(values_loo, dtype=float)
-    g = v.size
-    if g < 2:
-        return float("nan")
-    return float(math.sqrt((g - 1) / g * np.sum((v - v.mean()) ** 2)))
-
-
-def _check_samples(zeta, weights):
-    """Flattened finite samples and optional weights (>= 0, positive sum), ValueError otherwise."""
-    z = np.asarray(zeta, dtype=float).ravel()
-    if z.size == 0:
-        raise ValueError("zeta must contain at least one sample")
-    if not np.all(np.isfinite(z)):
-        raise ValueError("zeta must be finite (no NaN/inf samples)")
-    if weights is None:
-        return z, None
-    w = np.asarray(weights, dtype=float).ravel()
-    if w.shape != z.shape:
-        raise ValueError(f"weights must have the shape of zeta ({z.size},); got {np.shape(weights)}")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError("weights must be finite and >= 0")
-    if not w.sum() > 0:
-        raise ValueError("weights must have a positive sum")
-    return z, w
 
 
 # --- the Hill estimator ----------------------------------------------------------------------
@@ -89,7 +61,7 @@ def _hill(c, s):
 
 
 def hill_rate(x, u, weights=None):
-    """Hill estimator ``beta_hat = sum_{x>u} w / sum_{x>u} w (x - u)`` (THEORY.md §8).
+    """Hill estimator ``beta_hat = sum_{x>u} w / sum_{x>u} w (x - u)`` (docs/specification.md §8).
 
     The MLE of the rate of an exponential tail of X above u, i.e. the Hill estimator
     of the power-law index of tau = e^X.
@@ -107,7 +79,7 @@ def hill_rate(x, u, weights=None):
 
 
 def hill_index(sizes, u, *, factors=(1.0, 1.5, 2.0, 3.0), min_exceed: int = 10):
-    """Hill scan of a power-law index from positive sizes (e.g. jump sizes, THEORY.md §8).
+    """Hill scan of a power-law index from positive sizes (e.g. jump sizes, docs/specification.md §8).
 
     ``alpha_hat(u_i) = hill_rate(log sizes, log u_i)`` at ``u_i = u * factor`` for each
     factor with at least ``min_exceed`` sizes beyond, with the iid error
@@ -175,7 +147,7 @@ def _stability(at, u, beta, c1, s1):
     C1, S1, C2, S2 = c1.sum(), s1.sum(), c2.sum(), s2.sum()
     b2 = float(_hill(C2, S2))
     diff_loo = _hill(C2 - c2, S2 - s2) - _hill(C1 - c1, S1 - s1)
-    se = jackknife(diff_loo) if np.all(np.isfinite(diff_loo)) else math.nan
+    se = jackknife_se(diff_loo) if np.all(np.isfinite(diff_loo)) else math.nan
     if not se > 0:
         return (u2, b2, math.nan, None)
     z = (b2 - beta) / se
@@ -192,7 +164,7 @@ def _estimate(at, u, n_exc=None) -> TailEstimate:
         return TailEstimate(float(u_used), float("nan"), float("nan"), float(C), n_exc, float("nan"))
     beta = float(_hill(C, S))
     loo = _hill(C - c_g, S - s_g)
-    se = jackknife(loo) if np.all(np.isfinite(loo)) else float("nan")
+    se = jackknife_se(loo) if np.all(np.isfinite(loo)) else float("nan")
     neff = (beta / se) ** 2 if se > 0 else float("nan")
     u_chk, b_chk, z_chk, ok = _stability(at, u_used, beta, c_g, s_g)
     return TailEstimate(float(u_used), beta, float(se), float(C), n_exc, float(neff),
@@ -303,7 +275,7 @@ def threshold_scan(edges, counts, sums=None, us=None, *, outside=None, excursion
     """beta_hat(u) over thresholds ``us`` (default: 0.5-spaced values in the lower half).
 
     Each entry carries its jackknife error and the number of independent excursions
-    behind it: deep thresholds backed by a few hundred excursions drift (THEORY.md §8).
+    behind it: deep thresholds backed by a few hundred excursions drift (docs/specification.md §8).
     Entries with at most ``min_exceed`` exceedances, or (when excursions are known)
     fewer than ``min_excursions`` excursions, are dropped.
     """
@@ -388,7 +360,7 @@ def _fit_b(n, lo, hi, n_tail, u, x0, alpha):
 
 
 def tempered_fit(edges, counts, u, *, alpha, x0=0.0, outside=None) -> TemperedFit:
-    """Tempering-limited tail fit (THEORY.md §8, collapsed phase).
+    """Tempering-limited tail fit (docs/specification.md §8, collapsed phase).
 
     Binned maximum likelihood of the density ``exp(-b x') x'^(-1-alpha)``,
     ``x' = X - x0``, of X = -zeta on X > u (alpha known), from per-group zeta
@@ -420,7 +392,7 @@ def tempered_fit(edges, counts, u, *, alpha, x0=0.0, outside=None) -> TemperedFi
     loo = [_fit_b(n_g.sum(axis=0) - n_g[g], lo, hi, tail_g.sum() - tail_g[g], u_used, x0, alpha)
            for g in range(G)] if G > 1 else []
     return TemperedFit(u=float(u_used), x0=float(x0), alpha=float(alpha), b=float(b),
-                       se=jackknife(loo), n_exceed=float(tot))
+                       se=jackknife_se(loo), n_exceed=float(tot))
 
 
 def tempered_fit_result(res, u, **kwargs) -> TemperedFit:
@@ -433,7 +405,7 @@ def tempered_fit_result(res, u, **kwargs) -> TemperedFit:
 
 @dataclass(frozen=True)
 class TailFit:
-    """Left-tail fit rho(zeta) ~ A e^{beta zeta} (zeta -> -inf), THEORY §1, §8.
+    """Left-tail fit rho(zeta) ~ A e^{beta zeta} (zeta -> -inf), docs/specification.md §1, §8.
 
     Attributes: A, beta and their standard errors se_A, se_beta; u (threshold on
     X = -zeta); k (number of exceedances X > u); n (samples); method
@@ -471,7 +443,7 @@ def _default_threshold(x, w, tail_fraction):
 
 def tail_fit(zeta, *, weights=None, u: float | None = None, tail_fraction: float = 0.05,
              groups=None) -> TailFit:
-    """Tail amplitude A and rate beta of the left tail of zeta from samples (THEORY §8).
+    """Tail amplitude A and rate beta of the left tail of zeta from samples (docs/specification.md §8).
 
     With X = -zeta and threshold u, the Hill MLE (:func:`hill_rate`)
     ``beta = sum_{X>u} w / sum_{X>u} w (X - u)``, and from
@@ -483,7 +455,7 @@ def tail_fit(zeta, *, weights=None, u: float | None = None, tail_fraction: float
     effective number of exceedances); with ``groups`` (one label per sample,
     >= 2 independent groups, e.g. particle groups of a simulation) a leave-one-
     group-out jackknife is used instead, because samples along a path are
-    correlated and the iid error is then 10-20x too small (THEORY §8). The
+    correlated and the iid error is then 10-20x too small (docs/specification.md §8). The
     stability check (``power_law``) jackknifes over the groups, or over single
     samples when none are given (valid for independent samples only).
 
@@ -503,7 +475,7 @@ def tail_fit(zeta, *, weights=None, u: float | None = None, tail_fraction: float
     ValueError for bad samples/weights, tail_fraction outside (0, 1), fewer than
     10 exceedances, or fewer than 2 groups.
     """
-    z, w = _check_samples(zeta, weights)
+    z, w = check_samples(zeta, weights)
     w = np.ones_like(z) if w is None else w
     x = -z
     if u is None:
@@ -541,7 +513,7 @@ def tail_fit(zeta, *, weights=None, u: float | None = None, tail_fraction: float
                              f"beyond the threshold u = {u:.6g}; need >= 10 for the jackknife")
         b_loo = _hill(C - c_g, S - s_g)
         la_loo = np.array([_log_amplitude(b, C - c, n_w - nn, u) for b, c, nn in zip(b_loo, c_g, n_g)])
-        se_b, se_logA = jackknife(b_loo), jackknife(la_loo)
+        se_b, se_logA = jackknife_se(b_loo), jackknife_se(la_loo)
         method = f"jackknife over {G} groups"
     u_chk, b_chk, z_chk, ok = _stability(at, float(u), beta, c_g, s_g)
     A = math.exp(logA)
@@ -562,7 +534,7 @@ def power_law_note(est) -> str | None:
 
 
 def tail_check(*, zeta=None, weights=None, hist=None, tail_fraction: float = 0.05, n_groups: int = 8):
-    """Tail estimate with the power-law check at the default threshold (THEORY.md §8).
+    """Tail estimate with the power-law check at the default threshold (docs/specification.md §8).
 
     The threshold u is the (1 - tail_fraction) quantile of X = -zeta. Give either
     ``zeta`` (independent samples, optional ``weights``; grouped by index modulo
@@ -578,7 +550,7 @@ def tail_check(*, zeta=None, weights=None, hist=None, tail_fraction: float = 0.0
     if (zeta is None) == (hist is None):
         raise ValueError("give exactly one of zeta, hist")
     if zeta is not None:
-        z, w = _check_samples(zeta, weights)
+        z, w = check_samples(zeta, weights)
         try:
             return tail_fit(z, weights=w, tail_fraction=tail_fraction,
                             groups=np.arange(z.size) % max(2, min(n_groups, z.size)))

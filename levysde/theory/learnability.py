@@ -1,4 +1,4 @@
-"""Learnability window H_N of a forgetting envelope f(l) (THEORY.md §6).
+"""Learnability window H_N of a forgetting envelope f(l) (docs/specification.md §6).
 
 Gradient noise is taken symmetric alpha_g-stable with alpha_g in (1, 2]; the
 concentration exponent is ``kappa_a = alpha_g / (alpha_g - 1)`` (2 for Gaussian
@@ -6,7 +6,7 @@ noise). Detecting a dependency at lag l needs ``N(l) = C f(l)^(-kappa_a)``
 samples, and the learnability window is ``H_N = sup{ l : N(l) <= N }``, i.e. the
 largest lag with ``f(l) >= (C / N)^(1 / kappa_a)``.
 
-Closed-form scaling laws (THEORY §6):
+Closed-form scaling laws (docs/specification.md §6):
 
 * exponential ``f = e^{-l/tau}``:  ``H_N = (tau / kappa_a) ln(N / C)``;
 * power ``f = l^(-beta)``:        ``H_N = (N / C)^(1 / (beta kappa_a))``;
@@ -18,13 +18,13 @@ import math
 
 import numpy as np
 
-from .roots import chandrupatla
+from levysde.theory.roots import chandrupatla
 
 __all__ = ["kappa_alpha", "sample_complexity", "learnability_window", "window_scaling_law"]
 
 
 def kappa_alpha(alpha_g) -> float | np.ndarray:
-    """Concentration exponent kappa_a = alpha_g / (alpha_g - 1) (THEORY §6).
+    """Concentration exponent kappa_a = alpha_g / (alpha_g - 1) (docs/specification.md §6).
 
     Parameters: alpha_g, scalar or array in (1, 2] (2: Gaussian gradient noise).
     Returns a float (scalar input) or array; 2 at alpha_g = 2, -> inf as alpha_g -> 1.
@@ -49,7 +49,7 @@ def _check_pos(name, v):
 
 
 def sample_complexity(f, *, alpha_g: float = 2.0, C: float = 1.0):
-    """Samples needed to detect lag l: N(l) = C f(l)^(-kappa_a) (THEORY §6).
+    """Samples needed to detect lag l: N(l) = C f(l)^(-kappa_a) (docs/specification.md §6).
 
     Parameters: f (array_like in (0, 1], envelope values), alpha_g in (1, 2], C > 0.
     Returns an array shaped like f (float for scalar input).
@@ -67,7 +67,7 @@ def sample_complexity(f, *, alpha_g: float = 2.0, C: float = 1.0):
 
 def learnability_window(N: float, *, lags=None, f=None, f_func=None, alpha_g: float = 2.0,
                         C: float = 1.0) -> float:
-    """Learnability window H_N = sup{ l : C f(l)^(-kappa_a) <= N } (THEORY §6).
+    """Learnability window H_N = sup{ l : C f(l)^(-kappa_a) <= N } (docs/specification.md §6).
 
     Equivalently the largest lag with f(l) >= f* = (C / N)^(1 / kappa_a).
 
@@ -151,7 +151,7 @@ def learnability_window(N: float, *, lags=None, f=None, f_func=None, alpha_g: fl
 def window_scaling_law(decay_class: str, N, *, C: float = 1.0, alpha_g: float = 2.0,
                        tau: float | None = None, beta: float | None = None,
                        gamma: float | None = None):
-    """Closed-form H_N of the three decay classes (THEORY §6).
+    """Closed-form H_N of the three decay classes (docs/specification.md §6).
 
     * ``'exponential'`` (needs tau > 0): ``(tau / kappa_a) ln(N / C)``;
     * ``'polynomial'`` (needs beta > 0): ``(N / C)^(1 / (beta kappa_a))``;

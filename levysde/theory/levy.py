@@ -1,7 +1,7 @@
 """The symmetric tempered alpha-stable (CTS) Levy process: Levy density constant,
 Laplace exponent ("symbol"), adjoint symbol, characteristic exponent, cumulants.
 
-Conventions (THEORY.md §2). Levy density, alpha in (0, 2), lam >= 0, eta_J >= 0::
+Conventions (docs/specification.md §2). Levy density, alpha in (0, 2), lam >= 0, eta_J >= 0::
 
     nu(z) = eta_J c_alpha exp(-lam |z|) |z|^(-1-alpha),
     c_alpha = -1 / (2 Gamma(-alpha) cos(pi alpha / 2)) = Gamma(1 + alpha) sin(pi alpha / 2) / pi.
@@ -44,7 +44,7 @@ import mpmath
 import numpy as np
 from scipy import special
 
-from .params import check_param
+from levysde.theory.params import check_param
 
 __all__ = ["c_alpha", "psi", "psi_adjoint", "psi_unit_over_beta", "char_exponent",
            "variance", "cumulant", "cumulant4", "psi_mp"]
@@ -74,7 +74,7 @@ def _sin_half_pi(a):
 
 
 def c_alpha(alpha):
-    """Normalising constant c_alpha of the Levy density (THEORY.md §2).
+    """Normalising constant c_alpha of the Levy density (docs/specification.md §2).
 
     ``c_alpha = -1/(2 Gamma(-alpha) cos(pi alpha/2))``, evaluated in the
     equivalent form ``Gamma(1+alpha) sin(pi alpha/2)/pi`` (reflection formula),
@@ -223,7 +223,7 @@ def _scale(c, base, power):
 
 
 def psi(beta, *, alpha, lam, eta_j=1.0):
-    """Laplace exponent Psi(beta) = log E exp(beta J_1) of the CTS process (THEORY.md §2).
+    """Laplace exponent Psi(beta) = log E exp(beta J_1) of the CTS process (docs/specification.md §2).
 
     Parameters
     ----------
@@ -263,7 +263,7 @@ def psi(beta, *, alpha, lam, eta_j=1.0):
 
 
 def psi_adjoint(beta, *, alpha, lam, eta_j=1.0):
-    """Adjoint symbol Psi*(beta) = Psi(-beta) (THEORY.md §2).
+    """Adjoint symbol Psi*(beta) = Psi(-beta) (docs/specification.md §2).
 
     The forward (Fokker-Planck) jump operator acts on exp(beta zeta) as
     multiplication by Psi*(beta). For the symmetric CTS process Psi* = Psi; the
@@ -276,7 +276,7 @@ def psi_adjoint(beta, *, alpha, lam, eta_j=1.0):
 def psi_unit_over_beta(beta, *, alpha, lam):
     """Psi_1(beta)/beta for 0 < beta <= lam, lam > 0, evaluated without cancellation.
 
-    Used by the characteristic-equation solver (THEORY.md §4): Phi(beta)/beta =
+    Used by the characteristic-equation solver (docs/specification.md §4): Phi(beta)/beta =
     eta_G beta - kappa + eta_J Psi_1(beta)/beta. Behaves like
     ``alpha lam^(alpha-2) beta / D(alpha-1)`` as beta -> 0 (D as in the module
     docstring). Arguments broadcast; no validation (internal hot path: callers
@@ -293,11 +293,11 @@ def psi_unit_over_beta(beta, *, alpha, lam):
 
 
 def char_exponent(xi, *, alpha, lam, eta_j=1.0):
-    """Characteristic exponent log E exp(i xi J_1) (THEORY.md §2).
+    """Characteristic exponent log E exp(i xi J_1) (docs/specification.md §2).
 
     ``-eta_J [(lam - i xi)^alpha + (lam + i xi)^alpha - 2 lam^alpha]/(2 cos(pi alpha/2))``,
     which is real (the process is symmetric) and <= 0; with lam = 0 it is
-    ``-eta_J |xi|^alpha`` (the normalisation of THEORY.md §2); alpha = 1 is the
+    ``-eta_J |xi|^alpha`` (the normalisation of docs/specification.md §2); alpha = 1 is the
     continuous limit ``-eta_J [2 xi atan(xi/lam) - lam ln(1 + xi^2/lam^2)]/pi``.
 
     Parameters
@@ -332,11 +332,11 @@ def char_exponent(xi, *, alpha, lam, eta_j=1.0):
 
 
 def cumulant(n: int, *, alpha, lam, eta_j=1.0):
-    """n-th cumulant of J_1 (THEORY.md §2): the n-th moment of the Levy measure.
+    """n-th cumulant of J_1 (docs/specification.md §2): the n-th moment of the Levy measure.
 
     ``kappa_n = int z^n nu(dz) = 2 eta_J c_alpha Gamma(n - alpha) lam^(alpha - n)``
     for even n >= 2, and 0 for odd n (symmetry). This product form has no 0/0 at
-    alpha = 1 (it equals THEORY's ``-eta_J alpha(alpha-1)... lam^(alpha-n)/cos(pi alpha/2)``).
+    alpha = 1 (it equals the specification's ``-eta_J alpha(alpha-1)... lam^(alpha-n)/cos(pi alpha/2)``).
 
     Parameters
     ----------
@@ -366,7 +366,7 @@ def cumulant(n: int, *, alpha, lam, eta_j=1.0):
 
 
 def variance(*, alpha, lam, eta_j=1.0):
-    """Variance of J_1 = Psi''(0) (THEORY.md §2). See :func:`cumulant` (n = 2).
+    """Variance of J_1 = Psi''(0) (docs/specification.md §2). See :func:`cumulant` (n = 2).
 
     At alpha = 1 it equals ``2 eta_J/(pi lam)``; +inf when lam = 0.
     """
@@ -374,7 +374,7 @@ def variance(*, alpha, lam, eta_j=1.0):
 
 
 def cumulant4(*, alpha, lam, eta_j=1.0):
-    """Fourth cumulant of J_1 (THEORY.md §2). See :func:`cumulant` (n = 4).
+    """Fourth cumulant of J_1 (docs/specification.md §2). See :func:`cumulant` (n = 4).
 
     At alpha = 1 it equals ``4 eta_J/(pi lam^3)``; +inf when lam = 0.
     """
@@ -382,7 +382,7 @@ def cumulant4(*, alpha, lam, eta_j=1.0):
 
 
 def psi_mp(beta, *, alpha, lam, eta_j=1, dps: int = 40):
-    """Psi(beta) in mpmath arithmetic from the closed form of THEORY.md §2 (scalar).
+    """Psi(beta) in mpmath arithmetic from the closed form of docs/specification.md §2 (scalar).
 
     The working precision is raised above ``dps`` by the number of digits lost
     to cancellation (about 2 log10(lam/beta) + log10(1/|alpha-1|)), so the result

@@ -11,9 +11,9 @@ evaluates only the equations still active at each step; this module adapts it
 to the package's calling convention (the equation indices passed to ``f``, known
 end-point values, errors instead of status codes).
 
-Used for the characteristic equation Phi(beta)/beta = 0 (THEORY.md §4), the
-simulated model's own tail rate (the root of Phi_eps, THEORY.md §7) and the
-learnability window (THEORY.md §6).
+Used for the characteristic equation Phi(beta)/beta = 0 (docs/specification.md §4), the
+simulated model's own tail rate (the root of Phi_eps, docs/specification.md §7) and the
+learnability window (docs/specification.md §6).
 
 Speed (``benchmarks/bench_theory.py``, both timed side by side in one run on 2 shared
 cores): beta* on the 10^6-point grid takes the same time as with the package's former

@@ -1,4 +1,4 @@
-"""Check the theory on a trained network's trajectories (THEORY.md §4, §5, §8, §9).
+"""Check the theory on a trained network's trajectories (docs/specification.md §4, §5, §8, §9).
 
 :func:`check_run` reads a run file of ``levysde train`` (numpy only; torch is not
 needed) and hands its arrays to :func:`check_trajectories`, which
@@ -13,7 +13,7 @@ needed) and hands its arrays to :func:`check_trajectories`, which
 * closes the loop: simulates the fitted SDE (the binned drift as a tabulated drift) and
   measures the Kolmogorov-Smirnov distance to the network's late zeta.
 
-Every standard error resamples whole neurons (THEORY.md §8; coverage checked by
+Every standard error resamples whole neurons (docs/specification.md §8; coverage checked by
 ``benchmarks/calibrate_check.py``, docs/calibration.md): kappa_hat by a linear (one-step)
 delete-a-group jackknife on the log scale, the noise parameters, beta_envelope and the
 stationarity statistics by a delete-a-group jackknife that refits, beta_tail by a
@@ -21,7 +21,7 @@ delete-one-neuron jackknife. Exact-duplicate neurons are merged and infinite ent
 as NaN first (:func:`clean_columns`). The phase and beta* are withheld, with the reasons,
 unless every gate passes: enough records and distinct neurons, a stationary late part, a
 significant plateau that the data reach and that the saturating form fits, an identified jump
-law inside its fitted range, a closing-loop KS distance within its critical value (THEORY.md
+law inside its fitted range, a closing-loop KS distance within its critical value (docs/specification.md
 §8 (i)-(iii)), and a phase that has the largest probability, at least 0.5, under the
 jackknife covariance.
 """
@@ -34,8 +34,16 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from .estimate import (FIT_KEYS, JACKKNIFE_BIAS_LIMIT, Estimate, SDEFit, fit_sde, jackknife_bias, jackknife_se,
-                       neuron_groups, predict, resolved_lag_max, spread)
+from levysde.core.status import Estimate
+from levysde.inference.sde_fit import FIT_KEYS, SDEFit, fit_sde, predict
+from levysde.inference.spectrum import resolved_lag_max, spread
+from levysde.io.runfile import load_run
+from levysde.rnn.learned import LEARNED_THRESHOLD, learned_diagnostic
+from levysde.simulation import DivergenceError, TabulatedDrift, simulate
+from levysde.stats.jackknife import JACKKNIFE_BIAS_LIMIT, jackknife_bias, jackknife_se, neuron_groups
+from levysde.stats.tails import power_law_note, tail_from_result, tail_from_samples
+from levysde.theory.envelope_decay import fit_slope
+from levysde.theory.envelope_map import envelope_samples
 
 __all__ = ["load_run_arrays", "check_run", "check_trajectories", "CheckReport", "ks_to_histogram",
            "stationarity_test", "ks_critical", "clean_columns", "MIN_RECORDS", "MIN_NEURONS", "MIN_GROUPS",
@@ -66,7 +74,6 @@ def load_run_arrays(path) -> dict:
     Raises ValueError (one line, naming the file) when the file is missing, not an
     .npz, or lacks the run-file keys.
     """
-    from .runfile import load_run
 
     return load_run(path)
 
@@ -116,7 +123,7 @@ STATIONARITY_STATS = ("std", "q10", "q50", "q90", "left_drift")
 
 def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, level: float = 0.01,
                       left_quantile: float = 0.2) -> dict:
-    """Do spread, quantiles and far-left drift stay put across windows of the late part (THEORY.md §8 (ii))?
+    """Do spread, quantiles and far-left drift stay put across windows of the late part (docs/specification.md §8 (ii))?
 
     The records are cut into ``n_windows`` consecutive windows. Per window: the std and
     the 10/50/90 % quantiles of the pooled zeta, and the far-left drift (mean dZ/dt of the
@@ -274,9 +281,8 @@ class CheckReport:
 
 
 def _learned(run):
-    """``(learned, loss_ratio, reason)`` of a run (levysde.runfile.learned_diagnostic, THEORY.md
+    """``(learned, loss_ratio, reason)`` of a run (levysde.runfile.learned_diagnostic, docs/specification.md
     §8 (i)); ``reason`` says why the phase is withheld when it did not learn (else "")."""
-    from .runfile import LEARNED_THRESHOLD, learned_diagnostic
 
     try:
         ratio, learned = learned_diagnostic(run)
@@ -294,7 +300,7 @@ def _unavail(reason):
 
 def _beta_tail(late, n_groups, tail_fraction=0.1):
     """Hill/MLE rate of the pooled late zeta's left tail above the (1 - tail_fraction) quantile
-    of X = -zeta (THEORY.md §8), jackknifed over single neurons (delete-one-neuron jackknife,
+    of X = -zeta (docs/specification.md §8), jackknifed over single neurons (delete-one-neuron jackknife,
     levysde.tails.tail_from_samples), with the power-law stability check
     (levysde.tails.power_law_note) in the flag.
 
@@ -303,7 +309,6 @@ def _beta_tail(late, n_groups, tail_fraction=0.1):
     freedom; deleting one neuron at a time uses every neuron that reaches the tail (the Hill
     rate is a ratio of per-neuron sums, so the Q replicates cost nothing; docs/calibration.md).
     ``n_groups`` is kept for the signature (the other estimates' grouping)."""
-    from .tails import power_law_note, tail_from_samples
 
     fin = np.isfinite(late)
     Q = late.shape[1]
@@ -331,9 +336,8 @@ def _beta_tail(late, n_groups, tail_fraction=0.1):
 
 
 def _beta_envelope(lags, zeta_last, weights, n_groups):
-    """minus the large-lag log-log slope of the ELR envelope of the last record (THEORY.md §5, §9),
+    """minus the large-lag log-log slope of the ELR envelope of the last record (docs/specification.md §5, §9),
     over lags <= resolved_lag_max; jackknife over neuron groups. Returns (Estimate, lag_max)."""
-    from .tauberian import envelope_samples, fit_slope
 
     z = np.asarray(zeta_last, dtype=float)
     w = np.ones_like(z) if weights is None else np.asarray(weights, dtype=float)
@@ -364,8 +368,6 @@ def _beta_envelope(lags, zeta_last, weights, n_groups):
 
 def _closing_loop(fit: SDEFit, late, seed):
     """Simulate the fitted SDE and compare with the network's late zeta (KS, tail rate)."""
-    from .simulation import DivergenceError, TabulatedDrift, simulate
-    from .tails import tail_from_result
 
     d, j = fit.drift, fit.noise
     if not (fit.kappa.ok and fit.kappa.value > 0 and fit.noise.eta_g.ok) or \
@@ -478,7 +480,7 @@ def jump_fit_bias(fit: SDEFit) -> list:
 
 
 def _gates(rep: CheckReport, R: int, Q: int) -> None:
-    """The conditions of a phase call (THEORY.md §8 (i)-(iii), issue 11)."""
+    """The conditions of a phase call (docs/specification.md §8 (i)-(iii), issue 11)."""
     f = rep.fit
     rep.add_gate("records", R >= MIN_RECORDS, f"too few records ({R} < {MIN_RECORDS})")
     rep.add_gate("neurons", Q >= MIN_NEURONS, f"too few independent neurons ({Q} < {MIN_NEURONS})")

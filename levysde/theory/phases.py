@@ -1,5 +1,5 @@
 """Characteristic equation, spectral exponent beta*, threshold, critical intensity
-and phases (THEORY.md §4).
+and phases (docs/specification.md §4).
 
     Phi(beta) = eta_G beta^2 + Psi*(beta) - kappa beta,      beta in [0, lam].
 
@@ -27,14 +27,14 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 
-from . import levy
-from .params import DEFAULTS, SDEParams, check_param
-from .roots import chandrupatla
+from levysde.theory import levy
+from levysde.theory.params import DEFAULTS, SDEParams, check_param
+from levysde.theory.roots import chandrupatla
 
 __all__ = ["phi", "beta_star", "eta_j_star", "eta_j_critical", "classify", "tail_rate",
            "PhaseResult", "PHASES", "CRITICAL_TOL"]
 
-#: phase labels (THEORY.md §4 table)
+#: phase labels (docs/specification.md §4 table)
 PHASES = ("collapsed", "concentrated", "critical", "broad", "logarithmic")
 
 #: default tolerance for "critical": |beta* - 1| <= CRITICAL_TOL. beta* is computed
@@ -66,7 +66,7 @@ def _out(arr):
 
 def phi(beta, eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"],
         alpha=DEFAULTS["alpha"], lam=DEFAULTS["lam"]):
-    """Phi(beta) = eta_G beta^2 + Psi*(beta) - kappa beta (THEORY.md §4).
+    """Phi(beta) = eta_G beta^2 + Psi*(beta) - kappa beta (docs/specification.md §4).
 
     Parameters
     ----------
@@ -75,7 +75,7 @@ def phi(beta, eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"],
     eta_g : array_like, >= 0 (default 0.1)
     kappa : array_like, > 0 (default 1)
     alpha : array_like, in (0, 2) (default 1.5)
-    lam : array_like, >= 0 (default 2); all parameters broadcast (THEORY.md §4 defaults)
+    lam : array_like, >= 0 (default 2); all parameters broadcast (docs/specification.md §4 defaults)
 
     Returns
     -------
@@ -105,7 +105,7 @@ def _elementwise_mp(fn, arrays, dps):
 
 def eta_j_star(eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
                lam=DEFAULTS["lam"], *, precision: str = "double", dps: int = 40):
-    """Threshold eta_J* = lam (kappa - eta_G lam) / Psi_1(lam) (THEORY.md §4).
+    """Threshold eta_J* = lam (kappa - eta_G lam) / Psi_1(lam) (docs/specification.md §4).
 
     An admissible Cramer root beta* in (0, lam) exists iff eta_J > eta_J*.
     ``Psi_1(lam) = [(2 lam)^alpha - 2 lam^alpha]/(-2 cos(pi alpha/2))`` (alpha = 1:
@@ -133,7 +133,7 @@ def eta_j_star(eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS[
 
 def eta_j_critical(eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
                    lam=DEFAULTS["lam"], *, precision: str = "double", dps: int = 40):
-    """Critical intensity eta_J^crit = (kappa - eta_G)/Psi_1(1), where beta* = 1 (THEORY.md §4).
+    """Critical intensity eta_J^crit = (kappa - eta_G)/Psi_1(1), where beta* = 1 (docs/specification.md §4).
 
     Defined only for lam > 1 (beta = 1 must lie inside (0, lam)); NaN otherwise.
     Negative when eta_G > kappa (the Gaussian part alone already gives beta* < 1);
@@ -163,7 +163,7 @@ def _h(beta, ej, eg, k, a, lm):
 
 
 def _beta_star_mp(ej, eg, k, a, lm, guess, dps):
-    """Bisection in mpmath on h = Phi/beta from THEORY's closed form, to ~dps digits.
+    """Bisection in mpmath on h = Phi/beta from the specification's closed form, to ~dps digits.
 
     Starts from a +-2^-30 relative bracket around the double-precision root and
     falls back to the whole bracket (0, lam] if that does not enclose a sign
@@ -191,7 +191,7 @@ def _beta_star_mp(ej, eg, k, a, lm, guess, dps):
 
 def beta_star(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
               lam=DEFAULTS["lam"], *, precision: str = "double", dps: int = 40):
-    """Spectral exponent beta*: the root of Phi(beta)/beta on (0, lam] (THEORY.md §4).
+    """Spectral exponent beta*: the root of Phi(beta)/beta on (0, lam] (docs/specification.md §4).
 
     Parameters
     ----------
@@ -199,7 +199,7 @@ def beta_star(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEF
     eta_g : array_like, >= 0 (default 0.1)
     kappa : array_like, > 0 (default 1)
     alpha : array_like, in (0, 2) (default 1.5)
-    lam : array_like, >= 0 (default 2); all parameters broadcast (THEORY.md §4 defaults)
+    lam : array_like, >= 0 (default 2); all parameters broadcast (docs/specification.md §4 defaults)
     precision : "double" (vectorised Chandrupatla, a few ulps) or "mp" (mpmath
         with ``dps`` digits, elementwise, slow; rounded to float64).
 
@@ -257,7 +257,7 @@ def beta_star(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEF
 
 def tail_rate(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
               lam=DEFAULTS["lam"], **kwargs):
-    """Exponential rate of the stationary left tail of zeta in every phase (THEORY.md §4).
+    """Exponential rate of the stationary left tail of zeta in every phase (docs/specification.md §4).
 
     beta* when it exists; lam in the tempering-limited collapsed phase (eta_J > 0);
     kappa/eta_G when eta_J = 0 (+inf when also eta_G = 0: point mass); 0 in the
@@ -321,7 +321,7 @@ class PhaseResult:
 def classify(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
              lam=DEFAULTS["lam"], *, precision: str = "double", dps: int = 40,
              critical_tol: float = CRITICAL_TOL) -> PhaseResult:
-    """Phase, beta*, tail rate, eta_J* and eta_J^crit of parameter sets (THEORY.md §4 table).
+    """Phase, beta*, tail rate, eta_J* and eta_J^crit of parameter sets (docs/specification.md §4 table).
 
     Phases:
       * ``collapsed``: no admissible root (eta_J <= eta_J*, lam > 0; also lam = 0

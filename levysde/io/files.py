@@ -275,18 +275,3 @@ def refresh(lock) -> None:
         os.utime(os.fspath(lock))
     except OSError:
         pass
-
-
-def available_memory():
-    """Bytes of memory available (MemAvailable of /proc/meminfo; None when unknown)."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None

@@ -1,4 +1,4 @@
-"""Theory phase diagrams: beta* over a 2-d grid of two model parameters (THEORY.md §4).
+"""Theory phase diagrams: beta* over a 2-d grid of two model parameters (docs/specification.md §4).
 
 Any two of ``eta_j, kappa, eta_g, alpha, lam`` can be the axes; the others are held
 fixed. Besides beta* the grid carries the signed distance to the threshold,
@@ -9,12 +9,17 @@ Plotting lives in :mod:`levysde.plotting`; this module is numerics only.
 """
 from __future__ import annotations
 
+import json
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .params import DEFAULTS, check_int, check_param
-from .theory import PHASES, classify
+from levysde.io.files import atomic_write
+from levysde.simulation import simulate
+from levysde.studies.sweep import run_sweep
+from levysde.theory.params import DEFAULTS, check_int, check_param
+from levysde.theory.phases import PHASES, classify
 
 __all__ = ["AXES", "PhaseDiagram", "phase_diagram", "DEFAULT_RANGES", "simulated_overlay",
            "simulate_point", "SIM_SETTINGS"]
@@ -22,7 +27,7 @@ __all__ = ["AXES", "PhaseDiagram", "phase_diagram", "DEFAULT_RANGES", "simulated
 #: parameters that can be put on an axis
 AXES = ("eta_j", "kappa", "eta_g", "alpha", "lam")
 
-#: default axis ranges (chosen so every phase is visible around the THEORY §4 defaults)
+#: default axis ranges (chosen so every phase is visible around the docs/specification.md §4 defaults)
 DEFAULT_RANGES = {"eta_j": (0.0, 8.0), "kappa": (0.1, 2.5), "eta_g": (0.0, 0.6),
                   "alpha": (0.05, 1.95), "lam": (0.05, 4.0)}
 
@@ -61,9 +66,7 @@ class PhaseDiagram:
         """Write the grid data to exactly ``path`` (an .npz archive, no pickle; numpy's
         habit of appending ``.npz`` to other names does not apply). The write is atomic:
         an interrupted save leaves any previous file intact."""
-        import json
 
-        from .runfile import atomic_write
 
         arrays = dict(x=self.x, y=self.y, beta_star=self.beta_star, phase_code=self.phase_code,
                       tail_rate=self.tail_rate, threshold_gap=self.threshold_gap,
@@ -84,7 +87,7 @@ def phase_diagram(x: str = "eta_j", y: str = "kappa", *, x_range=None, y_range=N
     x_range, y_range : (lo, hi) inclusive; default :data:`DEFAULT_RANGES`
     nx, ny : grid sizes (>= 2)
     log_x, log_y : geometric instead of linear spacing (ranges must be > 0)
-    **fixed : values of the other parameters (default: THEORY.md §4 defaults and
+    **fixed : values of the other parameters (default: docs/specification.md §4 defaults and
         eta_j = 3); an axis parameter may not also be fixed.
 
     Returns
@@ -151,7 +154,7 @@ def simulate_point(point: dict, seed: int) -> dict:
     (particles, t_end, burn_in, dt, u: the threshold on X = -zeta; optional backend,
     "cpu" or "cuda", default "cpu"). Returns
     beta_hat and its jackknife error at u, beta* and the simulated model's
-    own rate beta_model (THEORY.md §7, §8). Top-level so that Dask can ship it.
+    own rate beta_model (docs/specification.md §7, §8). Top-level so that Dask can ship it.
 
     The drift is the saturating one with gamma = 2 kappa, so that the plateau
     (where the tail theorem applies) is reached within kappa/gamma = 1/2 of the
@@ -159,7 +162,6 @@ def simulate_point(point: dict, seed: int) -> dict:
     default gamma = 1 and large kappa the plateau sets in only far beyond the
     thresholds a short run can resolve.
     """
-    from .simulation import simulate
 
     res = simulate(point["eta_j"], eta_g=point["eta_g"], kappa=point["kappa"], alpha=point["alpha"],
                    lam=point["lam"], gamma=2.0 * point["kappa"], particles=int(point["particles"]),
@@ -178,7 +180,7 @@ def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick:
                       master_seed: int = 0, scheduler: str = "local", n_workers: int | None = None,
                       store=None, progress: bool = True, settings: dict | None = None,
                       connect_timeout: float = 10.0, backend: str = "cpu") -> dict:
-    """Simulate the SDE on a coarse sub-grid of ``diagram`` and measure beta_hat (THEORY.md §7-§8).
+    """Simulate the SDE on a coarse sub-grid of ``diagram`` and measure beta_hat (docs/specification.md §7-§8).
 
     The sub-grid has ``nx x ny`` points strictly inside the diagram's ranges; points
     without an admissible root (collapsed, logarithmic) are skipped. Every point is
@@ -194,9 +196,7 @@ def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick:
     every point (:func:`levysde.simulate`); it is part of each point, so a store is resumed
     only with the backend that wrote it (the two draw different random numbers).
     """
-    import time
 
-    from .sweep import run_sweep
 
     if not isinstance(diagram, PhaseDiagram):
         raise ValueError(f"diagram must be a PhaseDiagram (from phase_diagram); got {type(diagram).__name__}")

@@ -1,11 +1,11 @@
-"""Laplace-Tauberian map: time-scale spectrum -> forgetting envelope f(l) (THEORY.md §1, §5, §8).
+"""Laplace-Tauberian map: time-scale spectrum -> forgetting envelope f(l) (docs/specification.md §1, §5, §8).
 
 With zeta = log(mu_bar) the log decay rate and tau = exp(-zeta) the time scale
-(THEORY §1), the envelope is
+(docs/specification.md §1), the envelope is
 
     f(l) = int_0^inf exp(-l/tau) p(tau) dtau = E_rho[ exp(-l e^zeta) ],   f(0) = 1,
 
-for lags l >= 0 in steps (THEORY §5). Three ways in, one entry point
+for lags l >= 0 in steps (docs/specification.md §5). Three ways in, one entry point
 :func:`envelope`:
 
 (a) samples of zeta (optionally weighted): a Monte-Carlo mean, computed by
@@ -18,45 +18,39 @@ for lags l >= 0 in steps (THEORY §5). Three ways in, one entry point
     windows where the mass (times the kernel) was located first on a grid
     (:func:`envelope_density`). Never a blind quadrature over tau in [0, inf).
 
-Asymptotics (THEORY §5): the Tauberian prediction ``f ~ A Gamma(beta) l^(-beta)``
-for ``p(tau) ~ A tau^(-1-beta)`` (:func:`tauberian_prediction`), the tail
-amplitude and rate from samples (:func:`tail_fit`, which lives in :mod:`levysde.tails`,
-THEORY §8, and is re-exported here), local and fitted
-log-log slopes (:func:`local_slope`, :func:`fit_slope`) and the decay-class
-classifier (:func:`classify_decay`).
+The Tauberian prediction ``f ~ A Gamma(beta) l^(-beta)`` for ``p(tau) ~ A tau^(-1-beta)``
+(docs/specification.md §5) is :func:`tauberian_prediction`. The asymptotics of f for the model's spectrum are
+:mod:`levysde.theory.envelope_asymptotics`; the slopes and decay classes of an envelope curve are
+:mod:`levysde.theory.envelope_decay`.
 """
 from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import integrate, special
 
-from .tails import TailFit, _check_samples, tail_fit  # noqa: F401  (tail_fit, TailFit: public aliases)
+from levysde.core.validate import check_samples
 
-__all__ = [
-    "envelope", "envelope_samples", "envelope_hist", "envelope_density", "SampleEnvelope",
-    "tauberian_prediction", "tail_fit", "TailFit", "local_slope", "fit_slope", "SlopeFit",
-    "classify_decay", "DecayClass", "DECAY_CLASSES", "valid_lag_max",
-]
+__all__ = ['envelope', 'envelope_samples', 'envelope_hist', 'envelope_density', 'SampleEnvelope', 'tauberian_prediction', 'valid_lag_max']
 
-#: the three decay classes of THEORY §5
-DECAY_CLASSES = ("exponential", "polynomial", "logarithmic")
 
 #: sup over s of |d^3/ds^3 exp(-e^s)| = sup_x |x^3 - 3x^2 + x| e^{-x} (computed on a fine grid)
 _SUP_D3 = 0.42962
 
+
 #: kernel values exp(-x) with x = l e^zeta below this are 1 - x to double precision
 _X_SMALL = 1e-18
+
+
 #: kernel values with x above this underflow to 0 in double precision (exp(-745) is the last subnormal)
 _X_LARGE = 760.0
 
+
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(8)
 
-
-# ----------------------------------------------------------------------------- validation
 
 def _check_lags(lags) -> np.ndarray:
     try:
@@ -90,18 +84,16 @@ def _check_hist(edges, counts):
     return e, c
 
 
-# ----------------------------------------------------------------------------- (a) samples
-
 @dataclass(frozen=True)
 class SampleEnvelope:
-    """Envelope of an empirical zeta measure (THEORY §5, method (a)).
+    """Envelope of an empirical zeta measure (docs/specification.md §5, method (a)).
 
     Attributes
     ----------
     f : the envelope (each array attribute is shaped like ``lags``) sum_i w_i exp(-l e^zeta_i) / sum_i w_i
     stderr : Monte-Carlo standard error of f for independent samples,
         sqrt(sum w^2 (g - f)^2) / sum w with g = exp(-l e^zeta) (too small for
-        correlated samples, THEORY §8)
+        correlated samples, docs/specification.md §8)
     bias_bound : rigorous bound on |f - exact empirical mean| due to binning
         (0 when computed exactly)
     n_eff : effective sample size (sum w)^2 / sum w^2 (a float)
@@ -135,7 +127,7 @@ def _lag_exp(lag, z, s=None):
     """x = l e^z for every pair (lag_i, z_j), shape (len(lag), len(z)).
 
     The product l * e^z where e^z is a normal double, ``exp(log l + z)`` where e^z
-    overflows or underflows (no cap on z, no inf * 0): the kernel exp(-x) of THEORY §5
+    overflows or underflows (no cap on z, no inf * 0): the kernel exp(-x) of docs/specification.md §5
     is then right for every finite zeta and lag. ``s`` may pass e^z precomputed.
     """
     with np.errstate(over="ignore", under="ignore"):
@@ -180,14 +172,14 @@ def _kernel_sums(lags, W, m, V, h, want_bound):
 
 def envelope_samples(lags, zeta, weights=None, *, bin_width: float | None = 0.01,
                      exact_limit: float = 2e7, errors: bool = True) -> SampleEnvelope:
-    """Envelope of an empirical (weighted) zeta measure, with error figures (THEORY §5 (a)).
+    """Envelope of an empirical (weighted) zeta measure, with error figures (docs/specification.md §5 (a)).
 
     Parameters
     ----------
     lags : array_like of float >= 0 (any shape), in steps
     zeta : array_like, samples of zeta = log(mu_bar) (flattened; finite)
     weights : optional, same size as zeta, >= 0, positive sum (e.g. the ELR
-        amplitudes Lambda_q of THEORY §9)
+        amplitudes Lambda_q of docs/specification.md §9)
     bin_width : zeta bin width h of the fast path (default 0.01); 0 or None
         forces the exact direct sum.
     exact_limit : use the exact direct sum when n_samples * n_lags <= this.
@@ -216,7 +208,7 @@ def envelope_samples(lags, zeta, weights=None, *, bin_width: float | None = 0.01
     negative bin_width.
     """
     lag = _check_lags(lags)
-    z, w = _check_samples(zeta, weights)
+    z, w = check_samples(zeta, weights)
     if bin_width is not None and not (np.isfinite(bin_width) and bin_width >= 0):
         raise ValueError(f"bin_width must be finite and >= 0; got {bin_width!r}")
     flat = lag.ravel()
@@ -275,8 +267,6 @@ def _sample_kernel_sum(lp, z, w, h, want_bound):
     return out, bound
 
 
-# ----------------------------------------------------------------------------- (b) histogram
-
 def _ein(x):
     """Ein(x) = int_0^x (1 - e^-t)/t dt = sum_k (-1)^(k+1) x^k/(k k!) for 0 <= x <= 1 (20 terms:
     the truncation is below 1/(21 21!) < 1e-21)."""
@@ -294,7 +284,7 @@ def _e1_from_log(logx, x):
 
 
 def _bin_integrals(lag, a, b):
-    """I[i, j] = int_{a_j}^{b_j} exp(-lag_i e^z) dz for lag_i > 0 (THEORY §5), exact to rounding.
+    """I[i, j] = int_{a_j}^{b_j} exp(-lag_i e^z) dz for lag_i > 0 (docs/specification.md §5), exact to rounding.
 
     With x = l e^z (x_a, x_c, x_b at the lower edge, the midpoint c and the upper edge,
     half-width hw), four cancellation-free forms:
@@ -344,7 +334,7 @@ def _bin_integrals(lag, a, b):
 
 
 def envelope_hist(lags, edges, counts) -> np.ndarray:
-    """Envelope of a zeta histogram, each bin integrated exactly (THEORY §5 (b)).
+    """Envelope of a zeta histogram, each bin integrated exactly (docs/specification.md §5 (b)).
 
     The density is taken constant on each bin, rho = c_j / (sum c * (b_j - a_j)),
     and ``f(l) = sum_j c_j / (sum c (b_j - a_j)) * [E1(l e^{a_j}) - E1(l e^{b_j})]``
@@ -382,17 +372,21 @@ def envelope_hist(lags, edges, counts) -> np.ndarray:
     return np.clip(f, 0.0, 1.0).reshape(lag.shape)
 
 
-# ----------------------------------------------------------------------------- (c) density
-
 #: locating grid for callable densities: zeta in [-_GRID_L, _GRID_L] with step _GRID_H
 _GRID_L = 300.0
+
+
 _GRID_H = 0.005
+
+
 #: relative level (natural log) below which integrand values are treated as no mass
 _LOG_NEGLIGIBLE = 55.0
 
 
 #: zeta range where tau = e^-zeta is a positive finite double: beyond it p(tau) cannot be evaluated
 _ZETA_TAU_MIN = -math.log(np.finfo(float).max)            # -709.78: tau = 1.8e308
+
+
 _ZETA_TAU_MAX = -math.log(np.finfo(float).smallest_subnormal)   # 744.44: tau = 4.9e-324
 
 
@@ -486,7 +480,7 @@ def _support_edges(scalar_rho, Z, support, name):
 
 def envelope_density(lags, *, tau_pdf=None, zeta_pdf=None, rtol: float = 1e-12,
                      mass_tol: float = 1e-6) -> np.ndarray:
-    """Envelope of a density given as a callable, by quadrature in zeta (THEORY §5 (c)).
+    """Envelope of a density given as a callable, by quadrature in zeta (docs/specification.md §5 (c)).
 
     ``tau_pdf(tau)`` (p(tau), tau > 0) is turned into rho(zeta) = p(e^-zeta) e^-zeta,
     evaluated only where tau is a positive finite double (zeta in [-709.78, 744.44]; 0
@@ -583,11 +577,9 @@ def envelope_density(lags, *, tau_pdf=None, zeta_pdf=None, rtol: float = 1e-12,
     return np.clip(f, 0.0, 1.0).reshape(lag.shape)
 
 
-# ----------------------------------------------------------------------------- entry point
-
 def envelope(lags, *, zeta=None, weights=None, hist=None, tau_pdf=None, zeta_pdf=None,
              bin_width: float | None = 0.01) -> np.ndarray:
-    """Forgetting envelope f(l) = E[exp(-l e^zeta)] = int exp(-l/tau) p(tau) dtau (THEORY §5).
+    """Forgetting envelope f(l) = E[exp(-l e^zeta)] = int exp(-l/tau) p(tau) dtau (docs/specification.md §5).
 
     Give exactly one source:
 
@@ -627,8 +619,6 @@ def envelope(lags, *, zeta=None, weights=None, hist=None, tau_pdf=None, zeta_pdf
     return envelope_density(lags, tau_pdf=tau_pdf, zeta_pdf=zeta_pdf)
 
 
-# ----------------------------------------------------------------------------- asymptotics
-
 def _phase_beta(phase):
     b = np.asarray(phase.beta_star, dtype=float)
     if b.size != 1:
@@ -637,14 +627,14 @@ def _phase_beta(phase):
     if not np.isfinite(b):
         name = str(np.asarray(phase.phase).ravel()[0])
         raise ValueError(f"phase: no admissible root beta* (phase {name!r}); the Tauberian power "
-                         f"law needs beta* in (0, lam) (THEORY §4)")
+                         f"law needs beta* in (0, lam) (docs/specification.md §4)")
     return b
 
 
 def tauberian_prediction(lags, *, A: float, beta: float | None = None, phase=None) -> np.ndarray:
-    """Tauberian asymptote f(l) ~ A Gamma(beta) l^(-beta) of p(tau) ~ A tau^(-1-beta) (THEORY §5).
+    """Tauberian asymptote f(l) ~ A Gamma(beta) l^(-beta) of p(tau) ~ A tau^(-1-beta) (docs/specification.md §5).
 
-    Equivalently rho(zeta) ~ A e^{beta zeta} as zeta -> -inf (THEORY §1). Karamata's
+    Equivalently rho(zeta) ~ A e^{beta zeta} as zeta -> -inf (docs/specification.md §1). Karamata's
     Tauberian theorem: the tail implies the asymptote for every beta > 0; the
     converse needs a monotone (ultimately) density.
 
@@ -681,35 +671,6 @@ def tauberian_prediction(lags, *, A: float, beta: float | None = None, phase=Non
         return np.where(np.isfinite(direct) & (direct > 0), direct, np.exp(logv))
 
 
-# ----------------------------------------------------------------------------- slopes
-
-def _check_curve(lags, f):
-    lag = np.asarray(lags, dtype=float)
-    fv = np.asarray(f, dtype=float)
-    if lag.ndim != 1 or lag.size < 2:
-        raise ValueError("lags must be a 1-d array of at least 2 values")
-    if fv.shape != lag.shape:
-        raise ValueError(f"f must have the shape of lags {lag.shape}; got {fv.shape}")
-    if not np.all(np.isfinite(lag)) or np.any(lag <= 0) or np.any(np.diff(lag) <= 0):
-        raise ValueError("lags must be finite, > 0 and strictly increasing")
-    if not np.all(np.isfinite(fv)) or np.any(fv < 0):
-        raise ValueError("f must be finite and >= 0")
-    return lag, fv
-
-
-def local_slope(lags, f) -> np.ndarray:
-    """Local log-log slope d log f / d log l (second-order finite differences), THEORY §5.
-
-    Parameters: lags (n,) > 0 strictly increasing; f (n,) > 0.
-    Returns (n,) array; -> -beta for a polynomial envelope.
-    Raises ValueError for bad input or f == 0 anywhere (the log is undefined).
-    """
-    lag, fv = _check_curve(lags, f)
-    if np.any(fv <= 0):
-        raise ValueError("f must be > 0 for a log-log slope")
-    return np.gradient(np.log(fv), np.log(lag), edge_order=2 if lag.size > 2 else 1)
-
-
 def valid_lag_max(zeta_min: float, factor: float = 1.0) -> float:
     """Largest lag at which an envelope built from data whose smallest zeta is
     ``zeta_min`` still reflects the data rather than its left cut-off:
@@ -717,144 +678,3 @@ def valid_lag_max(zeta_min: float, factor: float = 1.0) -> float:
     double range (zeta_min < -709.78), never OverflowError."""
     with np.errstate(over="ignore"):
         return float(factor * np.exp(-float(zeta_min)))
-
-
-@dataclass(frozen=True)
-class SlopeFit:
-    """Least-squares line log f = c + slope log l on [lag_lo, lag_hi] (n points);
-    se is the ordinary-least-squares error (a fit quality figure, not a statistical
-    error of correlated data: use a jackknife over independent groups for that)."""
-
-    slope: float
-    intercept: float
-    se: float
-    lag_lo: float
-    lag_hi: float
-    n: int
-
-
-def _fit_window(lag, fv, f_floor, f_start, lag_min):
-    ok = (fv > f_floor) & (fv <= f_start) & (lag >= lag_min) & (fv > 0)
-    return ok
-
-
-def _ols(x, y):
-    A = np.stack([np.ones_like(x), x], axis=1)
-    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
-    res = y - A @ coef
-    n = x.size
-    s2 = (res @ res) / max(n - 2, 1)
-    sxx = ((x - x.mean()) ** 2).sum()
-    se = math.sqrt(s2 / sxx) if sxx > 0 else math.inf
-    return coef, res, se
-
-
-def fit_slope(lags, f, *, lag_range=None, f_floor: float = 0.0, f_start: float = 0.5,
-              min_points: int = 4) -> SlopeFit:
-    """Fitted large-lag log-log slope of an envelope (THEORY §5, §7).
-
-    Default window: among lags with f_floor < f <= f_start, the upper half in
-    log l (l >= sqrt(l_lo l_hi)), where the local slope has settled (for the
-    defaults with eta_J = 3 it reaches -beta* only for l >~ 30, THEORY §7).
-    ``lag_range = (lo, hi)`` overrides the window.
-
-    Returns SlopeFit. Raises ValueError for bad input or fewer than
-    ``min_points`` lags in the window.
-    """
-    lag, fv = _check_curve(lags, f)
-    if lag_range is not None:
-        lo, hi = (float(v) for v in lag_range)
-        if not (0 < lo < hi):
-            raise ValueError(f"lag_range must satisfy 0 < lo < hi; got {lag_range!r}")
-        ok = (lag >= lo) & (lag <= hi) & (fv > f_floor) & (fv > 0)
-    else:
-        ok = _fit_window(lag, fv, f_floor, f_start, 0.0)
-        if np.count_nonzero(ok) >= 2 * min_points:
-            mid = math.sqrt(lag[ok][0] * lag[ok][-1])
-            ok &= lag >= mid
-    if np.count_nonzero(ok) < min_points:
-        raise ValueError(f"lags: only {np.count_nonzero(ok)} lags in the slope window "
-                         f"(f in ({f_floor:g}, {f_start:g}]); need >= {min_points}: extend the lags")
-    coef, _, se = _ols(np.log(lag[ok]), np.log(fv[ok]))
-    return SlopeFit(slope=float(coef[1]), intercept=float(coef[0]), se=se,
-                    lag_lo=float(lag[ok][0]), lag_hi=float(lag[ok][-1]), n=int(np.count_nonzero(ok)))
-
-
-# ----------------------------------------------------------------------------- decay classes
-
-@dataclass(frozen=True)
-class DecayClass:
-    """Decay class of an envelope (THEORY §5).
-
-    Attributes
-    ----------
-    name : 'exponential' | 'polynomial' | 'logarithmic' (smallest rms)
-    candidates : dict name -> {'param': value, 'param_name': 'tau_max'|'beta'|'gamma',
-        'rms': rms residual of log f, 'r2': coefficient of determination}
-    lag_lo, lag_hi : the fitted lag window; n : number of lags in it
-    """
-
-    name: str
-    candidates: dict = field(default_factory=dict)
-    lag_lo: float = math.nan
-    lag_hi: float = math.nan
-    n: int = 0
-
-    def records(self) -> dict:
-        """JSON-ready summary (non-finite numbers become None)."""
-        def num(v):
-            return float(v) if np.isfinite(v) else None
-        return {"name": self.name, "lag_lo": num(self.lag_lo), "lag_hi": num(self.lag_hi), "n": self.n,
-                "candidates": {k: {kk: (num(vv) if not isinstance(vv, str) else vv) for kk, vv in c.items()}
-                               for k, c in self.candidates.items()}}
-
-
-#: candidate models: log f = c - x(l) / param  (exponential) or c - param x(l)
-_CANDIDATES = (
-    ("exponential", "tau_max", lambda l: l, lambda s: -1.0 / s if s < 0 else math.inf),
-    ("polynomial", "beta", np.log, lambda s: -s),
-    ("logarithmic", "gamma", lambda l: np.log(np.log(l)), lambda s: -s),
-)
-
-
-def classify_decay(lags, f, *, f_floor: float = 1e-300, f_start: float = 0.5,
-                   lag_min: float = math.e, min_points: int = 6) -> DecayClass:
-    """Classify an envelope as exponential, polynomial or logarithmic (THEORY §5).
-
-    On the window of lags with l >= lag_min (default e, so that log log l > 0)
-    and f_floor < f <= f_start (past the bulk, above the noise floor: for a
-    Monte-Carlo envelope of n_eff samples use f_floor ~ 100 / n_eff), three
-    straight-line models of log f are fitted by least squares:
-
-    * exponential (bounded time scales): log f = c - l / tau_max;
-    * polynomial: log f = c - beta log l;
-    * logarithmic: log f = c - gamma log log l.
-
-    The class is the model with the smallest rms residual of log f (the goodness
-    measure, reported with R^2 for every candidate). Lags are in steps: the
-    logarithmic model refers to the unit time scale tau = 1.
-
-    Returns
-    -------
-    DecayClass
-
-    Raises
-    ------
-    ValueError for bad input or fewer than ``min_points`` lags in the window.
-    """
-    lag, fv = _check_curve(lags, f)
-    ok = _fit_window(lag, fv, f_floor, f_start, lag_min)
-    if np.count_nonzero(ok) < min_points:
-        raise ValueError(f"lags: only {np.count_nonzero(ok)} lags with l >= {lag_min:g} and f in "
-                         f"({f_floor:g}, {f_start:g}]; need >= {min_points}: extend the lags")
-    l, y = lag[ok], np.log(fv[ok])
-    sst = ((y - y.mean()) ** 2).sum()
-    cands = {}
-    for name, pname, xf, par in _CANDIDATES:
-        coef, res, _ = _ols(xf(l), y)
-        rms = math.sqrt((res @ res) / res.size)
-        cands[name] = {"param_name": pname, "param": float(par(coef[1])), "rms": rms,
-                       "r2": float(1 - (res @ res) / sst) if sst > 0 else math.nan}
-    best = min(cands, key=lambda k: cands[k]["rms"])
-    return DecayClass(name=best, candidates=cands, lag_lo=float(l[0]), lag_hi=float(l[-1]),
-                      n=int(l.size))

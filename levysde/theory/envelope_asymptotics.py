@@ -1,11 +1,11 @@
-"""The model's asymptotic forgetting envelope in every phase (THEORY.md §4-§5).
+"""The model's asymptotic forgetting envelope in every phase (docs/specification.md §4-§5).
 
 The theory fixes how f(l) = E[exp(-l e^zeta)] decays at large lag l from the left tail
 of the stationary zeta law, p(tau) ~ A tau^(-1-rate) (tau = e^-zeta), up to the tail
 amplitude A that it does not fix:
 
 * a Cramer root beta* (broad and concentrated phases) or, without jumps, the Gaussian rate
-  kappa/eta_G: f ~ A Gamma(rate) l^-rate (Karamata's Tauberian theorem, THEORY §5);
+  kappa/eta_G: f ~ A Gamma(rate) l^-rate (Karamata's Tauberian theorem, docs/specification.md §5);
 * collapsed and tempering-limited (eta_J > 0, no root): p(tau) ~ A tau^-(1+lam) (ln tau)^-(1+alpha),
   so f ~ A Gamma(lam) l^-lam (ln l)^-(1+alpha) (Karamata with the slowly varying factor);
 * logarithmic phase (lam = 0): p(tau) ~ A / (tau (ln tau)^alpha), so
@@ -19,10 +19,14 @@ there on. :func:`levysde.tauberian.tauberian_prediction` is the first case alone
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
+from scipy import special
+
+from levysde.theory.params import DEFAULTS
+from levysde.theory.phases import classify
 
 __all__ = ["AsymptoticEnvelope", "asymptotic_envelope", "unit_crossing"]
 
@@ -116,7 +120,6 @@ class AsymptoticEnvelope:
 def _power_law_case(rec, eta_j, alpha, A):
     """(form callable, domain_lo, fields) for a finite tail rate: A Gamma(rate) l^-rate, with the
     (ln l)^-(1+alpha) factor in the tempering-limited collapsed case."""
-    from scipy import special
 
     rate = float(rec["tail_rate"])
     log_ag = math.log(A) + float(special.gammaln(rate))     # log(A Gamma(rate)): no overflow at rate > 171
@@ -138,12 +141,12 @@ def _power_law_case(rec, eta_j, alpha, A):
 
 def asymptotic_envelope(eta_j, eta_g=None, kappa=None, alpha=None, lam=None, *,
                         amplitude: float = 1.0) -> AsymptoticEnvelope:
-    """The model's large-lag envelope form for one parameter set (THEORY §4-§5).
+    """The model's large-lag envelope form for one parameter set (docs/specification.md §4-§5).
 
     Parameters
     ----------
     eta_j, eta_g, kappa, alpha, lam : scalars, the model parameters (None: the defaults of
-        THEORY.md, :data:`levysde.params.DEFAULTS`), ranges as in :func:`levysde.theory.classify`
+        docs/specification.md, :data:`levysde.params.DEFAULTS`), ranges as in :func:`levysde.theory.classify`
     amplitude : tail amplitude A > 0 of p(tau) (the theory fixes the rate, not A)
 
     Returns
@@ -154,8 +157,6 @@ def asymptotic_envelope(eta_j, eta_g=None, kappa=None, alpha=None, lam=None, *,
     ------
     ValueError for out-of-range parameters (naming the parameter) or amplitude not finite and > 0.
     """
-    from .params import DEFAULTS
-    from .theory import classify
 
     A = float(amplitude)
     if not (math.isfinite(A) and A > 0):
@@ -168,7 +169,7 @@ def asymptotic_envelope(eta_j, eta_g=None, kappa=None, alpha=None, lam=None, *,
     if rec["phase"] == "logarithmic":
         gam = float(p["alpha"]) - 1.0
         fields = dict(decay_class="logarithmic", gamma=gam,
-                      note="alpha <= 1 with lam = 0: no stationary law (THEORY §4)")
+                      note="alpha <= 1 with lam = 0: no stationary law (docs/specification.md §4)")
         if gam > 0:
             form, domain_lo = (lambda l: A / gam * np.log(l) ** (-gam)), 1.0
             fields.update(form="A/(alpha-1) (ln l)^-(alpha-1)",
@@ -182,6 +183,5 @@ def asymptotic_envelope(eta_j, eta_g=None, kappa=None, alpha=None, lam=None, *,
     env = AsymptoticEnvelope(**base, **fields, domain_lo=domain_lo, _form=form)
     if form is None:
         return env
-    from dataclasses import replace
 
     return replace(env, valid_from=unit_crossing(env.raw, domain_lo))

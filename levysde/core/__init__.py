@@ -1,0 +1,8 @@
+"""The foundation every layer may use: outcomes as data (``status``), the argument checks
+(``validate``) and the machine's memory (``memory``).
+"""
+from levysde.core.memory import available_memory
+from levysde.core.status import NOT_IDENTIFIED, Estimate, unavailable, with_se
+from levysde.core.validate import check_samples
+
+__all__ = ['Estimate', 'unavailable', 'with_se', 'NOT_IDENTIFIED', 'check_samples', 'available_memory']

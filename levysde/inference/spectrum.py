@@ -1,0 +1,51 @@
+"""Descriptors of a recorded time-scale spectrum: its spread (:func:`spread`) and the longest
+envelope lag it supports (:func:`resolved_lag_max`, docs/specification.md §5).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ['spread', 'resolved_lag_max']
+
+
+def spread(zeta) -> dict:
+    """Spread of a time-scale spectrum: std and IQR of zeta, and the decades of tau
+    = exp(-zeta) between the 1% and 99% quantiles. NaNs are ignored."""
+    z = np.asarray(zeta, dtype=float)
+    z = z[np.isfinite(z)]
+    if z.size < 2:
+        return {"std": float("nan"), "iqr": float("nan"), "decades": float("nan"), "n": int(z.size)}
+    q = np.quantile(z, [0.01, 0.25, 0.75, 0.99])
+    return {"std": float(z.std(ddof=1)), "iqr": float(q[2] - q[1]),
+            "decades": float((q[3] - q[0]) / math.log(10)), "n": int(z.size)}
+
+
+def resolved_lag_max(zeta, *, min_neurons: int = 10) -> float:
+    """Largest envelope lag that a recorded time-scale spectrum supports (issue 11; docs/specification.md §5).
+
+    Rule: ``l_max = tau_(k) = exp(-zeta_(k))``, the k-th longest time scale of the
+    spectrum, ``k = min(min_neurons, number of finite zeta)``. Beyond it the envelope
+    ``f(l) = mean_q exp(-l e^zeta_q)`` is carried by fewer than k neurons: a sum of a
+    few exponentials whose log-log slope steepens without bound, so any decay-class or
+    slope fit there reads "exponential" by construction (docs/specification.md §5: bounded time
+    scales give f ~ exp(-l/tau_max)). ``zeta``: any shape (NaN ignored), e.g. the last
+    record (H,). Raises ValueError when no zeta is finite, min_neurons < 1, or that time scale
+    exceeds the largest double (zeta < -709.78).
+    """
+    z = np.asarray(zeta, dtype=float).ravel()
+    z = np.sort(z[np.isfinite(z)])
+    if z.size == 0:
+        raise ValueError("zeta has no finite value: no time scale to bound the lags")
+    if int(min_neurons) != min_neurons or min_neurons < 1:
+        raise ValueError(f"min_neurons must be an integer >= 1; got {min_neurons!r}")
+    k = min(int(min_neurons), z.size)
+    if -z[k - 1] > _LOG_DOUBLE_MAX:
+        raise ValueError(f"the time scale exp(-zeta) of the {k}-th slowest neuron, exp({-z[k - 1]:.4g}), exceeds "
+                         f"the largest double: no envelope lag range (zeta must be >= -709.78)")
+    return float(math.exp(-z[k - 1]))
+
+
+#: log of the largest double: tau = exp(-zeta) overflows for zeta < -709.78
+_LOG_DOUBLE_MAX = math.log(np.finfo(float).max)

@@ -1,0 +1,49 @@
+"""The delete-a-group jackknife: group labels, standard error and bias (Efron & Tibshirani 1993,
+§10.5, §10.6, §11.2).
+
+Every error bar of levysde's estimators of trajectories and spectra comes from here; the groups
+are whole neurons (or particles), since a neuron's increments are correlated in time
+(docs/specification.md §8).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ['neuron_groups', 'jackknife_se', 'jackknife_bias', 'JACKKNIFE_BIAS_LIMIT']
+
+
+def neuron_groups(n_neurons: int, n_groups: int = 16) -> np.ndarray:
+    """Labels (n_neurons,) of the neuron groups resampled by the jackknife: neuron q -> q mod G,
+    G = min(n_groups, n_neurons). Raises ValueError for n_neurons < 1 or n_groups < 2."""
+    if int(n_neurons) < 1:
+        raise ValueError(f"n_neurons must be >= 1; got {n_neurons!r}")
+    if int(n_groups) != n_groups or n_groups < 2:
+        raise ValueError(f"n_groups must be an integer >= 2; got {n_groups!r}")
+    return np.arange(int(n_neurons)) % min(int(n_groups), int(n_neurons))
+
+
+def jackknife_se(values_loo) -> float:
+    """Delete-a-group jackknife standard error ``sqrt((G-1)/G sum_g (t_(-g) - mean)^2)`` from the
+    G leave-one-group-out values (Efron & Tibshirani 1993, §11.2; groups of whole neurons,
+    docs/specification.md §8). NaN when G < 2 or any replicate is not finite (never a silent partial SE)."""
+    v = np.asarray(values_loo, dtype=float)
+    if v.size < 2 or not np.all(np.isfinite(v)):
+        return float("nan")
+    return float(math.sqrt((v.size - 1) / v.size * np.sum((v - v.mean()) ** 2)))
+
+
+#: a jackknife bias estimate below this share of the standard error can be ignored (Efron &
+#: Tibshirani 1993, §10.6); beyond it the estimator's small-sample bias is material
+JACKKNIFE_BIAS_LIMIT = 0.25
+
+
+def jackknife_bias(values_loo, value) -> float:
+    """Delete-a-group jackknife estimate of bias ``(G - 1) (mean_g t_(-g) - t)`` of the estimate
+    ``value`` from its G leave-one-group-out values (Efron & Tibshirani 1993, §10.5; groups of
+    whole neurons, docs/specification.md §8). NaN when G < 2 or any replicate is not finite."""
+    v = np.asarray(values_loo, dtype=float)
+    if v.size < 2 or not np.all(np.isfinite(v)) or not math.isfinite(value):
+        return float("nan")
+    return float((v.size - 1) * (v.mean() - value))

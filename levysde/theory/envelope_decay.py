@@ -1,0 +1,187 @@
+"""Decay of a forgetting envelope f(l): local and fitted log-log slopes and the decay class
+(docs/specification.md §5).
+
+:func:`local_slope` (second-order finite differences of log f against log l), :func:`fit_slope`
+(a least-squares line over the window where f has decayed from ``f_start`` to ``f_floor``) and
+:func:`classify_decay` (exponential, polynomial or logarithmic decay, chosen by the linear fit of
+log f, log(-log f) or 1/f against l or log l with the best residual). The envelopes themselves
+come from :mod:`levysde.theory.envelope_map`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ['local_slope', 'fit_slope', 'SlopeFit', 'classify_decay', 'DecayClass', 'DECAY_CLASSES']
+
+
+#: the three decay classes of docs/specification.md §5
+DECAY_CLASSES = ("exponential", "polynomial", "logarithmic")
+
+
+def _check_curve(lags, f):
+    lag = np.asarray(lags, dtype=float)
+    fv = np.asarray(f, dtype=float)
+    if lag.ndim != 1 or lag.size < 2:
+        raise ValueError("lags must be a 1-d array of at least 2 values")
+    if fv.shape != lag.shape:
+        raise ValueError(f"f must have the shape of lags {lag.shape}; got {fv.shape}")
+    if not np.all(np.isfinite(lag)) or np.any(lag <= 0) or np.any(np.diff(lag) <= 0):
+        raise ValueError("lags must be finite, > 0 and strictly increasing")
+    if not np.all(np.isfinite(fv)) or np.any(fv < 0):
+        raise ValueError("f must be finite and >= 0")
+    return lag, fv
+
+
+def local_slope(lags, f) -> np.ndarray:
+    """Local log-log slope d log f / d log l (second-order finite differences), docs/specification.md §5.
+
+    Parameters: lags (n,) > 0 strictly increasing; f (n,) > 0.
+    Returns (n,) array; -> -beta for a polynomial envelope.
+    Raises ValueError for bad input or f == 0 anywhere (the log is undefined).
+    """
+    lag, fv = _check_curve(lags, f)
+    if np.any(fv <= 0):
+        raise ValueError("f must be > 0 for a log-log slope")
+    return np.gradient(np.log(fv), np.log(lag), edge_order=2 if lag.size > 2 else 1)
+
+
+@dataclass(frozen=True)
+class SlopeFit:
+    """Least-squares line log f = c + slope log l on [lag_lo, lag_hi] (n points);
+    se is the ordinary-least-squares error (a fit quality figure, not a statistical
+    error of correlated data: use a jackknife over independent groups for that)."""
+
+    slope: float
+    intercept: float
+    se: float
+    lag_lo: float
+    lag_hi: float
+    n: int
+
+
+def _fit_window(lag, fv, f_floor, f_start, lag_min):
+    ok = (fv > f_floor) & (fv <= f_start) & (lag >= lag_min) & (fv > 0)
+    return ok
+
+
+def _ols(x, y):
+    A = np.stack([np.ones_like(x), x], axis=1)
+    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
+    res = y - A @ coef
+    n = x.size
+    s2 = (res @ res) / max(n - 2, 1)
+    sxx = ((x - x.mean()) ** 2).sum()
+    se = math.sqrt(s2 / sxx) if sxx > 0 else math.inf
+    return coef, res, se
+
+
+def fit_slope(lags, f, *, lag_range=None, f_floor: float = 0.0, f_start: float = 0.5,
+              min_points: int = 4) -> SlopeFit:
+    """Fitted large-lag log-log slope of an envelope (docs/specification.md §5, §7).
+
+    Default window: among lags with f_floor < f <= f_start, the upper half in
+    log l (l >= sqrt(l_lo l_hi)), where the local slope has settled (for the
+    defaults with eta_J = 3 it reaches -beta* only for l >~ 30, docs/specification.md §7).
+    ``lag_range = (lo, hi)`` overrides the window.
+
+    Returns SlopeFit. Raises ValueError for bad input or fewer than
+    ``min_points`` lags in the window.
+    """
+    lag, fv = _check_curve(lags, f)
+    if lag_range is not None:
+        lo, hi = (float(v) for v in lag_range)
+        if not (0 < lo < hi):
+            raise ValueError(f"lag_range must satisfy 0 < lo < hi; got {lag_range!r}")
+        ok = (lag >= lo) & (lag <= hi) & (fv > f_floor) & (fv > 0)
+    else:
+        ok = _fit_window(lag, fv, f_floor, f_start, 0.0)
+        if np.count_nonzero(ok) >= 2 * min_points:
+            mid = math.sqrt(lag[ok][0] * lag[ok][-1])
+            ok &= lag >= mid
+    if np.count_nonzero(ok) < min_points:
+        raise ValueError(f"lags: only {np.count_nonzero(ok)} lags in the slope window "
+                         f"(f in ({f_floor:g}, {f_start:g}]); need >= {min_points}: extend the lags")
+    coef, _, se = _ols(np.log(lag[ok]), np.log(fv[ok]))
+    return SlopeFit(slope=float(coef[1]), intercept=float(coef[0]), se=se,
+                    lag_lo=float(lag[ok][0]), lag_hi=float(lag[ok][-1]), n=int(np.count_nonzero(ok)))
+
+
+@dataclass(frozen=True)
+class DecayClass:
+    """Decay class of an envelope (docs/specification.md §5).
+
+    Attributes
+    ----------
+    name : 'exponential' | 'polynomial' | 'logarithmic' (smallest rms)
+    candidates : dict name -> {'param': value, 'param_name': 'tau_max'|'beta'|'gamma',
+        'rms': rms residual of log f, 'r2': coefficient of determination}
+    lag_lo, lag_hi : the fitted lag window; n : number of lags in it
+    """
+
+    name: str
+    candidates: dict = field(default_factory=dict)
+    lag_lo: float = math.nan
+    lag_hi: float = math.nan
+    n: int = 0
+
+    def records(self) -> dict:
+        """JSON-ready summary (non-finite numbers become None)."""
+        def num(v):
+            return float(v) if np.isfinite(v) else None
+        return {"name": self.name, "lag_lo": num(self.lag_lo), "lag_hi": num(self.lag_hi), "n": self.n,
+                "candidates": {k: {kk: (num(vv) if not isinstance(vv, str) else vv) for kk, vv in c.items()}
+                               for k, c in self.candidates.items()}}
+
+
+#: candidate models: log f = c - x(l) / param  (exponential) or c - param x(l)
+_CANDIDATES = (
+    ("exponential", "tau_max", lambda l: l, lambda s: -1.0 / s if s < 0 else math.inf),
+    ("polynomial", "beta", np.log, lambda s: -s),
+    ("logarithmic", "gamma", lambda l: np.log(np.log(l)), lambda s: -s),
+)
+
+
+def classify_decay(lags, f, *, f_floor: float = 1e-300, f_start: float = 0.5,
+                   lag_min: float = math.e, min_points: int = 6) -> DecayClass:
+    """Classify an envelope as exponential, polynomial or logarithmic (docs/specification.md §5).
+
+    On the window of lags with l >= lag_min (default e, so that log log l > 0)
+    and f_floor < f <= f_start (past the bulk, above the noise floor: for a
+    Monte-Carlo envelope of n_eff samples use f_floor ~ 100 / n_eff), three
+    straight-line models of log f are fitted by least squares:
+
+    * exponential (bounded time scales): log f = c - l / tau_max;
+    * polynomial: log f = c - beta log l;
+    * logarithmic: log f = c - gamma log log l.
+
+    The class is the model with the smallest rms residual of log f (the goodness
+    measure, reported with R^2 for every candidate). Lags are in steps: the
+    logarithmic model refers to the unit time scale tau = 1.
+
+    Returns
+    -------
+    DecayClass
+
+    Raises
+    ------
+    ValueError for bad input or fewer than ``min_points`` lags in the window.
+    """
+    lag, fv = _check_curve(lags, f)
+    ok = _fit_window(lag, fv, f_floor, f_start, lag_min)
+    if np.count_nonzero(ok) < min_points:
+        raise ValueError(f"lags: only {np.count_nonzero(ok)} lags with l >= {lag_min:g} and f in "
+                         f"({f_floor:g}, {f_start:g}]; need >= {min_points}: extend the lags")
+    l, y = lag[ok], np.log(fv[ok])
+    sst = ((y - y.mean()) ** 2).sum()
+    cands = {}
+    for name, pname, xf, par in _CANDIDATES:
+        coef, res, _ = _ols(xf(l), y)
+        rms = math.sqrt((res @ res) / res.size)
+        cands[name] = {"param_name": pname, "param": float(par(coef[1])), "rms": rms,
+                       "r2": float(1 - (res @ res) / sst) if sst > 0 else math.nan}
+    best = min(cands, key=lambda k: cands[k]["rms"])
+    return DecayClass(name=best, candidates=cands, lag_lo=float(l[0]), lag_hi=float(l[-1]),
+                      n=int(l.size))
