@@ -1,6 +1,6 @@
 """Training speed (optimizer steps/s, no recording) of each model, eager and fast (CUDA-graph) steps
 side by side: seq 200, batch 32, AdamW (muP lr, clip 1), powerlaw; the trainer's own step
-(levysde.rnn.train._Run.train_step), so what is timed is what `levysde train` runs.
+(levysde.rnn.trainer._Run.train_step), so what is timed is what `levysde train` runs.
 
 usage: python benchmarks/steps_per_s.py [--device cpu|cuda] [--hidden 64 256] [--steps 20] [--threads 1]
                                         [--models ...] [--seq-len 200] [--batch 32] [--rounds 2]
@@ -16,7 +16,7 @@ import time
 import torch
 
 from levysde.rnn import MODELS
-from levysde.rnn.train import TrainConfig, _Run
+from levysde.rnn.trainer import TrainConfig, _Run
 
 LEAKY = ("constgate", "sharedgate", "diaggate")
 

@@ -88,7 +88,7 @@ def _same(path: pathlib.Path, cfg: dict) -> bool:
 def train_one(job) -> str:
     """Train one run (skip if finished with the same config, resume if interrupted); returns its path."""
     path, cfg = pathlib.Path(job[0]), job[1]
-    from levysde.rnn.train import TrainConfig, train
+    from levysde.rnn.trainer import TrainConfig, train
 
     ck = path.with_suffix(".ckpt")
     if path.exists() and not ck.exists() and _same(path, cfg):
@@ -100,8 +100,8 @@ def train_one(job) -> str:
 
 #: every levysde module that ``levysde check`` runs (check_run and what it imports, directly or
 #: lazily: the fit, the tail, the envelope, the prediction, the closing-loop simulator)
-CHECKER_MODULES = ("check.py", "estimate.py", "runfile.py", "tails.py", "tauberian.py", "theory.py", "levy.py",
-                   "params.py", "roots.py", "_rng.py", "_vmath.py", "_io.py", "simulation/*.py")
+CHECKER_MODULES = ("__init__.py", "core/*.py", "io/*.py", "theory/*.py", "stats/*.py", "simulation/*.py",
+                   "rnn/__init__.py", "rnn/learned.py", "rnn/teacher.py", "inference/*.py")
 
 
 def _checker_version() -> str:

@@ -33,7 +33,7 @@ FORCING = dict(inject_alpha=1.5, inject_scale=1e-3, inject_target="recurrent")
 
 def train_one(args):
     model, budget, outdir, seed = args
-    from levysde.rnn.train import TrainConfig, train
+    from levysde.rnn.trainer import TrainConfig, train
 
     path = pathlib.Path(outdir) / f"{model}_s{seed}.npz"
     cfg = dict(COMMON, **BUDGETS[budget], model=model, seed=seed)

@@ -334,8 +334,9 @@ def test_phase_called_only_against_its_own_odds():
 
 def test_anticollapse_checker_hash_covers_every_module_the_check_imports():
     """examples/anticollapse.py reuses cached check rows only when the checking code's hash matches: the hash
-    must cover every levysde module that check.py reaches through relative imports (module-level or lazy),
-    found here by walking the import statements (ast), independently of the example's list."""
+    must cover every levysde module that inference/check.py reaches through its imports (module-level or
+    lazy, and the packages whose __init__ runs on the way), found here by walking the import statements
+    (ast), independently of the example's list."""
     import ast
     import fnmatch
     import importlib.util
@@ -347,22 +348,35 @@ def test_anticollapse_checker_hash_covers_every_module_the_check_imports():
     spec = importlib.util.spec_from_file_location("anticollapse_ex", root.parent / "examples" / "anticollapse.py")
     ex = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ex)
-    seen, todo = set(), [root / "check.py"]
+
+    def files_of(dotted):
+        """The file of module ``dotted`` and the __init__ files of the packages above it."""
+        parts = dotted.split(".")[1:]
+        out = [root / "__init__.py"]
+        for k in range(1, len(parts) + 1):
+            p = root.joinpath(*parts[:k])
+            if p.is_dir():
+                out.append(p / "__init__.py")
+            elif p.with_suffix(".py").exists():
+                out.append(p.with_suffix(".py"))
+        return out
+
+    seen, todo = set(), files_of("levysde.inference.check")
     while todo:
         f = todo.pop()
         if f in seen:
             continue
         seen.add(f)
-        for node in ast.walk(ast.parse(f.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.level >= 1:
-                base = f.parent if node.level == 1 else f.parent.parent
-                names = [node.module] if node.module else [a.name for a in node.names]
-                for n in names:
-                    p = base.joinpath(*n.split("."))
-                    todo += sorted(p.glob("*.py")) if p.is_dir() else ([p.with_suffix(".py")]
-                                                                       if p.with_suffix(".py").exists() else [])
+        tree = ast.parse(f.read_text())
+        typing_only = {id(n) for b in ast.walk(tree) if isinstance(b, ast.If) and "TYPE_CHECKING" in ast.unparse(b.test)
+                       for n in ast.walk(b)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.ImportFrom) and (node.module or "").startswith("levysde")
+                    and id(node) not in typing_only):
+                todo += files_of(node.module) + [g for a in node.names for g in files_of(f"{node.module}.{a.name}")]
     reached = {f.relative_to(root).as_posix() for f in seen}
-    assert {"check.py", "estimate.py", "tails.py", "theory.py", "simulation/_kernels.py"} <= reached
+    assert {"inference/check.py", "inference/sde_fit.py", "stats/tails.py", "theory/phases.py",
+            "simulation/_kernels.py"} <= reached
     missing = [r for r in reached if not any(fnmatch.fnmatch(r, pat) for pat in ex.CHECKER_MODULES)]
     assert not missing, missing
 

@@ -110,13 +110,13 @@ def test_fresh_user_examples(capsys):
 def test_lag_max_beyond_float64_integers_is_refused(capsys):
     """--lag-max 10^30 used to reach numpy's log10 of a Python int (TypeError traceback): lags are
     integers held exactly in float64, so lag_max <= 2^53 everywhere."""
-    from levysde.rnn.train import TrainConfig, lag_grid
+    from levysde.rnn.trainer import TrainConfig, integer_lag_grid
 
     status, err = _parse(capsys, "train", "--lag-max", 1, "1" + "0" * 30)
     assert _one_line(status, err, "--lag-max") == f"an integer in [2, {2 ** 53}]"
     with pytest.raises(ValueError, match=r"lag_max must be an integer in \[2, 2\^53\]"):
-        lag_grid(2, 10 ** 30)
+        integer_lag_grid(2, 10 ** 30)
     with pytest.raises(ValueError, match="lag_max"):
         TrainConfig(lag_max=10 ** 30).validate()
-    lags = lag_grid(5, 2 ** 53)
+    lags = integer_lag_grid(5, 2 ** 53)
     assert lags[-1] == 2.0 ** 53 and lags[0] == 1.0 and list(lags) == sorted(set(lags))

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 from levysde.cli import main  # noqa: E402
 from levysde.io.runfile import REQUIRED_KEYS, checkpoint_path, load_run, save_run  # noqa: E402
 from levysde.rnn import MODELS, TrainConfig, build_model, build_task, lambda_rayleigh, record_stats, sas_noise, train  # noqa: E402
-from levysde.rnn.train import MU_FLOOR, _make_optimizer, apply_manual_decay, elr_envelope, integer_lag_grid, neuron_lambda  # noqa: E402
+from levysde.rnn.trainer import MU_FLOOR, _make_optimizer, apply_manual_decay, elr_envelope, integer_lag_grid, neuron_lambda  # noqa: E402
 
 torch.set_num_threads(1)
 

@@ -17,7 +17,7 @@ from levysde.rnn.checkpoint import load_checkpoint, save_checkpoint  # noqa: E40
 from levysde.rnn.learned import learned_diagnostic
 from levysde.rnn.tasks import STREAM_PROBE, STREAM_TRAIN  # noqa: E402
 from levysde.rnn.teacher import teacher_scale, teacher_time_scales  # noqa: E402
-from levysde.rnn.train import TrainingDiverged, _make_optimizer, elr_envelope, integer_lag_grid, memory_estimate, neuron_lambda  # noqa: E402
+from levysde.rnn.trainer import TrainingDiverged, _make_optimizer, elr_envelope, integer_lag_grid, memory_estimate, neuron_lambda  # noqa: E402
 
 torch.set_num_threads(1)
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),

@@ -549,32 +549,24 @@ def test_save_is_atomic(tmp_path, monkeypatch):
     assert sorted(f.name for f in tmp_path.iterdir()) == ["run.npz"]
 
 
-def test_top_level_simulate_is_the_function_and_old_module_names_warn():
-    """levysde.simulate is the function; the former module's names still resolve, with a
-    DeprecationWarning, to the objects of levysde.simulation (one release)."""
-    import inspect
-    import warnings
+def test_top_level_names_are_the_layer_objects_and_load_lazily():
+    """levysde.simulate is levysde.simulation.simulate (no wrapper); ``import levysde`` alone loads
+    neither Numba nor the simulator, and every name in levysde.__all__ resolves."""
+    import subprocess
+    import sys
 
     import levysde
 
-    assert inspect.signature(levysde.simulate) == inspect.signature(S.simulate)
-    assert levysde.simulate.__doc__ == S.simulate.__doc__
-    kw = dict(particles=16, n_groups=2, t_end=0.2, burn_in=0.1, seed=4)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")                    # calling it does not warn
-        r = levysde.simulate(1.5, **kw)
-    assert isinstance(r, S.SimulationResult)
-    assert np.array_equal(r.final_zeta, S.simulate(1.5, **kw).final_zeta)
-    with pytest.warns(DeprecationWarning, match=r"levysde\.simulation\.simulate"):
-        assert levysde.simulate.simulate is S.simulate
-    with pytest.warns(DeprecationWarning, match=r"levysde\.simulation\.big_jump_rate"):
-        from levysde.simulate import big_jump_rate
-    assert big_jump_rate is S.big_jump_rate
-    with pytest.warns(DeprecationWarning):
-        import levysde.simulate as old
-        assert old.SimulationResult is S.SimulationResult
+    assert levysde.simulate is S.simulate and levysde.SimulationResult is S.SimulationResult
+    for name in levysde.__all__:
+        assert getattr(levysde, name) is not None, name
     with pytest.raises(AttributeError, match="no_such_name"):
-        levysde.simulate.no_such_name
+        levysde.no_such_name
+    with pytest.raises(ModuleNotFoundError):
+        import levysde.simulate  # noqa: F401  (the former module alias is gone)
+    code = "import sys, levysde; print(sorted(m for m in ('numba', 'scipy', 'levysde.simulation') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out
 
 
 # --- bias budget (levysde.simulation.bias) -----------------------------------------------------

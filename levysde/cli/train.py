@@ -145,7 +145,7 @@ def _config_fields(args, base: dict | None) -> dict:
             fields[_FIELD.get(dest, dest)] = value
     if base is None:
         return fields
-    from levysde.rnn.train import TrainConfig
+    from levysde.rnn.trainer import TrainConfig
 
     names = set(TrainConfig.__dataclass_fields__)
     merged = {k: v for k, v in base.items() if k in names}
@@ -180,7 +180,7 @@ def run(args) -> int:
                          "(on the project machines: pip install torch==2.13.0)") from None
     from levysde.io.runfile import check_writable, checkpoint_path
     from levysde.rnn.checkpoint import load_checkpoint
-    from levysde.rnn.train import TrainConfig, TrainingDiverged, train
+    from levysde.rnn.trainer import TrainConfig, TrainingDiverged, train
 
     if args.resume and args.force:
         raise UsageError("--resume and --force exclude each other")

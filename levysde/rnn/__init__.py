@@ -6,7 +6,7 @@ teacher     the tasks' torch-free maths: the ``longmem`` teacher, the trivial pr
 learned     whether a run learned its task, and the summary of its last record (torch-free)
 models      ConstGate, SharedGate, DiagGate, GRU, LSTM with per-neuron retention and Jacobian diagonal
 tasks       synthetic long-memory regression: powerlaw, delay, adding, longmem (streams, truncated BPTT)
-train       TrainConfig, train(): muP-scaled optimizers, clipping, injected alpha-stable forcing, recording
+trainer     TrainConfig, train(): muP-scaled optimizers, clipping, injected alpha-stable forcing, recording
 checkpoint  the (torch) checkpoints that make a run resumable
 fast        GraphStep: a training step replayed from a CUDA graph
 
@@ -31,7 +31,7 @@ _TORCH_EXPORTS = {
     **dict.fromkeys(["MODELS", "RNNModel", "Trace", "ConstGate", "SharedGate", "DiagGate", "GRU", "LSTM",
                      "build_model"], "levysde.rnn.models"),
     **dict.fromkeys(["TASKS", "Task", "build_task"], "levysde.rnn.tasks"),
-    **dict.fromkeys(["TrainConfig", "train", "record_stats", "lambda_rayleigh", "sas_noise"], "levysde.rnn.train"),
+    **dict.fromkeys(["TrainConfig", "train", "record_stats", "lambda_rayleigh", "sas_noise"], "levysde.rnn.trainer"),
 }
 
 __all__ = ["INSTALL_HINT", "LEARNED_THRESHOLD", "learned_diagnostic", "run_summary", "teacher_scale",
@@ -40,7 +40,7 @@ __all__ = ["INSTALL_HINT", "LEARNED_THRESHOLD", "learned_diagnostic", "run_summa
 if TYPE_CHECKING:
     from levysde.rnn.models import GRU, LSTM, MODELS, ConstGate, DiagGate, RNNModel, SharedGate, Trace, build_model
     from levysde.rnn.tasks import TASKS, Task, build_task
-    from levysde.rnn.train import TrainConfig, lambda_rayleigh, record_stats, sas_noise, train
+    from levysde.rnn.trainer import TrainConfig, lambda_rayleigh, record_stats, sas_noise, train
 
 
 def __getattr__(name: str) -> Any:
