@@ -21,8 +21,8 @@ The package is layered; each layer uses only the ones before it (docs/api.md):
 ``cli``         the ``levysde`` command
 ==============  =====================================================================
 
-The names below are loaded on first use, so ``import levysde`` is fast and pulls in neither
-Numba nor PyTorch.
+Every name loads on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python), so
+``import levysde`` is fast and pulls in neither Numba nor PyTorch.
 
 Quick use::
 
@@ -32,33 +32,34 @@ Quick use::
 """
 from __future__ import annotations
 
-import importlib
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader as lazy
 
 try:
     __version__ = version("levysde")
 except PackageNotFoundError:        # a source tree that was not installed
     __version__ = "0+unknown"
 
-#: public name -> the module that defines it
-_EXPORTS = {
-    **dict.fromkeys(["c_alpha", "psi", "psi_adjoint", "char_exponent", "variance", "cumulant", "cumulant4"],
-                    "levysde.theory.levy"),
-    **dict.fromkeys(["DEFAULTS", "SDEParams"], "levysde.theory.params"),
-    **dict.fromkeys(["phi", "beta_star", "eta_j_star", "eta_j_critical", "classify", "tail_rate", "PhaseResult",
-                     "PHASES", "CRITICAL_TOL"], "levysde.theory.phases"),
-    **dict.fromkeys(["envelope", "tauberian_prediction"], "levysde.theory.envelope_map"),
-    "classify_decay": "levysde.theory.envelope_decay",
-    **dict.fromkeys(["kappa_alpha", "learnability_window", "window_scaling_law"], "levysde.theory.learnability"),
-    **dict.fromkeys(["simulate", "SimulationResult", "SaturatingDrift", "OUDrift", "TabulatedDrift",
-                     "sample_increments", "default_eps", "beta_model", "DivergenceError"], "levysde.simulation"),
-    **dict.fromkeys(["tail_from_histogram", "tail_from_samples", "tempered_fit", "threshold_scan"],
-                    "levysde.stats.tails"),
-    **dict.fromkeys(["Status", "Estimate"], "levysde.core.status"),
-}
-
-__all__ = sorted(_EXPORTS) + ["__version__"]
+__getattr__, __dir__, _names = lazy.attach(
+    __name__,
+    submodules=["core", "io", "theory", "stats", "simulation", "rnn", "inference", "studies", "plotting", "cli"],
+    submod_attrs={
+        "theory.levy": ["c_alpha", "psi", "psi_adjoint", "char_exponent", "variance", "cumulant", "cumulant4"],
+        "theory.params": ["DEFAULTS", "SDEParams"],
+        "theory.phases": ["phi", "beta_star", "eta_j_star", "eta_j_critical", "classify", "tail_rate", "PhaseResult",
+                          "PHASES", "CRITICAL_TOL"],
+        "theory.envelope_map": ["envelope", "tauberian_prediction"],
+        "theory.envelope_decay": ["classify_decay"],
+        "theory.learnability": ["kappa_alpha", "learnability_window", "window_scaling_law"],
+        "simulation": ["simulate", "SimulationResult", "SaturatingDrift", "OUDrift", "TabulatedDrift",
+                       "sample_increments", "default_eps", "beta_model", "DivergenceError"],
+        "stats.tails": ["tail_from_histogram", "tail_from_samples", "tempered_fit", "threshold_scan"],
+        "core.status": ["Status", "Estimate"],
+    },
+)
+__all__ = [*_names, "__version__"]
 
 if TYPE_CHECKING:   # the eager form, for type checkers and IDEs
     from levysde.core.status import Estimate, Status
@@ -91,16 +92,3 @@ if TYPE_CHECKING:   # the eager form, for type checkers and IDEs
         tail_rate,
     )
 
-
-def __getattr__(name: str) -> Any:
-    """Load a public name from its module on first use (PEP 562)."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'levysde' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))

@@ -269,7 +269,8 @@ def test_diagram_overlay_passes_the_backend_through_the_sweep(tmp_path):
     part of each stored point (a store resumes only with the backend that wrote it)."""
     out = _py("""
         import sys, json
-        from levysde.studies.diagram import phase_diagram, simulated_overlay
+        from levysde.studies.diagram import phase_diagram
+        from levysde.studies.overlay import simulated_overlay
         from levysde.studies.sweep import load_point
         d = phase_diagram("eta_j", "kappa", x_range=(2.5, 3.5), y_range=(0.9, 1.1), nx=3, ny=3)
         settings = {"particles": 32, "t_end": 1.0, "burn_in": 0.2, "dt": 0.02, "u": 0.5}

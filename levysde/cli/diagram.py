@@ -173,7 +173,7 @@ def _check_sweep(args, given) -> None:
 def _overlay(args, d, companion):
     """Simulate the coarse sub-grid (Dask sweep) and draw the companion plot; the overlay dict."""
     from levysde.plotting import plot_beta_check
-    from levysde.studies.diagram import simulated_overlay
+    from levysde.studies.overlay import simulated_overlay
 
     try:
         overlay = simulated_overlay(d, nx=args.sim_grid[0], ny=args.sim_grid[1], quick=args.quick,

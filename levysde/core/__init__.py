@@ -1,8 +1,16 @@
 """The foundation every layer may use: outcomes as data (``status``), the argument checks
 (``validate``) and the machine's memory (``memory``).
-"""
-from levysde.core.memory import available_memory
-from levysde.core.status import NOT_IDENTIFIED, Estimate, unavailable, with_se
-from levysde.core.validate import check_samples
 
-__all__ = ['Estimate', 'unavailable', 'with_se', 'NOT_IDENTIFIED', 'check_samples', 'available_memory']
+Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
+"""
+
+import lazy_loader as lazy
+
+__getattr__, __dir__, __all__ = lazy.attach(
+    __name__,
+    submod_attrs={
+        "memory": ["available_memory"],
+        "status": ["NOT_IDENTIFIED", "Estimate", "unavailable", "with_se"],
+        "validate": ["check_samples"],
+    },
+)

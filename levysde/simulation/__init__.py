@@ -21,28 +21,31 @@ for any thread count (``NUMBA_NUM_THREADS``). Euler's drift discretisation adds 
 error to the bulk; with exact jump counts the tail rate does not depend on dt (docs/specification.md §7).
 
 ``levysde.simulate`` is :func:`simulate`; ``levysde.simulation.X`` is the home of every name below.
-"""
-from levysde.simulation._backend import BACKENDS, CudaUnavailableError, load_cuda
-from levysde.simulation._checks import MAX_SLOPE_DT, MAX_STEPS, DivergenceError, SimulationInputError, StepSizeError
-from levysde.simulation._simulate import DEFAULT_RECORD_EVERY, group_starts, sample_increments, simulate
-from levysde.simulation.drift import OUDrift, SaturatingDrift, TabulatedDrift
-from levysde.simulation.result import SimulationResult
-from levysde.simulation.scheme import (
-           DEFAULT_EPS_FACTOR,
-           MAX_JUMPS_PER_STEP,
-           MAX_SERIES_BETA_EPS,
-           beta_model,
-           big_jump_rate,
-           default_eps,
-           poisson_table,
-           simulation_eps,
-           small_jump_symbol,
-           small_jump_variance,
-)
 
-__all__ = ["simulate", "SimulationResult", "SaturatingDrift", "OUDrift", "TabulatedDrift",
-           "sample_increments", "default_eps", "big_jump_rate", "small_jump_variance",
-           "small_jump_symbol", "beta_model", "DivergenceError", "SimulationInputError",
-           "StepSizeError", "DEFAULT_EPS_FACTOR", "MAX_SLOPE_DT", "MAX_JUMPS_PER_STEP", "MAX_STEPS",
-           "MAX_SERIES_BETA_EPS", "BACKENDS", "CudaUnavailableError", "load_cuda", "DEFAULT_RECORD_EVERY",
-           "group_starts", "simulation_eps", "poisson_table"]
+Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
+"""
+
+import lazy_loader as lazy
+
+__getattr__, __dir__, __all__ = lazy.attach(
+    __name__,
+    submod_attrs={
+        "_backend": ["BACKENDS", "CudaUnavailableError", "load_cuda"],
+        "_checks": ["MAX_SLOPE_DT", "MAX_STEPS", "DivergenceError", "SimulationInputError", "StepSizeError"],
+        "_simulate": ["DEFAULT_RECORD_EVERY", "group_starts", "sample_increments", "simulate"],
+        "drift": ["OUDrift", "SaturatingDrift", "TabulatedDrift"],
+        "result": ["SimulationResult"],
+        "scheme": [
+            "DEFAULT_EPS_FACTOR",
+            "MAX_JUMPS_PER_STEP",
+            "MAX_SERIES_BETA_EPS",
+            "beta_model",
+            "big_jump_rate",
+            "default_eps",
+            "poisson_table",
+            "simulation_eps",
+            "small_jump_symbol",
+            "small_jump_variance",
+        ],
+    },
+)

@@ -1,15 +1,16 @@
-"""Studies over many parameter points: the phase diagram and the parallel, resumable sweep behind its
-simulated overlay.
-"""
-from levysde.studies.diagram import (
-    AXES,
-    DEFAULT_RANGES,
-    SIM_SETTINGS,
-    PhaseDiagram,
-    phase_diagram,
-    simulate_point,
-    simulated_overlay,
-)
-from levysde.studies.sweep import load_point, point_seed, run_sweep
+"""Studies over many parameter points: the phase diagram (``diagram``), its simulated overlay
+(``overlay``) and the parallel, resumable sweep behind it (``sweep``).
 
-__all__ = ['AXES', 'PhaseDiagram', 'phase_diagram', 'DEFAULT_RANGES', 'simulated_overlay', 'simulate_point', 'SIM_SETTINGS', 'point_seed', 'run_sweep', 'load_point']
+Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
+"""
+
+import lazy_loader as lazy
+
+__getattr__, __dir__, __all__ = lazy.attach(
+    __name__,
+    submod_attrs={
+        "diagram": ["AXES", "PhaseDiagram", "phase_diagram", "DEFAULT_RANGES", "SIM_SETTINGS"],
+        "overlay": ["simulated_overlay", "simulate_point"],
+        "sweep": ["load_point", "point_seed", "run_sweep"],
+    },
+)

@@ -15,42 +15,50 @@ module                          concern
 ``envelope_decay``              slopes and decay classes of an envelope curve
 ``learnability``                kappa_alpha, sample complexity, the learnability window H_N
 =============================== ==========================================================
-"""
-from levysde.theory.envelope_asymptotics import AsymptoticEnvelope, asymptotic_envelope, unit_crossing
-from levysde.theory.envelope_decay import DECAY_CLASSES, DecayClass, SlopeFit, classify_decay, fit_slope, local_slope
-from levysde.theory.envelope_map import (
-    SampleEnvelope,
-    envelope,
-    envelope_density,
-    envelope_hist,
-    envelope_samples,
-    tauberian_prediction,
-    valid_lag_max,
-)
-from levysde.theory.learnability import kappa_alpha, learnability_window, sample_complexity, window_scaling_law
-from levysde.theory.levy import (
-    c_alpha,
-    char_exponent,
-    cumulant,
-    cumulant4,
-    psi,
-    psi_adjoint,
-    psi_mp,
-    psi_unit_over_beta,
-    variance,
-)
-from levysde.theory.params import DEFAULTS, RANGES, SDEParams, check_int, check_param, check_params, describe_range
-from levysde.theory.phases import (
-    CRITICAL_TOL,
-    PHASES,
-    PhaseResult,
-    beta_star,
-    classify,
-    eta_j_critical,
-    eta_j_star,
-    phi,
-    tail_rate,
-)
-from levysde.theory.roots import chandrupatla
 
-__all__ = ['DEFAULTS', 'RANGES', 'SDEParams', 'describe_range', 'check_param', 'check_int', 'check_params', 'c_alpha', 'psi', 'psi_adjoint', 'psi_unit_over_beta', 'char_exponent', 'variance', 'cumulant', 'cumulant4', 'psi_mp', 'chandrupatla', 'phi', 'beta_star', 'eta_j_star', 'eta_j_critical', 'classify', 'tail_rate', 'PhaseResult', 'PHASES', 'CRITICAL_TOL', 'envelope', 'envelope_samples', 'envelope_hist', 'envelope_density', 'SampleEnvelope', 'tauberian_prediction', 'valid_lag_max', 'AsymptoticEnvelope', 'asymptotic_envelope', 'unit_crossing', 'local_slope', 'fit_slope', 'SlopeFit', 'classify_decay', 'DecayClass', 'DECAY_CLASSES', 'kappa_alpha', 'sample_complexity', 'learnability_window', 'window_scaling_law']
+Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
+"""
+
+import lazy_loader as lazy
+
+__getattr__, __dir__, __all__ = lazy.attach(
+    __name__,
+    submod_attrs={
+        "envelope_asymptotics": ["AsymptoticEnvelope", "asymptotic_envelope", "unit_crossing"],
+        "envelope_decay": ["DECAY_CLASSES", "DecayClass", "SlopeFit", "classify_decay", "fit_slope", "local_slope"],
+        "envelope_map": [
+            "SampleEnvelope",
+            "envelope",
+            "envelope_density",
+            "envelope_hist",
+            "envelope_samples",
+            "tauberian_prediction",
+            "valid_lag_max",
+        ],
+        "learnability": ["kappa_alpha", "learnability_window", "sample_complexity", "window_scaling_law"],
+        "levy": [
+            "c_alpha",
+            "char_exponent",
+            "cumulant",
+            "cumulant4",
+            "psi",
+            "psi_adjoint",
+            "psi_mp",
+            "psi_unit_over_beta",
+            "variance",
+        ],
+        "params": ["DEFAULTS", "RANGES", "SDEParams", "check_int", "check_param", "check_params", "describe_range"],
+        "phases": [
+            "CRITICAL_TOL",
+            "PHASES",
+            "PhaseResult",
+            "beta_star",
+            "classify",
+            "eta_j_critical",
+            "eta_j_star",
+            "phi",
+            "tail_rate",
+        ],
+        "roots": ["chandrupatla"],
+    },
+)
