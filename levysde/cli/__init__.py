@@ -6,8 +6,9 @@ no traceback. Ctrl-C at any point, the start-up imports included: one line ``int
 stderr, exit status 130 (128 + SIGINT).
 
 This module imports nothing but the standard library, so that the numeric stack (numpy, scipy,
-numba: about a second of every start) is imported inside :func:`main`, where an interrupt is
-handled.
+numba: most of a start) is imported inside :func:`main`, where an interrupt is handled. For the
+same reason each command module imports the library inside its ``run`` function: building the
+parser loads every command module, and ``levysde phase`` should not pay for the simulator.
 """
 from __future__ import annotations
 

@@ -31,8 +31,8 @@ __getattr__, __dir__, _names = lazy.attach(
         "teacher": ["teacher_time_scales", "teacher_scale", "trivial_loss"],
         "learned": ["LEARNED_THRESHOLD", "learned_diagnostic", "run_summary"],
         "models": ["MODELS", "RNNModel", "Trace", "ConstGate", "SharedGate", "DiagGate", "GRU", "LSTM", "build_model"],
-        "tasks": ["TASKS", "Task", "build_task"],
-        "trainer": ["TrainConfig", "train", "record_stats", "lambda_rayleigh", "sas_noise"],
+        "tasks": ["TASKS", "Task", "build_task", "sas_noise"],
+        "trainer": ["TrainConfig", "train", "record_stats", "lambda_rayleigh"],
     },
 )
 __all__ = ["INSTALL_HINT", *_names]
@@ -40,6 +40,6 @@ __all__ = ["INSTALL_HINT", *_names]
 if TYPE_CHECKING:
     from levysde.rnn.learned import LEARNED_THRESHOLD, learned_diagnostic, run_summary
     from levysde.rnn.models import GRU, LSTM, MODELS, ConstGate, DiagGate, RNNModel, SharedGate, Trace, build_model
-    from levysde.rnn.tasks import TASKS, Task, build_task
+    from levysde.rnn.tasks import TASKS, Task, build_task, sas_noise
     from levysde.rnn.teacher import teacher_scale, teacher_time_scales, trivial_loss
-    from levysde.rnn.trainer import TrainConfig, lambda_rayleigh, record_stats, sas_noise, train
+    from levysde.rnn.trainer import TrainConfig, lambda_rayleigh, record_stats, train

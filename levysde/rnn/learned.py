@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from levysde.io.files import atomic_write, check_output, umask  # noqa: F401  (re-exported)
 from levysde.rnn.teacher import trivial_loss
 
 #: a run "learned" when its late loss is below this fraction of the trivial loss (docs/specification.md §8)

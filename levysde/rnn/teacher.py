@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from levysde.io.files import atomic_write, check_output, umask  # noqa: F401  (re-exported)
 
 
 # --------------------------------------------------------------------------------------

@@ -69,7 +69,7 @@ from levysde.rnn._torch import torch
 from levysde.rnn.checkpoint import load_checkpoint, save_checkpoint
 from levysde.rnn.fast import GraphStep
 from levysde.rnn.models import INITS, MODELS, RNNModel, build_model
-from levysde.rnn.tasks import (  # noqa: F401
+from levysde.rnn.tasks import (
     STREAM_NOISE,
     STREAM_PROBE,
     STREAM_TRAIN,
