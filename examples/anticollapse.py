@@ -100,8 +100,9 @@ def train_one(job) -> str:
 
 #: every levysde module that ``levysde check`` runs (check_run and what it imports, directly or
 #: lazily: the fit, the tail, the envelope, the prediction, the closing-loop simulator)
-CHECKER_MODULES = ("check.py", "estimate.py", "runfile.py", "tails.py", "tauberian.py", "theory.py", "levy.py",
-                   "params.py", "roots.py", "_rng.py", "_vmath.py", "_io.py", "simulation/*.py")
+CHECKER_MODULES = ("inference/check.py", "inference/sde_fit.py", "inference/drift_fit.py", "inference/noise_fit.py",
+                   "inference/spectrum.py", "rnn/learned.py", "rnn/teacher.py", "simulation/*.py", "stats/*.py",
+                   "theory/*.py", "io/*.py", "core/*.py")
 
 
 def _checker_version() -> str:
