@@ -6,7 +6,9 @@
    docs/_static/figures/ (figures are never hand-drawn) and the printed output is kept;
 2. writes the examples gallery, docs/_generated/gallery/: one page per example with its
    description (the script's docstring), its command, its figure and its output;
-3. runs ``sphinx-build -W --keep-going -b html docs docs/_build/html``.
+3. writes the layer table of the API page, docs/_generated/layers.md, from the source
+   (docs/layers.py: the layers, their modules and the imports between them);
+4. runs ``sphinx-build -W --keep-going -b html docs docs/_build/html``.
 
 Every script in examples/ must be listed in EXAMPLES (the build fails otherwise), so a new
 example always gets a gallery page.
@@ -24,6 +26,7 @@ DOCS = pathlib.Path(__file__).resolve().parent
 ROOT = DOCS.parent
 FIG = DOCS / "_static" / "figures"
 GALLERY = DOCS / "_generated" / "gallery"
+LAYERS = DOCS / "_generated" / "layers.md"
 
 #: example script -> (extra arguments, figure written into docs/_static/figures or None,
 #: module the example needs, or None)
@@ -120,11 +123,23 @@ def build_gallery(full: bool) -> None:
     (GALLERY / "index.md").write_text(gallery_index(entries), encoding="utf-8")
 
 
+def write_layers() -> None:
+    """docs/_generated/layers.md: the layer table of docs/layers.py (included by docs/api.md)."""
+    p = subprocess.run([sys.executable, str(DOCS / "layers.py")], cwd=ROOT, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.stderr.write(p.stderr[-4000:])
+        raise SystemExit(f"docs/build.py: docs/layers.py failed with exit status {p.returncode}")
+    LAYERS.parent.mkdir(parents=True, exist_ok=True)
+    LAYERS.write_text(p.stdout, encoding="utf-8")
+    print(f"  wrote {LAYERS.relative_to(ROOT)}", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="run the examples at full size")
     args = ap.parse_args()
     build_gallery(args.full)
+    write_layers()
     cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(DOCS),
            str(DOCS / "_build" / "html")]
     print("+", " ".join(cmd), flush=True)

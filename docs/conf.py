@@ -1,6 +1,8 @@
 """Sphinx configuration of the levysde documentation.
 
-Build (warnings are errors):  python -m sphinx -W --keep-going -b html docs docs/_build/html
+Build (warnings are errors):  python docs/build.py
+(it runs the examples and writes docs/_generated/ first, then
+python -m sphinx -W --keep-going -b html docs docs/_build/html)
 """
 import pathlib
 import sys
@@ -53,13 +55,13 @@ API_FORMULAS = {
         r"\operatorname{Var} J_1 = \Psi''(0) = -\eta_J\,\frac{\alpha(\alpha-1)\lambda^{\alpha-2}}{\cos(\pi\alpha/2)}",
     "levysde.theory.levy.cumulant4":
         r"k_4 = -\eta_J\,\frac{\alpha(\alpha-1)(\alpha-2)(\alpha-3)\lambda^{\alpha-4}}{\cos(\pi\alpha/2)}",
-    "levysde.theory.phi": r"\Phi(\beta) = \eta_G\beta^2 + \Psi^*(\beta) - \kappa\beta",
-    "levysde.theory.beta_star":
+    "levysde.theory.phases.phi": r"\Phi(\beta) = \eta_G\beta^2 + \Psi^*(\beta) - \kappa\beta",
+    "levysde.theory.phases.beta_star":
         r"\beta^* \in (0, \lambda]: \quad \Phi(\beta^*)/\beta^* = 0",
-    "levysde.theory.eta_j_star":
+    "levysde.theory.phases.eta_j_star":
         r"\eta_J^* = \frac{\lambda(\kappa - \eta_G\lambda)}{\Psi_1(\lambda)}, \qquad"
         r"\Psi_1(\lambda) = \frac{(2\lambda)^\alpha - 2\lambda^\alpha}{-2\cos(\pi\alpha/2)}",
-    "levysde.theory.eta_j_critical": r"\eta_J^{\mathrm{crit}} = \frac{\kappa - \eta_G}{\Psi_1(1)}",
+    "levysde.theory.phases.eta_j_critical": r"\eta_J^{\mathrm{crit}} = \frac{\kappa - \eta_G}{\Psi_1(1)}",
     "levysde.simulation.scheme.default_eps": r"\varepsilon = (\eta_J\,dt)^{1/\alpha}",
     "levysde.simulation.scheme.big_jump_rate":
         r"\Lambda_\varepsilon = 2\eta_J c_\alpha \lambda^\alpha\,\Gamma(-\alpha, \lambda\varepsilon)"

@@ -27,7 +27,7 @@ def _pyplot():
 
 
 def save_figure(fig, path, *, dpi: int = 150, bbox_inches="tight") -> str:
-    """Save ``fig`` to ``path`` atomically (:func:`levysde._io.atomic_write`: a temporary file
+    """Save ``fig`` to ``path`` atomically (:func:`levysde.io.files.atomic_write`: a temporary file
     next to it replaces it; a non-regular target such as a FIFO or device is refused with
     ValueError). The format follows the suffix (png, pdf, svg, ...); ``.png`` is appended to a
     name without one. Returns the path written."""
@@ -42,7 +42,7 @@ def save_figure(fig, path, *, dpi: int = 150, bbox_inches="tight") -> str:
 
 
 def plot_phase_diagram(diagram, *, overlay=None, path=None):
-    """Draw a :class:`levysde.diagram.PhaseDiagram`.
+    """Draw a :class:`levysde.studies.diagram.PhaseDiagram`.
 
     beta* as a heat map (grey where no admissible root), the threshold curve
     eta_J = eta_J* (white dashed), the critical manifold beta* = 1 (red) and a

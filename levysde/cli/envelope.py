@@ -73,7 +73,7 @@ def add_parser(sub):
 # ----------------------------------------------------------------------------- run
 
 def load_run(path: str) -> dict:
-    """:func:`levysde.runfile.read_run`, with its one-line errors attributed to ``--from``."""
+    """:func:`levysde.io.runfile.read_run`, with its one-line errors attributed to ``--from``."""
     from levysde.io.runfile import read_run
 
     try:

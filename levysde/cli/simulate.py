@@ -16,7 +16,7 @@ from levysde.cli._common import (
     same_file,
 )
 
-#: why --groups >= 8 (levysde.check.MIN_GROUPS; docs/simulate.md, "Groups")
+#: why --groups >= 8 (levysde.inference.check.MIN_GROUPS; docs/simulate.md, "Groups")
 GROUPS_WHY = ("the jackknife error over G groups has G - 1 degrees of freedom; its 95 % t factor is "
               "12.7 for 2 groups, 2.36 for 8: docs/simulate.md")
 

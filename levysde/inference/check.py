@@ -3,13 +3,13 @@
 :func:`check_run` reads a run file of ``levysde train`` (numpy only; torch is not
 needed) and hands its arrays to :func:`check_trajectories`, which
 
-* fits the SDE to the zeta_q trajectories of the late records (:func:`levysde.estimate.fit_sde`:
+* fits the SDE to the zeta_q trajectories of the late records (:func:`levysde.inference.sde_fit.fit_sde`:
   plateau kappa from the fitted saturating drift, noise from the increments' characteristic
-  function) and predicts beta* and the phase (:func:`levysde.estimate.predict`);
+  function) and predicts beta* and the phase (:func:`levysde.inference.sde_fit.predict`);
 * tests the late part for stationarity (:func:`stationarity_test`);
 * compares the prediction with the left tail of the pooled late spectrum (``beta_tail``,
   Hill/MLE) and with the exponent of the last record's ELR envelope (``beta_envelope``,
-  over the lags the spectrum supports, :func:`levysde.estimate.resolved_lag_max`);
+  over the lags the spectrum supports, :func:`levysde.inference.spectrum.resolved_lag_max`);
 * closes the loop: simulates the fitted SDE (the binned drift as a tabulated drift) and
   measures the Kolmogorov-Smirnov distance to the network's late zeta.
 
@@ -69,7 +69,7 @@ def _check_n_groups(n_groups):
 
 
 def load_run_arrays(path) -> dict:
-    """Read a ``levysde train`` run file with numpy alone (:func:`levysde.runfile.load_run`).
+    """Read a ``levysde train`` run file with numpy alone (:func:`levysde.io.runfile.load_run`).
 
     Raises ValueError (one line, naming the file) when the file is missing, not an
     .npz, or lacks the run-file keys.
@@ -281,7 +281,7 @@ class CheckReport:
 
 
 def _learned(run):
-    """``(learned, loss_ratio, reason)`` of a run (levysde.runfile.learned_diagnostic, docs/specification.md
+    """``(learned, loss_ratio, reason)`` of a run (levysde.rnn.learned.learned_diagnostic, docs/specification.md
     §8 (i)); ``reason`` says why the phase is withheld when it did not learn (else "")."""
 
     try:
@@ -301,8 +301,8 @@ def _unavail(reason):
 def _beta_tail(late, n_groups, tail_fraction=0.1):
     """Hill/MLE rate of the pooled late zeta's left tail above the (1 - tail_fraction) quantile
     of X = -zeta (docs/specification.md §8), jackknifed over single neurons (delete-one-neuron jackknife,
-    levysde.tails.tail_from_samples), with the power-law stability check
-    (levysde.tails.power_law_note) in the flag.
+    levysde.stats.tails.tail_from_samples), with the power-law stability check
+    (levysde.stats.tails.power_law_note) in the flag.
 
     Single neurons rather than ``n_groups`` groups: the tail is carried by the few neurons that
     reach it, so with 16 groups only a few replicates differ and the error has few degrees of
@@ -427,7 +427,7 @@ def clean_columns(zeta, weights=None):
       too small (a copy in each group) or zero (all copies in one group). The first of each set
       is kept; its envelope weight is the copies' sum (the envelope, Σ Λ_q e^{-l μ_q}, is then
       unchanged). All-NaN columns are kept as they are; when every column with a finite value
-      is a copy of one (a shared zeta), nothing is merged (:func:`levysde.estimate.fit_sde`
+      is a copy of one (a shared zeta), nothing is merged (:func:`levysde.inference.sde_fit.fit_sde`
       fits it as a single trajectory).
 
     Parameters: zeta (R, Q); weights (Q,) or None. Returns ``(zeta, weights, notes)``: the

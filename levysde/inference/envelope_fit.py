@@ -1,14 +1,14 @@
 """The forgetting envelope of a saved run and its fits (docs/specification.md §5, §8, §9).
 
-A run file (:func:`levysde.runfile.read_run`) of the simulator (kind ``"simulation"``)
+A run file (:func:`levysde.io.runfile.read_run`) of the simulator (kind ``"simulation"``)
 or of the RNN trainer (kind ``"rnn"``) becomes the table f(l) = E[exp(-l e^zeta)] on a
 lag grid, together with the lowest f that its sampling supports (``f_floor``). Then
 :func:`fit_run_envelope` gives the decay class, the large-lag log-log slope and its
 standard error (a jackknife over particle groups where the run has them).
 
-* simulation runs: the occupation histogram (exact per bin, :func:`levysde.tauberian.envelope_hist`)
+* simulation runs: the occupation histogram (exact per bin, :func:`levysde.theory.envelope_map.envelope_hist`)
   plus the mass outside its range as point masses, or the final particle positions
-  (:func:`levysde.tauberian.envelope_samples`); lags are limited to what the deepest
+  (:func:`levysde.theory.envelope_map.envelope_samples`); lags are limited to what the deepest
   occupied bin and the independent excursions support (docs/specification.md §8).
 * RNN runs: the ELR envelope sum_q Lambda_q e^(-l e^zeta_q) / sum_q Lambda_q of the last
   record (docs/specification.md §9), an exact finite sum over the neurons without sampling noise.
@@ -66,8 +66,8 @@ class RunEnvelope:
     beta_theory, tail_rate, phase : the model's beta* (None when there is no root), tail rate
         and phase from the run's parameters (:func:`run_theory`); None for RNN runs
     note : "not a power law ..." when the left tail of zeta fails the stability check of
-        :func:`levysde.tails.tail_check` (beta and the Tauberian slope then do not apply), else None
-    lag_max : RNN runs: the largest lag the spectrum supports (:func:`levysde.estimate.resolved_lag_max`,
+        :func:`levysde.stats.tails.tail_check` (beta and the Tauberian slope then do not apply), else None
+    lag_max : RNN runs: the largest lag the spectrum supports (:func:`levysde.inference.spectrum.resolved_lag_max`,
         the 10th longest time scale); the table stops there. None for simulation runs
     """
 
@@ -243,14 +243,14 @@ def simulation_envelope(run: dict, *, source: str = "hist", lags=None, lag_min=N
 
     Parameters
     ----------
-    run : dict from :func:`levysde.runfile.read_run` of kind ``"simulation"``: ``hist_edges`` (m+1,),
+    run : dict from :func:`levysde.io.runfile.read_run` of kind ``"simulation"``: ``hist_edges`` (m+1,),
         ``hist_counts`` (G, m) or (m,), optional ``hist_outside`` (G, 4), ``excursion_counts`` (G, m),
         ``final_zeta`` (any shape), ``meta``.
     source : ``"hist"`` (the occupation histogram, exact per bin) or ``"samples"`` (the final
         positions ``final_zeta``; a random subsample of ``n_samples`` drawn with ``seed`` when given).
     lags, lag_min, lag_max, n_lags : the lag grid (:func:`lag_grid`); lag_max defaults to the
         longest time scale the data resolve: exp(-zeta) of the deepest occupied bin (or sample)
-        (:func:`levysde.tauberian.valid_lag_max`), and for histograms at most 100 times the lag
+        (:func:`levysde.theory.envelope_map.valid_lag_max`), and for histograms at most 100 times the lag
         that :data:`MIN_EXCURSIONS` independent excursions reached.
     f_floor : lowest f for the fits, in [0, 1); default: the excursion rule when the run counts
         excursions, else :func:`sampling_floor` of the independent particles (samples: of the
@@ -320,13 +320,13 @@ def rnn_envelope(run: dict, *, weighted: bool = True, lags=None, lag_min=None, l
 
     Parameters
     ----------
-    run : dict from :func:`levysde.runfile.read_run` of kind ``"rnn"``: ``zeta`` (R, H) or (H,),
+    run : dict from :func:`levysde.io.runfile.read_run` of kind ``"rnn"``: ``zeta`` (R, H) or (H,),
         optional ``Lambda`` (same shape), ``step`` (R,), ``lags`` (L,) and ``envelope`` (R, L).
     weighted : weight neurons by Lambda_q (when the run has it); False: plain mean over neurons.
     lags, lag_min, lag_max, n_lags : the lag grid (:func:`lag_grid`). Without any of them the run's
         own recorded lags are used (and, weighted, its recorded envelope); lag_max defaults to the
         largest recorded lag (1e4 when the run has none). The table stops at the largest lag the
-        spectrum supports, tau_(10) (:func:`levysde.estimate.resolved_lag_max`): beyond it f is a sum
+        spectrum supports, tau_(10) (:func:`levysde.inference.spectrum.resolved_lag_max`): beyond it f is a sum
         of fewer than 10 exponentials and every fit would read "exponential".
     f_floor : lowest f for the fits; default :data:`RNN_F_FLOOR` (an exact finite sum has no
         sampling noise).
@@ -391,8 +391,8 @@ def jackknife_slope_se(lags, edges, counts, lag_lo: float, lag_hi: float, *,
     """Jackknife standard error of the log-log slope of the histogram envelope on [lag_lo, lag_hi].
 
     The G particle groups (rows of ``counts``) are independent replicas; they are split into
-    min(G, max_blocks) contiguous blocks, the slope (:func:`levysde.tauberian.fit_slope`) is
-    refitted with each block left out and :func:`levysde.tails.jackknife` combines the
+    min(G, max_blocks) contiguous blocks, the slope (:func:`levysde.theory.envelope_decay.fit_slope`) is
+    refitted with each block left out and :func:`levysde.stats.jackknife.jackknife_se` combines the
     leave-one-out slopes (docs/specification.md §8: error bars from resampling independent groups).
 
     Parameters
@@ -426,9 +426,9 @@ def jackknife_slope_se(lags, edges, counts, lag_lo: float, lag_hi: float, *,
 class EnvelopeFits:
     """Decay class and large-lag slope of a :class:`RunEnvelope` (None where not determined).
 
-    decay_class : ``"exponential"``, ``"polynomial"`` or ``"logarithmic"`` (:func:`levysde.tauberian.classify_decay`)
+    decay_class : "exponential", "polynomial" or "logarithmic" (:func:`levysde.theory.envelope_decay.classify_decay`)
     decay_fit : its ``records()`` (winning fit, window, candidates)
-    slope : fitted log-log slope of f on slope_lag_range (:func:`levysde.tauberian.fit_slope`)
+    slope : fitted log-log slope of f on slope_lag_range (:func:`levysde.theory.envelope_decay.fit_slope`)
     slope_se : its standard error; slope_se_method names how it was obtained
     """
 

@@ -164,7 +164,7 @@ def checkpoint_path(run_path: str) -> str:
 
 def check_writable(path: str, what: str = "output") -> None:
     """Raise ValueError (one line, starting with ``what`` and ``path``) unless ``path`` can be
-    written as a file: :func:`levysde._io.check_output` with ``force=True`` (an existing regular
+    written as a file: :func:`levysde.io.files.check_output` with ``force=True`` (an existing regular
     file is accepted; directories, FIFOs, devices and missing directories are not). Nothing is
     created."""
     check_output(path, what, force=True)

@@ -19,7 +19,7 @@ Tasks (``x``: (B, T, n_in), ``y``: (B, T, n_out), float32, values before t = 0 a
   teacher of ``n_mem`` = m leaky integrators with time scales ``tau_j``:
   ``m^j_t = rho_j m^j_{t-1} + sqrt(1 - rho_j^2) x_t``, ``rho_j = exp(-1/tau_j)``,
   ``y_t = c sum_j m^j_t``, ``c`` such that Var(sum) = 1 for Gaussian x
-  (:func:`levysde.runfile.teacher_time_scales`, :func:`levysde.runfile.trivial_loss`).
+  (:func:`levysde.rnn.teacher.teacher_time_scales`, :func:`levysde.rnn.teacher.trivial_loss`).
   ``tau_j`` are the quantiles ``j/(m-1)`` of the power-law density ``∝ tau^(-1-gamma)`` on
   ``[1, mem_lag_max]`` (``gamma`` = ``mem_gamma`` >= 0; 0 = log-uniform, equal numbers per
   decade): component j rewards a network time scale near ``tau_j``, up to 10^4 steps by

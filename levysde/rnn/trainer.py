@@ -21,7 +21,7 @@ At steps 0, K, 2K, ... and at the last step (K = ``record_every``), on a fixed p
   0, Lambda 0 and the envelope 0/0) or a Lambda that is not finite and > 0 stops the run
   with :class:`TrainingDiverged`; a non-finite envelope is never written.
 * the probe loss, its ratio to the trivial predictor's loss (``loss_ratio``,
-  :func:`levysde.runfile.learned_diagnostic`; above :data:`DIVERGED_RATIO` = 1e6 the run has
+  :func:`levysde.rnn.learned.learned_diagnostic`; above :data:`DIVERGED_RATIO` = 1e6 the run has
   diverged and stops with :class:`TrainingDiverged`), and the ELR envelope
   ``f(l) = sum_q Lambda_q exp(-l mu_bar_q) / sum_q Lambda_q``
   on an integer log grid of exactly ``n_lags`` lags ``1..lag_max`` (:func:`integer_lag_grid`);
@@ -485,7 +485,7 @@ def full_config(cfg: TrainConfig, task: Task, lags: np.ndarray) -> dict:
 
 
 def _available_memory(device: torch.device) -> int | None:
-    """Free bytes on ``device``: CUDA ``mem_get_info``, else :func:`levysde._io.available_memory`
+    """Free bytes on ``device``: CUDA ``mem_get_info``, else :func:`levysde.core.memory.available_memory`
     (None when unknown)."""
     if device.type == "cuda":
         return int(torch.cuda.mem_get_info(device)[0])
@@ -555,7 +555,7 @@ class _Run:
         self.t_start = time.perf_counter()
 
     def _trivial_loss(self) -> float:
-        """Population target variance (levysde.runfile.trivial_loss); for alpha-stable inputs the
+        """Population target variance (levysde.rnn.teacher.trivial_loss); for alpha-stable inputs the
         probe batch's mean squared deviation from the target's mean (0; adding has none)."""
         v = trivial_loss(self.config)
         if v is None:

@@ -16,7 +16,7 @@ One module per concept; the entry point :func:`simulate` only wires them togethe
 * ``levysde.simulation._simulate``: :func:`simulate` and :func:`sample_increments`.
 
 Random numbers: one xoshiro256++ stream per particle, seeded from one
-``numpy.random.SeedSequence`` (:mod:`levysde._rng`), so a seed gives bit-identical output
+``numpy.random.SeedSequence`` (:mod:`levysde.simulation._rng`), so a seed gives bit-identical output
 for any thread count (``NUMBA_NUM_THREADS``). Euler's drift discretisation adds an O(dt)
 error to the bulk; with exact jump counts the tail rate does not depend on dt (docs/specification.md §7).
 

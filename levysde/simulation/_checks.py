@@ -74,9 +74,9 @@ def check_dt(dt) -> float:
 
 
 def scalar_param(name, value) -> float:
-    """A model parameter of one run as a float: :func:`levysde.params.check_param` (ValueError
+    """A model parameter of one run as a float: :func:`levysde.theory.params.check_param` (ValueError
     naming ``name`` and its range) and a scalar (ValueError naming ``name`` for an array: one
-    simulation per call; loop, or sweep with :mod:`levysde.sweep`, for several values)."""
+    simulation per call; loop, or sweep with :mod:`levysde.studies.sweep`, for several values)."""
     arr = check_param(name, value)
     if arr.ndim != 0 and arr.size != 1:
         raise ValueError(f"{name} must be a single real number in {describe_range(name)} (one "

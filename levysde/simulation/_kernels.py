@@ -2,8 +2,8 @@
 
 Scheme: :mod:`levysde.simulation` (docs/specification.md §7); drift, big-jump proposal and rejection come
 from :mod:`levysde.simulation._step` (shared with the CUDA backend), compiled here with the
-vectorisable exponential of :mod:`levysde._vmath`. Random numbers: xoshiro256++ streams from
-:mod:`levysde._rng`, one per particle; the streams of a block of particles are only ever used
+vectorisable exponential of :mod:`levysde.simulation._vmath`. Random numbers: xoshiro256++ streams from
+:mod:`levysde.simulation._rng`, one per particle; the streams of a block of particles are only ever used
 by the one thread that advances that block, so results do not depend on the thread count.
 
 Layout of the stepper (docs/simulate.md, "Kernel"): groups of particles run in parallel; inside
@@ -52,9 +52,9 @@ def _lanes(states, b0, nb, ls, load):
 @njit(cache=True, inline="always")
 def _normals(ls, nb, nrm, raw, slow):
     """nrm[i] = a standard normal from lane i: the ziggurat's fast path for all lanes in one
-    vectorised pass (:func:`levysde._rng.normal_candidate`), then its slow branch
-    (:func:`levysde._rng.normal_slow`, about 1% of lanes) lane by lane from the same stream:
-    exactly the draws of :func:`levysde._rng.normal`. ``slow``: (BLOCK,) uint8 flags, scanned 8
+    vectorised pass (:func:`levysde.simulation._rng.normal_candidate`), then its slow branch
+    (:func:`levysde.simulation._rng.normal_slow`, about 1% of lanes) lane by lane from the same stream:
+    exactly the draws of :func:`levysde.simulation._rng.normal`. ``slow``: (BLOCK,) uint8 flags, scanned 8
     at a time through its uint64 view (lanes past nb are skipped)."""
     n_slow = 0
     for i in range(nb):

@@ -97,7 +97,7 @@ def sample_increments(n, dt, *, alpha, lam, eta_j, eps=None, seed=0, eta_g=0.0):
     ----------
     n : int >= 1
     dt : float > 0 (time units)
-    alpha, lam, eta_j : jump parameters (ranges as in :func:`levysde.levy.psi`)
+    alpha, lam, eta_j : jump parameters (ranges as in :func:`levysde.theory.levy.psi`)
     eps : cut > 0, default :func:`default_eps`
     seed : SeedSequence entropy (int >= 0); result is independent of the thread count.
 

@@ -13,7 +13,7 @@ DRIFT_SATURATING, DRIFT_OU, DRIFT_TABULATED = 0, 1, 2
 
 def make_drift(exp):
     """The drift function of a backend, with that backend's exponential ``exp`` (``math.exp``
-    on the GPU, the vectorisable :func:`levysde._vmath.exp` on the CPU): one formula, compiled
+    on the GPU, the vectorisable :func:`levysde.simulation._vmath.exp` on the CPU): one formula, compiled
     by each backend."""
 
     def drift(kind, x, d0, d1, d2, grid, vals):

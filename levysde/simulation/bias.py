@@ -124,7 +124,7 @@ def threshold_dependence(est, scan, *, z_max=THRESHOLD_Z):
     """The finite-threshold check that the budget does not model: does beta_hat change when the
     threshold goes deeper?
 
-    ``est``: the estimate at the threshold used (:class:`levysde.tails.TailEstimate`); ``scan``:
+    ``est``: the estimate at the threshold used (:class:`levysde.stats.tails.TailEstimate`); ``scan``:
     estimates at other thresholds (:meth:`SimulationResult.tail_scan`). For every deeper u' with
     a finite estimate and error, z = (beta_hat(u') - beta_hat(u)) / sqrt(se'^2 - se^2) (the
     deeper sample is nested in the shallower one, so the variance of the difference is about

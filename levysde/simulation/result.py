@@ -1,7 +1,7 @@
 """The result of a simulation run (:func:`levysde.simulation.simulate`): arrays, metadata, ``.npz`` I/O.
 
 Occupation histograms of zeta after burn-in per independent particle group (plus per-bin sums
-of zeta, so that the tail estimator of :mod:`levysde.tails` is exact at bin edges), the depth
+of zeta, so that the tail estimator of :mod:`levysde.stats.tails` is exact at bin edges), the depth
 histogram of excursions below the equilibrium, final states, optional thinned trajectories and
 metadata; the ``.npz`` round trip is exact and uses no pickle.
 """
@@ -57,7 +57,7 @@ class SimulationResult:
 
     def save(self, path) -> str:
         """Write an uncompressed ``.npz`` at exactly ``path``, atomically
-        (:func:`levysde._io.atomic_write`: an interrupted save leaves any earlier file intact and
+        (:func:`levysde.io.files.atomic_write`: an interrupted save leaves any earlier file intact and
         no partial file; a non-regular target such as a FIFO or device is refused with
         ValueError); returns the path. Overwrites: callers check for an existing file."""
 
@@ -72,7 +72,7 @@ class SimulationResult:
     @classmethod
     def load(cls, path) -> "SimulationResult":
         """Read a file written by :meth:`save` (``allow_pickle=False``, through
-        :func:`levysde.runfile.read_run`).
+        :func:`levysde.io.runfile.read_run`).
 
         Raises ValueError, one line naming ``path`` and what a simulation run file is, when the
         file is missing, a directory, not a ``.npz`` archive (or holds pickled objects), a run of
@@ -118,7 +118,7 @@ class SimulationResult:
 
     def tail(self, u=None, **kwargs):
         """Left-tail rate estimate at threshold u on X = -zeta (default meta['threshold_u']);
-        see :func:`levysde.tails.tail_from_histogram`.
+        see :func:`levysde.stats.tails.tail_from_histogram`.
 
         Raises ValueError naming u unless it is finite and in :meth:`threshold_range`."""
 
@@ -129,9 +129,9 @@ class SimulationResult:
         """Tempered-tail fit exp(-b x) x^(-1-alpha) of a collapsed, tempering-limited run (docs/specification.md
         §4: no Cramer root, eta_J > 0, lam > 0, so the left tail decays like the jump law and b
         estimates lam; §8), at the threshold ``depth`` (> 0, in zeta units) beyond the equilibrium
-        on X = -zeta; see :func:`levysde.tails.tempered_fit_result`.
+        on X = -zeta; see :func:`levysde.stats.tails.tempered_fit_result`.
 
-        Returns the :class:`levysde.tails.TemperedFit`, or None when the run is not tempering-limited.
+        Returns the :class:`levysde.stats.tails.TemperedFit`, or None when the run is not tempering-limited.
         Raises ValueError when the fit cannot be made (too few samples beyond the threshold)."""
 
         m = self.meta
@@ -140,7 +140,7 @@ class SimulationResult:
         return tempered_fit_result(self, -m["equilibrium"] + depth)
 
     def tail_scan(self, us=None, **kwargs):
-        """:func:`levysde.tails.threshold_scan` on this run. The default thresholds (0.5 .. 12
+        """:func:`levysde.stats.tails.threshold_scan` on this run. The default thresholds (0.5 .. 12
         beyond the equilibrium) are kept where inside :meth:`threshold_range`; explicit ``us``
         must all be inside it (ValueError naming u otherwise)."""
 

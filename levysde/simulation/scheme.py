@@ -256,7 +256,7 @@ def beta_model(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DE
     i.e. Phi with the jump symbol replaced by its big-jump part plus the Gaussian
     stand-in of the small jumps (:func:`small_jump_symbol`). Solved as
     ``Phi_eps(beta)/beta = 0`` on (0, lam] with the known value -kappa at 0+
-    (:func:`levysde.roots.chandrupatla`). Scalars only. Where ``beta eps > 20`` the
+    (:func:`levysde.theory.roots.chandrupatla`). Scalars only. Where ``beta eps > 20`` the
     big-jump part is taken directly from incomplete gammas (mpmath) instead of
     ``Psi - Psi_small``, so any eps > 0 works.
 

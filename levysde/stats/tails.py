@@ -5,7 +5,7 @@ With X = -zeta (long time scales are the left tail of zeta) and a threshold u,
 * the exponential-tail MLE, the Hill estimator of tau = e^X,
   ``beta_hat(u) = sum_{X>u} w / sum_{X>u} w (X - u)`` (:func:`hill_rate`; every
   estimator here reduces to it through per-group sums), from samples, weighted
-  samples or histogram counts; from a run of :func:`levysde.simulate.simulate` it is
+  samples or histogram counts; from a run of :func:`levysde.simulation.simulate` it is
   exact at bin edges because the run also stores per-bin sums of zeta;
 * errors by the jackknife over independent particle groups (samples along a path
   are correlated; the naive ``beta_hat/sqrt(k)`` is 10-20x too small);
@@ -225,7 +225,7 @@ def tail_from_histogram(edges, counts, sums=None, u=3.0, *, outside=None, excurs
         exact at bin edges; without, bin midpoints are used (error O(width^2 beta^2)).
     u : threshold on X; snapped to the nearest edge -u (reported in the result)
     outside : (G, 4) [count below, zeta-sum below, count above, zeta-sum above] of the
-        histogram range (as stored by :func:`levysde.simulate.simulate`); without it,
+        histogram range (as stored by :func:`levysde.simulation.simulate`); without it,
         mass below the range is ignored.
     excursions : (G, B) depth histogram of excursions (their minima), optional
 

@@ -58,14 +58,14 @@ def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick:
     The sub-grid has ``nx x ny`` points strictly inside the diagram's ranges; points
     without an admissible root (collapsed, logarithmic) are skipped. Every point is
     an independent Dask task seeded from ``master_seed`` and its index
-    (:func:`levysde.sweep.run_sweep`; bit-identical for any number of workers;
+    (:func:`levysde.studies.sweep.run_sweep`; bit-identical for any number of workers;
     resumable through ``store``).
 
     Returns a dict of arrays ``x, y, beta_hat, se, beta_theory, beta_model`` and
     the ``wall_s`` of the sweep. ``n_workers`` (default 2) applies to ``scheduler="local"``
     only. ``connect_timeout`` (seconds) bounds the wait for a
     ``tcp://`` scheduler; an unreachable one raises ConnectionError (see
-    :func:`levysde.sweep.run_sweep`). ``backend`` ("cpu" or "cuda") is the simulator of
+    :func:`levysde.studies.sweep.run_sweep`). ``backend`` ("cpu" or "cuda") is the simulator of
     every point (:func:`levysde.simulate`); it is part of each point, so a store is resumed
     only with the backend that wrote it (the two draw different random numbers).
     """

@@ -5,13 +5,13 @@ derived from one master seed and the point's index only
 (``SeedSequence([master_seed, index])``), so the results do not depend on the
 number of workers, on the order in which tasks finish, or on which points were
 already done. Every finished point is written at once to its own ``.npz`` file
-in the store directory (atomically, :func:`levysde._io.atomic_write`, mode
+in the store directory (atomically, :func:`levysde.io.files.atomic_write`, mode
 ``0o666 & ~umask``), so a killed sweep resumes and skips finished points.
 
 Sweeps that share a store share the work: a point is computed only by the sweep that
-holds its lock file ``point_NNNNNN.lock`` (``O_CREAT | O_EXCL``, :func:`levysde._io.claim`);
+holds its lock file ``point_NNNNNN.lock`` (``O_CREAT | O_EXCL``, :func:`levysde.io.files.claim`);
 the others wait for its result file. A lock whose holder died (a process of this host that
-no longer runs; on other hosts, a lock not refreshed for :data:`levysde._io.LOCK_STALE_S`
+no longer runs; on other hosts, a lock not refreshed for :data:`levysde.io.files.LOCK_STALE_S`
 seconds) is taken over. Points are claimed only as workers become free, so two sweeps
 started together split the grid between them.
 

@@ -14,7 +14,7 @@ amplitude A that it does not fix:
 
 These forms hold for large l only; at small l they exceed 1, outside the range of an
 envelope. :func:`unit_crossing` finds where a form drops to 1; the values are reported from
-there on. :func:`levysde.tauberian.tauberian_prediction` is the first case alone.
+there on. :func:`levysde.theory.envelope_map.tauberian_prediction` is the first case alone.
 """
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ class AsymptoticEnvelope:
 
     def capped(self, lags) -> np.ndarray:
         """The form capped at 1 (1 where it is above 1 or undefined): a usable f for
-        :func:`levysde.learnability.learnability_window` (``f_func``)."""
+        :func:`levysde.theory.learnability.learnability_window` (``f_func``)."""
         v = self.raw(lags)
         return np.where(np.isfinite(v) & (v <= 1.0), v, 1.0)
 
@@ -146,7 +146,7 @@ def asymptotic_envelope(eta_j, eta_g=None, kappa=None, alpha=None, lam=None, *,
     Parameters
     ----------
     eta_j, eta_g, kappa, alpha, lam : scalars, the model parameters (None: the defaults of
-        docs/specification.md, :data:`levysde.params.DEFAULTS`), ranges as in :func:`levysde.theory.classify`
+        docs/specification.md, :data:`levysde.theory.params.DEFAULTS`), ranges as in :func:`levysde.theory.classify`
     amplitude : tail amplitude A > 0 of p(tau) (the theory fixes the rate, not A)
 
     Returns

@@ -76,7 +76,7 @@ def learnability_window(N: float, *, lags=None, f=None, f_func=None, alpha_g: fl
     (vectorised, decreasing). Table: the crossing is interpolated linearly in
     (log l, log f), exact for a power law between the nodes. Closed form: the
     bracket is grown geometrically from l = 1 and the root of
-    log f(l) - log f* found in log l by :func:`levysde.roots.chandrupatla`.
+    log f(l) - log f* found in log l by :func:`levysde.theory.roots.chandrupatla`.
 
     Returns
     -------
