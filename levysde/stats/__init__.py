@@ -1,9 +1,9 @@
 """The statistics layer: estimators that know nothing of the model, used by the simulator's results
 and by the inference layer alike.
 
-``tails``      the stationary left tail: Hill-type rates on samples and histograms, threshold
-               scans, the tempered fit, the tail amplitude (docs/specification.md §7, §8)
-``jackknife``  the delete-a-group jackknife: groups, standard error, bias
+* ``tails``: the stationary left tail: Hill-type rates on samples and histograms, threshold
+  scans, the tempered fit, the tail amplitude (docs/specification.md §7, §8);
+* ``jackknife``: the delete-a-group jackknife: groups, standard error, bias.
 
 Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
 """
