@@ -243,7 +243,7 @@ def _print_report(args, overlay, out, companion) -> None:
     print(f"simulated {overlay['x'].size} points in {overlay['wall_s']:.1f} s; companion plot "
           f"{companion}")
     for xv, yv, bh, se, bt in zip(overlay["x"], overlay["y"], overlay["beta_hat"], overlay["se"],
-                                  overlay["beta_theory"]):
+                                  overlay["beta_theory"], strict=True):
         dev = f"({(bh - bt) / se:+.1f} se)" if se > 0 and np.isfinite(bh) else "(no error estimate)"
         print(f"  {args.x}={xv:.4g} {args.y}={yv:.4g}: beta_hat {bh:.4f} +- {se:.4f}   beta* {bt:.4f}   "
               f"{dev}")

@@ -124,9 +124,10 @@ def bias_budget(u: float, drift: PlateauDrift, eta_j: float, eta_g: float, alpha
                 beta: float | None, beta_mod: float | None) -> dict[str, float] | None:
     """The predicted bias of beta_hat(u) against beta*, by source (module docstring).
 
-    Returns a dict: depth_u (u as a depth below the equilibrium), beta_star, eps (beta_model - beta*), drift_saturation, dt (0, not
-    modelled), finite_u (0, not modelled), total, beta_expected (beta* + total); or None without
-    a beta* (no plateau, collapsed phase) or with beta* <= 4e-5 (a tail too long to model).
+    Returns a dict: depth_u (u as a depth below the equilibrium), beta_star, eps (beta_model - beta*),
+    drift_saturation, dt (0, not modelled), finite_u (0, not modelled), total, beta_expected
+    (beta* + total); or None without a beta* (no plateau, collapsed phase) or with beta* <= 4e-5
+    (a tail too long to model).
     """
     if beta is None or not (math.isfinite(beta) and beta > _BETA_MIN) or drift.plateau is None:
         return None

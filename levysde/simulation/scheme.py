@@ -37,8 +37,9 @@ from levysde.theory.params import DEFAULTS
 from levysde.theory.phases import beta_star
 from levysde.theory.roots import chandrupatla
 
-__all__ = ["default_eps", "simulation_eps", "SIMULATION_EPS_FACTORS", "EPS_BIAS_TOL", "big_jump_rate", "small_jump_variance", "small_jump_symbol", "beta_model",
-           "DEFAULT_EPS_FACTOR", "MAX_JUMPS_PER_STEP", "MAX_SERIES_BETA_EPS"]
+__all__ = ["default_eps", "simulation_eps", "SIMULATION_EPS_FACTORS", "EPS_BIAS_TOL", "big_jump_rate",
+           "small_jump_variance", "small_jump_symbol", "beta_model", "DEFAULT_EPS_FACTOR", "MAX_JUMPS_PER_STEP",
+           "MAX_SERIES_BETA_EPS"]
 
 #: default cut: eps = DEFAULT_EPS_FACTOR * (eta_J dt)^(1/alpha), the typical increment
 DEFAULT_EPS_FACTOR = 1.0

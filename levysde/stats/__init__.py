@@ -25,4 +25,9 @@ from levysde.stats.tails import (
     threshold_scan_result,
 )
 
-__all__ = ['neuron_groups', 'jackknife_se', 'jackknife_bias', 'JACKKNIFE_BIAS_LIMIT', 'TailEstimate', 'hill_rate', 'hill_index', 'tail_from_samples', 'tail_from_histogram', 'tail_from_result', 'threshold_scan', 'threshold_scan_result', 'TemperedFit', 'tempered_fit', 'tempered_fit_result', 'TailFit', 'tail_fit', 'power_law_note', 'tail_check', 'CHECK_LEVEL']
+__all__ = [
+    'neuron_groups', 'jackknife_se', 'jackknife_bias', 'JACKKNIFE_BIAS_LIMIT', 'TailEstimate',
+    'hill_rate', 'hill_index', 'tail_from_samples', 'tail_from_histogram', 'tail_from_result',
+    'threshold_scan', 'threshold_scan_result', 'TemperedFit', 'tempered_fit',
+    'tempered_fit_result', 'TailFit', 'tail_fit', 'power_law_note', 'tail_check', 'CHECK_LEVEL',
+]

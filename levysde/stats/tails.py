@@ -538,7 +538,7 @@ def tail_fit(zeta: ArrayLike, *, weights: ArrayLike | None = None, u: float | No
             raise ValueError(f"u: leaving out one group leaves fewer than 10 of the {k} samples "
                              f"beyond the threshold u = {u:.6g}; need >= 10 for the jackknife")
         b_loo = _hill(C - c_g, S - s_g)
-        la_loo = np.array([_log_amplitude(b, C - c, n_w - nn, u) for b, c, nn in zip(b_loo, c_g, n_g)])
+        la_loo = np.array([_log_amplitude(b, C - c, n_w - nn, u) for b, c, nn in zip(b_loo, c_g, n_g, strict=True)])
         se_b, se_logA = jackknife_se(b_loo), jackknife_se(la_loo)
         method = f"jackknife over {G} groups"
     u_chk, b_chk, z_chk, ok = _stability(at, float(u), beta, c_g, s_g)

@@ -12,4 +12,7 @@ from levysde.studies.diagram import (
 )
 from levysde.studies.sweep import load_point, point_seed, run_sweep
 
-__all__ = ['AXES', 'PhaseDiagram', 'phase_diagram', 'DEFAULT_RANGES', 'simulated_overlay', 'simulate_point', 'SIM_SETTINGS', 'point_seed', 'run_sweep', 'load_point']
+__all__ = [
+    'AXES', 'PhaseDiagram', 'phase_diagram', 'DEFAULT_RANGES', 'simulated_overlay',
+    'simulate_point', 'SIM_SETTINGS', 'point_seed', 'run_sweep', 'load_point',
+]

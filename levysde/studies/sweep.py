@@ -39,7 +39,7 @@ import sys
 import threading
 import time
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -218,7 +218,7 @@ def _close(client, cluster, *, quiet: bool) -> None:
                     raise
     finally:
         if quiet:
-            for n, level in zip(names, saved[0]):
+            for n, level in zip(names, saved[0], strict=True):
                 logging.getLogger(n).setLevel(level)
             sys.unraisablehook = saved[1]
 

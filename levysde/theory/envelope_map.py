@@ -40,7 +40,10 @@ from levysde.core.validate import check_samples
 if TYPE_CHECKING:
     from levysde.theory.phases import PhaseResult
 
-__all__ = ['envelope', 'envelope_samples', 'envelope_hist', 'envelope_density', 'SampleEnvelope', 'tauberian_prediction', 'valid_lag_max']
+__all__ = [
+    'envelope', 'envelope_samples', 'envelope_hist', 'envelope_density', 'SampleEnvelope',
+    'tauberian_prediction', 'valid_lag_max',
+]
 
 
 #: sup over s of |d^3/ds^3 exp(-e^s)| = sup_x |x^3 - 3x^2 + x| e^{-x} (computed on a fine grid)
@@ -350,8 +353,9 @@ def envelope_hist(lags: ArrayLike, edges: ArrayLike, counts: ArrayLike) -> np.nd
     and ``f(l) = sum_j c_j / (sum c (b_j - a_j)) * [E1(l e^{a_j}) - E1(l e^{b_j})]``
     (scipy.special.exp1), each bin's integral in a form without cancellation (small
     l e^b, narrow bins, wide bins: see ``_bin_integrals``), so a bin of half-width
-    1e-12 at l e^z = 100 keeps a relative error ~1e-16 times (1 + l e^z). Mass outside [edges[0], edges[-1]] is not known to the
-    histogram: the result is the envelope of the histogram's own measure.
+    1e-12 at l e^z = 100 keeps a relative error ~1e-16 times (1 + l e^z). Mass outside
+    [edges[0], edges[-1]] is not known to the histogram: the result is the envelope of the
+    histogram's own measure.
 
     Parameters
     ----------

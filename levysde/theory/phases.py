@@ -254,10 +254,10 @@ def beta_star(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"]
         bad = ~((out[idx] > 0) & (out[idx] <= pl))
         if np.any(bad):
             i = idx[np.flatnonzero(bad)[0]]
-            raise ValueError("beta* is outside the floating-point range for eta_j={:g}, eta_g={:g}, kappa={:g}, "
-                             "alpha={:g}, lam={:g}".format(ej[i], eg[i], k[i], a[i], lm[i]))
+            raise ValueError(f"beta* is outside the floating-point range for eta_j={ej[i]:g}, eta_g={eg[i]:g}, "
+                             f"kappa={k[i]:g}, alpha={a[i]:g}, lam={lm[i]:g}")
         if precision == "mp":
-            for j, i in enumerate(idx):
+            for i in idx:
                 out[i] = _beta_star_mp(ej[i], eg[i], k[i], a[i], lm[i], out[i], dps)
     return _out(out.reshape(shape))
 
