@@ -12,7 +12,8 @@ from levysde.theory.envelope_map import envelope, envelope_hist, envelope_sample
 
 
 def pareto_f(l, beta):
-    """Pareto p(tau) = beta tau^(-1-beta), tau >= 1: f(l) = beta l^-beta gamma_lower(beta, l) (docs/specification.md §5)."""
+    """Pareto p(tau) = beta tau^(-1-beta), tau >= 1: f(l) = beta l^-beta gamma_lower(beta, l)
+    (docs/specification.md §5)."""
     with mp.workdps(40):
         b = mp.mpf(beta)
         return float(b * mp.mpf(l) ** (-b) * mp.gammainc(b, 0, l))
@@ -110,7 +111,8 @@ def test_public_helpers_at_extreme_arguments():
     got = tauberian_prediction([1e3], A=1.0, beta=200.0)[0]
     assert got == pytest.approx(float(ref), rel=1e-12)
     assert tauberian_prediction([1.0], A=1.0, beta=200.0)[0] == math.inf
-    assert tauberian_prediction([2.0], A=0.3, beta=0.5)[0] == pytest.approx(0.3 * special.gamma(0.5) / math.sqrt(2), rel=1e-15)
+    assert tauberian_prediction([2.0], A=0.3, beta=0.5)[0] == pytest.approx(0.3 * special.gamma(0.5) / math.sqrt(2),
+                                                                            rel=1e-15)
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -14,10 +14,17 @@ torch = pytest.importorskip("torch")
 from levysde.io.runfile import load_run  # noqa: E402
 from levysde.rnn import MODELS, TrainConfig, build_model, build_task, record_stats, train  # noqa: E402
 from levysde.rnn.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
-from levysde.rnn.learned import learned_diagnostic
+from levysde.rnn.learned import learned_diagnostic  # noqa: E402
 from levysde.rnn.tasks import STREAM_PROBE, STREAM_TRAIN  # noqa: E402
 from levysde.rnn.teacher import teacher_scale, teacher_time_scales  # noqa: E402
-from levysde.rnn.train import TrainingDiverged, _make_optimizer, elr_envelope, integer_lag_grid, memory_estimate, neuron_lambda  # noqa: E402
+from levysde.rnn.train import (  # noqa: E402
+    TrainingDiverged,
+    _make_optimizer,
+    elr_envelope,
+    integer_lag_grid,
+    memory_estimate,
+    neuron_lambda,
+)
 
 torch.set_num_threads(1)
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),

@@ -214,7 +214,7 @@ def test_tail_agrees_with_cpu_backend(tmp_path):
         assert abs(p["cuda"].mean() - p["cpu"].mean()) < 4 * se
         if x <= 1.0:
             assert se < 0.1 * p["cpu"].mean()                # the comparison has power
-    for (b_cpu, se_cpu), (b_gpu, se_gpu) in zip(d["cpu_tail"], d["cuda_tail"]):
+    for (b_cpu, se_cpu), (b_gpu, se_gpu) in zip(d["cpu_tail"], d["cuda_tail"], strict=True):
         assert abs(b_gpu - b_cpu) < 4 * math.hypot(se_cpu, se_gpu)
     b3, se3 = d["cuda_tail"][2]
     assert abs(b3 - float(d["beta_model"])) < 4 * se3
