@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from levysde.theory.envelope_map import envelope, envelope_hist, envelope_samples
+from tests.helpers import run_cli
 
 
 def pareto_f(l, beta):
@@ -122,11 +123,8 @@ def test_public_helpers_at_extreme_arguments():
 def test_cli_model_prediction_with_a_rate_beyond_gamma_overflow():
     # kappa/eta_G = 1000: Gamma(1000) overflows a double; A Gamma(beta) l^-beta is formed in logs
     import json
-    import subprocess
-    import sys
 
-    p = subprocess.run([sys.executable, "-m", "levysde", "envelope", "--eta-j", "0", "--eta-g", "0.001",
-                        "--lags", "400", "500", "--json"], capture_output=True, text=True)
+    p = run_cli("envelope", "--eta-j", "0", "--eta-g", "0.001", "--lags", "400", "500", "--json")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     with mp.workdps(30):

@@ -501,6 +501,8 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
+from tests.helpers import run_cli  # noqa: E402
+
 TINY = ["--model", "diaggate", "--task", "delay", "--seq-len", "12", "--hidden", "4", "--batch", "4",
         "--record-every", "5", "--quiet"]
 
@@ -509,8 +511,7 @@ def _train(cwd, *argv, umask=None):
     def pre():
         if umask is not None:
             os.umask(umask)
-    return subprocess.run([sys.executable, "-m", "levysde", "train", *TINY, *argv], cwd=cwd,
-                          capture_output=True, text=True, timeout=180, preexec_fn=pre)
+    return run_cli("train", *TINY, *argv, cwd=cwd, timeout=180, preexec_fn=pre)
 
 
 def _one_line(r, status, *words):
@@ -562,8 +563,7 @@ def test_checkpoint_is_weights_only_and_resume_needs_no_flags(tmp_path):
     assert st["step"] == 10 and st["config"]["lr"] == 0.02
     assert len(load_run(str(tmp_path / "r.npz"))["lags"]) == 40  # --n-lags is the exact count
     # --resume alone: every setting comes from the checkpoint; --steps extends
-    r = subprocess.run([sys.executable, "-m", "levysde", "train", "--out", "r.npz", "--resume",
-                        "--steps", "15", "--quiet"], cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    r = run_cli("train", "--out", "r.npz", "--resume", "--steps", "15", "--quiet", cwd=tmp_path, timeout=180)
     assert r.returncode == 0, r.stderr
     d = load_run(str(tmp_path / "r.npz"))
     assert d["step"].tolist() == [0, 5, 10, 15] and d["config"]["lr"] == 0.02 and d["config"]["hidden"] == 4

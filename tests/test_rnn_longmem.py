@@ -3,8 +3,6 @@
 variances with their standard errors, known distributions."""
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -25,6 +23,7 @@ from levysde.rnn.train import (  # noqa: E402
     memory_estimate,
     neuron_lambda,
 )
+from tests.helpers import run_cli  # noqa: E402
 
 torch.set_num_threads(1)
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
@@ -181,8 +180,7 @@ def test_memory_checked_before_allocating():
 
 
 def _cli(tmp_path, *argv):
-    return subprocess.run([sys.executable, "-m", "levysde", "train", "--quiet", "--out", "x.npz", *argv],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    return run_cli("train", "--quiet", "--out", "x.npz", *argv, cwd=tmp_path, timeout=300)
 
 
 @pytest.mark.parametrize("argv, status, words", [

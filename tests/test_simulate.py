@@ -18,6 +18,7 @@ from levysde import simulation as S
 from levysde.simulation import _checks, _rng
 from levysde.simulation.scheme import _big_jump_symbol
 from levysde.theory.levy import c_alpha, char_exponent
+from tests.helpers import run_cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, PYTHONPATH=ROOT)
@@ -362,8 +363,7 @@ def test_npz_round_trip_exact(tmp_path):
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "levysde", "simulate", *args], capture_output=True,
-                          text=True, env=ENV, timeout=300)
+    return run_cli("simulate", *args, env_base=ENV, timeout=300)
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -436,8 +436,7 @@ def test_cli_rejects_before_simulating(tmp_path, args, needle):
     """All of these fail in the checks before the run: the default 800 time units (about a
     minute) would otherwise be simulated first."""
     args = [str(tmp_path) if a == "DIR" else a for a in args]
-    p = subprocess.run([sys.executable, "-m", "levysde", "simulate", "--eta-j", "3", "--json", *args],
-                       capture_output=True, text=True, env=ENV, timeout=300, cwd=tmp_path)
+    p = run_cli("simulate", "--eta-j", "3", "--json", *args, env_base=ENV, timeout=300, cwd=tmp_path)
     assert p.returncode == 2, p.stderr
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0] and "Traceback" not in p.stderr, p.stderr

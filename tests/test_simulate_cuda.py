@@ -24,6 +24,8 @@ import numpy as np
 import pytest
 from scipy import special
 
+from tests.helpers import run_cli
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REAL_GPU = shutil.which("nvidia-smi") is not None and importlib.util.find_spec("numba_cuda") is not None
 ENV = dict(os.environ, PYTHONPATH=ROOT)
@@ -234,8 +236,7 @@ def test_divergence_guard():
 
 
 def _cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "levysde", "simulate", *args], capture_output=True,
-                          text=True, env=env or ENV, timeout=600)
+    return run_cli("simulate", *args, env_base=env or ENV, timeout=600)
 
 
 def test_cli_backend_cuda_json():
@@ -285,9 +286,8 @@ def test_diagram_overlay_passes_the_backend_through_the_sweep(tmp_path):
 @pytest.mark.skipif(REAL_GPU, reason="a GPU is present")
 def test_cli_diagram_backend_cuda_without_gpu_is_one_line_exit_2(tmp_path):
     env = {k: v for k, v in ENV.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    p = subprocess.run([sys.executable, "-m", "levysde", "diagram", "--simulate", "--backend", "cuda",
-                        "--resolution", "10", "10", "--out", str(tmp_path / "d.png")],
-                       capture_output=True, text=True, env=env, timeout=300)
+    p = run_cli("diagram", "--simulate", "--backend", "cuda", "--resolution", "10", "10",
+                "--out", tmp_path / "d.png", env_base=env, timeout=300)
     assert p.returncode == 2
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and "--backend" in lines[0] and "Traceback" not in p.stderr

@@ -22,6 +22,7 @@ from levysde.theory.envelope_map import (
     tauberian_prediction,
 )
 from levysde.theory.phases import classify
+from tests.helpers import run_cli
 
 mp.mp.dps = 30
 LAGS = np.array([0.01, 0.3, 1.0, 3.0, 10.0, 100.0, 1e4])
@@ -351,8 +352,7 @@ def test_classifier_on_closed_forms(beta):
 # ----------------------------------------------------------------------------- CLI
 
 def _cli(*args):
-    p = subprocess.run([sys.executable, "-m", "levysde", "envelope", *args], capture_output=True, text=True)
-    return p
+    return run_cli("envelope", *args)
 
 
 def _fake_sim_run(path, beta=0.8, groups=8, n=20_000, seed=5):
