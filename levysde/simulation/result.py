@@ -72,7 +72,7 @@ class SimulationResult:
         return os.fspath(path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> "SimulationResult":
+    def load(cls, path: str | os.PathLike[str]) -> SimulationResult:
         """Read a file written by :meth:`save` (``allow_pickle=False``, through
         :func:`levysde.runfile.read_run`).
 
