@@ -1,5 +1,5 @@
 """The foundation every layer may use: outcomes as data (``status``), the argument checks
-(``validate``) and the machine's memory (``memory``).
+(``validate``), the machine's memory (``memory``) and the optional dependencies (``extras``).
 """
 from levysde.core.memory import available_memory
 from levysde.core.status import NOT_IDENTIFIED, Estimate, unavailable, with_se
