@@ -128,7 +128,7 @@ def _euler_lockstep(z, states, gstart, n_steps, dt, kind, dpar, grid, vals, s_ga
             nb = min(b0 + BLOCK, gstart[g + 1]) - b0
             for w0 in range(0, n_steps, WINDOW):
                 _lanes(states, b0, nb, ls, True)
-                for k in range(min(WINDOW, n_steps - w0)):
+                for _ in range(min(WINDOW, n_steps - w0)):
                     _gauss_pass(z, ls, b0, nb, dt, kind, d0, d1, d2, grid, vals, s_gauss, nrm, raw,
                                 slow, no_jumps, 0, False)
                 _lanes(states, b0, nb, ls, False)
@@ -237,10 +237,10 @@ def _profile(n, steps, rounds):
         for label, kw in (("full", {}), ("full_record_every_step", {"record_every": 1}),
                           ("no_recording", {"record": False}),
                           ("no_jumps_no_recording", {"eta_j": 0.0, "record": False})):
-            ns[label] = 1e9 / _best(lambda: numba_rate(n, steps, cpu=True, **kw)[0], rounds)
+            ns[label] = 1e9 / _best(lambda kw=kw: numba_rate(n, steps, cpu=True, **kw)[0], rounds)
         for layout in ("lockstep", "registers"):
             ns[f"bare_euler_{layout}"] = 1e9 / _best(
-                lambda: gaussian_euler(n, steps, layout, clock=time.process_time), rounds)
+                lambda layout=layout: gaussian_euler(n, steps, layout, clock=time.process_time), rounds)
         ns["numpy_twin"] = 1e9 / _best(lambda: numpy_twin(n, steps, clock=time.process_time), rounds)
     finally:
         numba.set_num_threads(old)

@@ -40,7 +40,7 @@ def scalar_loop(p):
     for i in range(out.size):
         ej, eg, k, a, lam = (float(p[n][i]) for n in ("eta_j", "eta_g", "kappa", "alpha", "lam"))
 
-        def h(b):
+        def h(b, eg=eg, k=k, a=a, lam=lam, ej=ej):
             return eg * b - k + levy.psi(b, alpha=a, lam=lam, eta_j=ej) / b
 
         if h(lam) > 0:
@@ -66,7 +66,7 @@ def compare_root_finders(p, repeat):
     rng = np.random.default_rng(1)
     scalar = [dict(alpha=float(a), lam=float(lm), eta_j=float(ej), eta_g=0.1, kappa=1.0, eps=1e-3)
               for a, lm, ej in zip(rng.uniform(0.3, 1.9, 200), rng.uniform(0.5, 3.0, 200),
-                                   rng.uniform(2.0, 8.0, 200))]
+                                   rng.uniform(2.0, 8.0, 200), strict=True)]
 
     def scalar_loop_call():
         return np.array([scheme.beta_model(**kw) for kw in scalar])

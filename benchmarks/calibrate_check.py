@@ -291,7 +291,8 @@ def summarize(rows) -> dict:
     out["positives_with_phase"] = float(np.mean([r["phase"] is not None for r in pos])) if pos else None
     out["positives_phase_correct"] = float(np.mean([r["phase"] == r["truth"]["phase"] for r in pos])) if pos else None
     out["power"] = {"positives": len(pos), "with_phase": int(sum(r["phase"] is not None for r in pos)),
-                    "phase_correct": int(sum(r["phase"] is not None and r["phase"] == r["truth"]["phase"] for r in pos))}
+                    "phase_correct": int(sum(r["phase"] is not None and r["phase"] == r["truth"]["phase"]
+                                             for r in pos))}
     z = {k: [standardized_error(r, k) for r in pos
              if has_truth(r, k) and r.get(k) is not None and r.get(f"{k}_se") not in (None, 0)]
          for k in COVERAGE_KEYS}
@@ -368,7 +369,9 @@ def main(argv=None) -> int:
     print(f"{'':<12}{'1 sigma':>10}{'2 sigma':>10}{'n':>6}   (goals 0.6-0.75, 0.9-0.98)")
     for k in COVERAGE_KEYS:
         c1, c2, n = summ["coverage_1sigma"][k], summ["coverage_2sigma"][k], summ["coverage_n"][k]
-        fmt = (lambda v: f"{v:10.3f}" if v is not None else f"{'-':>10}")
+
+        def fmt(v):
+            return f"{v:10.3f}" if v is not None else f"{'-':>10}"
         print(f"{k:<12}{fmt(c1)}{fmt(c2)}{n:6d}")
     print(f"false-positive rate {summ['false_positive_rate']:.3f} over {summ['n_negatives']} negatives "
           f"(goal <= 0.05); positives with a phase {summ['positives_with_phase']:.2f}, "

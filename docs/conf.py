@@ -31,6 +31,9 @@ html_css_files = ["custom.css"]
 autodoc_member_order = "bysource"
 autodoc_default_options = {"members": True, "undoc-members": False}
 autodoc_mock_imports = ["torch"]
+# signatures without the annotations (they are for mypy and editors): the numpydoc text gives the
+# types in words, and autodoc would spell numpy.typing.ArrayLike out as its whole protocol union
+autodoc_typehints = "none"
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False
 napoleon_use_ivar = True

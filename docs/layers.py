@@ -20,7 +20,7 @@ LAYERS = ("core", "io", "theory", "stats", "simulation", "rnn", "inference", "st
 
 #: what each layer is for (the table in docs/api.md)
 PURPOSE = {
-    "core": "outcomes as data (Status, Estimate), the argument checks, the machine's memory",
+    "core": "outcomes as data (Status, Estimate), the argument checks, the machine's memory, the optional extras",
     "io": "atomic writes, the overwrite policy, locks; run files (.npz)",
     "theory": "parameters, the Lévy symbol, β* and the phases, the envelope map and its asymptotics, "
               "decay classes, the learnability window",

@@ -41,7 +41,7 @@ def main():
     plt = _pyplot()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     Ns = np.geomspace(10, 1e4, 7)
-    for (name, zeta), c in zip(spectra(n, rng).items(), ("C0", "C1", "C2")):
+    for (name, zeta), c in zip(spectra(n, rng).items(), ("C0", "C1", "C2"), strict=True):
         f = levysde.envelope(lags, zeta=zeta)
         cls = levysde.classify_decay(lags, f, f_floor=100.0 / n)
         cand = cls.candidates[cls.name]
@@ -58,7 +58,7 @@ def main():
         ax2.loglog(Ns, H, c + "o-", label=name)
         print(" " * 24 + "H_N for N = " + ", ".join(
             f"{N:.0f}: {h:.3g}" if np.isfinite(h) else f"{N:.0f}: > {lags[ok][-1]:.0e} (beyond the lags)"
-            for N, h in zip(Ns, H)))
+            for N, h in zip(Ns, H, strict=True)))
     ax1.set_xlabel(r"lag $\ell$")
     ax1.set_ylabel(r"$f(\ell)$")
     ax1.legend(fontsize=8)

@@ -100,7 +100,7 @@ def main():
     from levysde.inference.check import check_run
 
     rows = []
-    for (path, secs), model in zip(done, MODELS):
+    for (path, secs), model in zip(done, MODELS, strict=True):
         cls = None
         for variant in ("gate", "jac"):
             rep = check_run(path, variant=variant, n_boot=200, seed=args.seed)

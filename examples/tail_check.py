@@ -29,7 +29,7 @@ def main():
     size = dict(particles=4096, t_end=250.0) if args.quick else dict(particles=16384, t_end=800.0)
     plt = _pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(13, 4), sharey=True)
-    for ax, ej in zip(axes, CASES):
+    for ax, ej in zip(axes, CASES, strict=True):
         res = simulate(ej, burn_in=50.0, seed=args.seed, **size)
         r = levysde.classify(ej)
         edges = res.hist_edges

@@ -18,7 +18,7 @@ def main():
     eta_j = np.geomspace(0.2, 20, 8 if args.quick else 25)
     r = levysde.classify(eta_j)
     print(f"eta_J* = {levysde.eta_j_star():.14f}   eta_J^crit = {levysde.eta_j_critical():.14f}")
-    for ej, b, ph, tr in zip(eta_j, r.beta_star, r.phase, r.tail_rate):
+    for ej, b, ph, tr in zip(eta_j, r.beta_star, r.phase, r.tail_rate, strict=True):
         print(f"eta_J = {ej:8.4f}   beta* = {b:10.6f}   tail rate = {tr:8.5f}   {ph}")
     ok = np.isfinite(r.beta_star)
     resid = levysde.phi(r.beta_star[ok], eta_j[ok])

@@ -1,6 +1,8 @@
 """Figures (matplotlib, Agg backend). Numerics live elsewhere; these functions only draw.
 
-matplotlib is imported lazily so that ``import levysde`` stays light.
+matplotlib (the ``[plot]`` extra: ``pip install 'levysde[plot]'``) is imported lazily, so that
+``import levysde`` stays light and works without it; drawing without it raises
+:class:`levysde.core.extras.MissingExtraError` (an ImportError) naming the extra.
 """
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import os
 
 import numpy as np
 
+from levysde.core.extras import require
 from levysde.inference.check import load_run_arrays
 from levysde.inference.drift_fit import increments
 from levysde.io.files import atomic_write
@@ -18,8 +21,7 @@ _LABELS = {"eta_j": r"$\eta_J$", "kappa": r"$\kappa$", "eta_g": r"$\eta_G$",
 
 
 def _pyplot():
-    import matplotlib
-
+    matplotlib = require("matplotlib", "levysde.plotting")    # the [plot] extra
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 

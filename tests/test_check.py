@@ -1,12 +1,11 @@
 """`levysde check` on tiny saved runs (written by the test: no torch needed)."""
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from levysde.simulation import simulate
+from tests.helpers import run_cli
 
 
 def write_run(path, zeta, step, *, model="diaggate"):
@@ -30,7 +29,7 @@ def sim_run(tmp_path_factory):
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "levysde", "check", *args], capture_output=True, text=True)
+    return run_cli("check", *args)
 
 
 def test_check_json_report(sim_run, tmp_path):

@@ -16,33 +16,9 @@ import time
 import numpy as np
 import pytest
 
-from levysde.cli import build_parser, main
+from levysde.cli import build_parser
 from levysde.io import files as _io
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def run_cli(*args, cwd=None):
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "levysde", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, env=env, timeout=300)
-
-
-def call(capsys, *args):
-    """``levysde ARGS`` in-process: (exit status, stdout, stderr)."""
-    try:
-        rc = main([str(a) for a in args])
-    except SystemExit as exc:
-        rc = exc.code
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-def one_line_error(rc, err, *words):
-    assert rc == 2, (rc, err)
-    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
-    for w in words:
-        assert w in err, (w, err)
+from tests.helpers import call, one_line_error, run_cli
 
 
 def sim_run_file(path, edges=None):

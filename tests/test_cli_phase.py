@@ -6,9 +6,7 @@ import sys
 
 import pytest
 
-
-def run(*args):
-    return subprocess.run([sys.executable, "-m", "levysde", *args], capture_output=True, text=True)
+from tests.helpers import run_cli as run
 
 
 def test_phase_json_done_when_criterion():

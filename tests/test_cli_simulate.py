@@ -4,8 +4,6 @@ emits no numpy warning."""
 import json
 import math
 import os
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -13,6 +11,7 @@ import pytest
 
 from levysde.simulation import OUDrift, SaturatingDrift, SimulationResult, beta_model, simulate
 from levysde.theory.phases import classify
+from tests.helpers import run_cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = dict(particles=16, n_groups=2, t_end=0.5, burn_in=0.1)
@@ -20,9 +19,7 @@ SMALL = ["--particles", "256", "--groups", "8", "--t-end", "5", "--burn-in", "1"
 
 
 def cli(*args):
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "levysde", "simulate", *map(str, args)],
-                          capture_output=True, text=True, env=env, timeout=300)
+    return run_cli("simulate", *args, timeout=300)
 
 
 # ----------------------------------------------------------------------------- item 13

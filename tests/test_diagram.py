@@ -9,6 +9,7 @@ import pytest
 
 from levysde.studies.diagram import phase_diagram
 from levysde.theory.phases import PHASES
+from tests.helpers import one_line_error, run_cli
 
 
 def psi1_closed(beta, alpha, lam):
@@ -60,17 +61,14 @@ def test_bad_arguments(kwargs, msg):
 
 def test_cli_writes_figure_and_data(tmp_path):
     out, data = tmp_path / "d.png", tmp_path / "d.npz"
-    p = subprocess.run([sys.executable, "-m", "levysde", "diagram", "--resolution", "60", "40",
-                        "--out", str(out), "--data", str(data), "--json"], capture_output=True, text=True)
+    p = run_cli("diagram", "--resolution", "60", "40", "--out", out, "--data", data, "--json")
     assert p.returncode == 0, p.stderr
     assert out.stat().st_size > 10_000 and data.exists()
     summary = json.loads(p.stdout)
     assert summary["phase_counts"]["collapsed"] > 0 and summary["phase_counts"]["broad"] > 0
     for args in (["--x", "kappa"], ["--out", "x.jpg"], ["--x-range", "3", "1"], ["--x", "alpha", "--x-range", "0", "1"],
                  ["--resolution", "1", "5"]):
-        p = subprocess.run([sys.executable, "-m", "levysde", "diagram", *args, "--out", str(tmp_path / "e.png")]
-                           if "--out" not in args else [sys.executable, "-m", "levysde", "diagram", *args],
-                           capture_output=True, text=True)
+        p = run_cli("diagram", *args, *([] if "--out" in args else ["--out", tmp_path / "e.png"]))
         assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
 
 
@@ -96,15 +94,11 @@ def test_simulated_overlay_matches_theory_and_is_worker_independent(tmp_path):
 
 
 def _cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "levysde", "diagram", *args], capture_output=True,
-                          text=True, cwd=cwd)
+    return run_cli("diagram", *args, cwd=cwd)
 
 
 def _one_line_error(p, *words):
-    assert p.returncode == 2, (p.returncode, p.stderr)
-    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
-    for w in words:
-        assert w in p.stderr, (w, p.stderr)
+    one_line_error(p.returncode, p.stderr, *words)
 
 
 @pytest.mark.parametrize("args,words", [
@@ -160,7 +154,7 @@ def test_quick_help_matches_settings_and_api_exports():
     import levysde.studies.diagram as mod
     import levysde.studies.overlay as overlay
 
-    p = subprocess.run([sys.executable, "-m", "levysde", "diagram", "--help"], capture_output=True, text=True)
+    p = run_cli("diagram", "--help")
     text = " ".join(p.stdout.split())
     q = mod.SIM_SETTINGS["quick"]
     assert f"{q['particles']} particles, t_end {q['t_end']:g}" in text

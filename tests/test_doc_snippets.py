@@ -128,7 +128,7 @@ def output_matches(expected: str, actual: str) -> tuple[bool, str]:
     found = re.fullmatch(r"\s*" + regex + r"\s*", actual, re.S)
     if not found:
         return False, "text differs"
-    for (want, tol), got in zip(numbers, found.groups()):
+    for (want, tol), got in zip(numbers, found.groups(), strict=True):
         w, g = float(want), float(got)
         if math.isnan(w) or math.isnan(g):
             ok = math.isnan(w) and math.isnan(g)
@@ -181,10 +181,10 @@ for req in sys.stdin:
 def _bash_preambles() -> tuple[str, str]:
     """bash function definitions: (as written, for console transcripts; quick form, for bash blocks)."""
     cases = "\n".join(f"    {sub}) extra=({' '.join(args)});;" for sub, args in QUICK.items())
-    return f"""
-levysde() {{ "$SNIPPET_PY" -m levysde "$@"; }}
-python() {{ "$SNIPPET_PY" "$@"; }}
-python3() {{ "$SNIPPET_PY" "$@"; }}
+    return """
+levysde() { "$SNIPPET_PY" -m levysde "$@"; }
+python() { "$SNIPPET_PY" "$@"; }
+python3() { "$SNIPPET_PY" "$@"; }
 """, f"""
 levysde() {{
   local extra=()

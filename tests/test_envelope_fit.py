@@ -1,5 +1,6 @@
-"""The library functions behind ``levysde envelope`` (levysde.inference.envelope_fit, levysde.theory.envelope_map_asymptotics)
-against closed forms, exact finite sums and a replication study of the jackknife."""
+"""The library functions behind ``levysde envelope`` (levysde.inference.envelope_fit,
+levysde.theory.envelope_map_asymptotics) against closed forms, exact finite sums and a
+replication study of the jackknife."""
 import math
 import warnings
 

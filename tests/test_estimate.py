@@ -223,7 +223,8 @@ def test_kappa_jackknife_error_matches_its_sampling_spread():
             # the interval is kappa_hat exp(+-log_se): the standardized error is on the log scale
             assert k.se == pytest.approx(k.value * k.log_se, rel=1e-12)
             lo, hi = k.interval(1.0)
-            assert lo == pytest.approx(k.value * math.exp(-k.log_se)) and hi == pytest.approx(k.value * math.exp(k.log_se))
+            assert lo == pytest.approx(k.value * math.exp(-k.log_se))
+            assert hi == pytest.approx(k.value * math.exp(k.log_se))
             z.append(math.log(k.value) / k.log_se)
     ks, ses, z = np.array(ks), np.array(ses), np.array(z)
     assert ks.size >= 35

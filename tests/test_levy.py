@@ -26,7 +26,9 @@ def psi_closed_ref(beta, alpha, lam, eta_j=1):
     with mp.workdps(60):
         a, l, b, e = (mp.mpf(v) for v in (alpha, lam, beta, eta_j))
         if a == 1:
-            xl = (lambda t: t * mp.log(t) if t > 0 else mp.mpf(0))
+
+            def xl(t):
+                return t * mp.log(t) if t > 0 else mp.mpf(0)
             return e * (xl(l + b) + xl(l - b) - 2 * xl(l)) / mp.pi
         return -e * ((l - b) ** a + (l + b) ** a - 2 * l ** a) / (2 * mp.cos(mp.pi * a / 2))
 
@@ -91,7 +93,7 @@ def test_psi_relative_accuracy_grid(alpha):
     lam = 2.0
     beta = np.array(XS) * lam
     got = levy.psi(beta, alpha=alpha, lam=lam)
-    for b, g in zip(beta, got):
+    for b, g in zip(beta, got, strict=True):
         assert rel(g, psi_closed_ref(b, alpha, lam)) < 1e-12, (alpha, b)
 
 

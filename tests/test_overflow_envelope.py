@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 
 from levysde.theory.envelope_map import envelope, envelope_hist, envelope_samples
+from tests.helpers import run_cli
 
 
 def pareto_f(l, beta):
-    """Pareto p(tau) = beta tau^(-1-beta), tau >= 1: f(l) = beta l^-beta gamma_lower(beta, l) (docs/specification.md §5)."""
+    """Pareto p(tau) = beta tau^(-1-beta), tau >= 1: f(l) = beta l^-beta gamma_lower(beta, l)
+    (docs/specification.md §5)."""
     with mp.workdps(40):
         b = mp.mpf(beta)
         return float(b * mp.mpf(l) ** (-b) * mp.gammainc(b, 0, l))
@@ -110,7 +112,8 @@ def test_public_helpers_at_extreme_arguments():
     got = tauberian_prediction([1e3], A=1.0, beta=200.0)[0]
     assert got == pytest.approx(float(ref), rel=1e-12)
     assert tauberian_prediction([1.0], A=1.0, beta=200.0)[0] == math.inf
-    assert tauberian_prediction([2.0], A=0.3, beta=0.5)[0] == pytest.approx(0.3 * special.gamma(0.5) / math.sqrt(2), rel=1e-15)
+    assert tauberian_prediction([2.0], A=0.3, beta=0.5)[0] == pytest.approx(0.3 * special.gamma(0.5) / math.sqrt(2),
+                                                                            rel=1e-15)
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -120,11 +123,8 @@ def test_public_helpers_at_extreme_arguments():
 def test_cli_model_prediction_with_a_rate_beyond_gamma_overflow():
     # kappa/eta_G = 1000: Gamma(1000) overflows a double; A Gamma(beta) l^-beta is formed in logs
     import json
-    import subprocess
-    import sys
 
-    p = subprocess.run([sys.executable, "-m", "levysde", "envelope", "--eta-j", "0", "--eta-g", "0.001",
-                        "--lags", "400", "500", "--json"], capture_output=True, text=True)
+    p = run_cli("envelope", "--eta-j", "0", "--eta-g", "0.001", "--lags", "400", "500", "--json")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     with mp.workdps(30):

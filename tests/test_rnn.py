@@ -13,8 +13,24 @@ torch = pytest.importorskip("torch")
 
 from levysde.cli import main  # noqa: E402
 from levysde.io.runfile import REQUIRED_KEYS, checkpoint_path, load_run, save_run  # noqa: E402
-from levysde.rnn import MODELS, TrainConfig, build_model, build_task, lambda_rayleigh, record_stats, sas_noise, train  # noqa: E402
-from levysde.rnn.trainer import MU_FLOOR, _make_optimizer, apply_manual_decay, elr_envelope, integer_lag_grid, neuron_lambda  # noqa: E402
+from levysde.rnn import (  # noqa: E402
+    MODELS,
+    TrainConfig,
+    build_model,
+    build_task,
+    lambda_rayleigh,
+    record_stats,
+    sas_noise,
+    train,
+)
+from levysde.rnn.trainer import (  # noqa: E402
+    MU_FLOOR,
+    _make_optimizer,
+    apply_manual_decay,
+    elr_envelope,
+    integer_lag_grid,
+    neuron_lambda,
+)
 
 torch.set_num_threads(1)
 
@@ -197,7 +213,8 @@ def test_saturated_gates_clip_to_floor_and_count():
 def test_lambda_rayleigh_closed_forms():
     g = torch.randn(50, generator=torch.Generator().manual_seed(0))
     eps = 1e-8
-    assert lambda_rayleigh(g, torch.full((50,), (1 - eps) ** 2, dtype=torch.float64), 0.003, eps) == pytest.approx(0.003, rel=1e-12)
+    lam = lambda_rayleigh(g, torch.full((50,), (1 - eps) ** 2, dtype=torch.float64), 0.003, eps)
+    assert lam == pytest.approx(0.003, rel=1e-12)
     v = 0.25
     assert lambda_rayleigh(g, torch.full((50,), v), 0.01, eps) == pytest.approx(0.01 / (0.5 + eps), rel=1e-12)
     # 2-parameter toy: g = (3, 4), v = (1, 4), eps = 0: (9/1 + 16/2) / 25 = 0.68
@@ -263,13 +280,15 @@ def test_sas_noise_cms():
 
 
 def test_injected_forcing_is_seeded_and_targeted():
-    base = dict(model="diaggate", steps=10, seed=2, optimizer="sgd", lr=1e-9, **{k: v for k, v in SMALL.items() if k != "lr"})
+    base = dict(model="diaggate", steps=10, seed=2, optimizer="sgd", lr=1e-9,
+                **{k: v for k, v in SMALL.items() if k != "lr"})
     r0 = train(TrainConfig(**base))
     r1 = train(TrainConfig(inject_alpha=1.5, inject_scale=0.05, inject_target="gate", **base))
     r2 = train(TrainConfig(inject_alpha=1.5, inject_scale=0.05, inject_target="gate", **base))
     np.testing.assert_array_equal(r1["zeta"], r2["zeta"])
     assert np.abs(r1["zeta"][-1] - r0["zeta"][-1]).max() > 1e-3
-    rr = train(TrainConfig(model="constgate", inject_alpha=1.2, inject_scale=0.05, **{k: v for k, v in base.items() if k != "model"}))
+    rr = train(TrainConfig(model="constgate", inject_alpha=1.2, inject_scale=0.05,
+                           **{k: v for k, v in base.items() if k != "model"}))
     assert np.all(rr["zeta"] == rr["zeta"][0, 0])   # forcing on W never moves ConstGate's zeta
     assert np.abs(rr["zeta_jac"][-1] - rr["zeta_jac"][0]).max() > 1e-3
     with pytest.raises(ValueError, match="ConstGate"):
@@ -482,6 +501,8 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
+from tests.helpers import run_cli  # noqa: E402
+
 TINY = ["--model", "diaggate", "--task", "delay", "--seq-len", "12", "--hidden", "4", "--batch", "4",
         "--record-every", "5", "--quiet"]
 
@@ -490,8 +511,7 @@ def _train(cwd, *argv, umask=None):
     def pre():
         if umask is not None:
             os.umask(umask)
-    return subprocess.run([sys.executable, "-m", "levysde", "train", *TINY, *argv], cwd=cwd,
-                          capture_output=True, text=True, timeout=180, preexec_fn=pre)
+    return run_cli("train", *TINY, *argv, cwd=cwd, timeout=180, preexec_fn=pre)
 
 
 def _one_line(r, status, *words):
@@ -543,8 +563,7 @@ def test_checkpoint_is_weights_only_and_resume_needs_no_flags(tmp_path):
     assert st["step"] == 10 and st["config"]["lr"] == 0.02
     assert len(load_run(str(tmp_path / "r.npz"))["lags"]) == 40  # --n-lags is the exact count
     # --resume alone: every setting comes from the checkpoint; --steps extends
-    r = subprocess.run([sys.executable, "-m", "levysde", "train", "--out", "r.npz", "--resume",
-                        "--steps", "15", "--quiet"], cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    r = run_cli("train", "--out", "r.npz", "--resume", "--steps", "15", "--quiet", cwd=tmp_path, timeout=180)
     assert r.returncode == 0, r.stderr
     d = load_run(str(tmp_path / "r.npz"))
     assert d["step"].tolist() == [0, 5, 10, 15] and d["config"]["lr"] == 0.02 and d["config"]["hidden"] == 4

@@ -1,14 +1,13 @@
 """The "learned" diagnostic (docs/specification.md §8 (i)): torch-free trivial loss and loss ratio, and
 `levysde check` withholding the phase of a network that did not learn."""
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from levysde.rnn.learned import learned_diagnostic
 from levysde.rnn.teacher import teacher_scale, teacher_time_scales, trivial_loss
+from tests.helpers import run_cli
 
 
 def test_trivial_loss_closed_forms():
@@ -81,8 +80,7 @@ def test_check_withholds_phase_when_not_learned(tmp_path):
     _write(tmp_path / "yes.npz", np.full(40, 0.98), trivial=10.0)
     out = {}
     for name in ("no", "yes"):
-        p = subprocess.run([sys.executable, "-m", "levysde", "check", str(tmp_path / f"{name}.npz"), "--json",
-                            "--no-simulate", "--n-boot", "20"], capture_output=True, text=True)
+        p = run_cli("check", tmp_path / f"{name}.npz", "--json", "--no-simulate", "--n-boot", "20")
         assert p.returncode == 0, p.stderr
         out[name] = json.loads(p.stdout)
     assert out["no"]["learned"] is False and out["no"]["loss_ratio"] == pytest.approx(0.98)

@@ -3,8 +3,6 @@
 variances with their standard errors, known distributions."""
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -14,10 +12,18 @@ torch = pytest.importorskip("torch")
 from levysde.io.runfile import load_run  # noqa: E402
 from levysde.rnn import MODELS, TrainConfig, build_model, build_task, record_stats, train  # noqa: E402
 from levysde.rnn.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
-from levysde.rnn.learned import learned_diagnostic
+from levysde.rnn.learned import learned_diagnostic  # noqa: E402
 from levysde.rnn.tasks import STREAM_PROBE, STREAM_TRAIN  # noqa: E402
 from levysde.rnn.teacher import teacher_scale, teacher_time_scales  # noqa: E402
-from levysde.rnn.trainer import TrainingDiverged, _make_optimizer, elr_envelope, integer_lag_grid, memory_estimate, neuron_lambda  # noqa: E402
+from levysde.rnn.trainer import (  # noqa: E402
+    TrainingDiverged,
+    _make_optimizer,
+    elr_envelope,
+    integer_lag_grid,
+    memory_estimate,
+    neuron_lambda,
+)
+from tests.helpers import run_cli  # noqa: E402
 
 torch.set_num_threads(1)
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
@@ -174,8 +180,7 @@ def test_memory_checked_before_allocating():
 
 
 def _cli(tmp_path, *argv):
-    return subprocess.run([sys.executable, "-m", "levysde", "train", "--quiet", "--out", "x.npz", *argv],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    return run_cli("train", "--quiet", "--out", "x.npz", *argv, cwd=tmp_path, timeout=300)
 
 
 @pytest.mark.parametrize("argv, status, words", [

@@ -18,6 +18,7 @@ from levysde import simulation as S
 from levysde.simulation import _checks, _rng
 from levysde.simulation.scheme import _big_jump_symbol
 from levysde.theory.levy import c_alpha, char_exponent
+from tests.helpers import run_cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, PYTHONPATH=ROOT)
@@ -36,7 +37,9 @@ def _nu_integral(f, lo, hi, alpha, lam, eta_j):
         if lo == 0:
             # z = t^m, m = 1/(2 - alpha): removes the z^(1-alpha) end-point singularity
             m = 1 / mp.mpf(2 - alpha)
-            g = lambda t: f(t ** m) * mp.exp(-lam * t ** m) * t ** (m * (-1 - alpha)) * m * t ** (m - 1)
+
+            def g(t):
+                return f(t ** m) * mp.exp(-lam * t ** m) * t ** (m * (-1 - alpha)) * m * t ** (m - 1)
             return float(2 * eta_j * _c(alpha) * mp.quad(g, [0, hi ** (1 / m)]))
         pts = [lo] + [p for p in (0.1, 1, 10) if lo < p < hi] + [hi]
         return float(2 * eta_j * _c(alpha) * mp.quad(lambda z: f(z) * mp.exp(-lam * z) * z ** (-1 - alpha), pts))
@@ -87,7 +90,7 @@ def test_rates_vs_quadrature(alpha, lam, eps):
 def test_small_jump_symbol_vs_quadrature(imag):
     a, lam, ej, eps = 1.5, 2.0, 3.0, 0.4
     for b in (0.3, 1.2, 2.0):
-        f = (lambda z: -2 * mp.sin(b * z / 2) ** 2) if imag else (lambda z: 2 * mp.sinh(b * z / 2) ** 2)
+        f = (lambda z, b=b: -2 * mp.sin(b * z / 2) ** 2) if imag else (lambda z, b=b: 2 * mp.sinh(b * z / 2) ** 2)
         exact, gauss = S.small_jump_symbol(b, eps, alpha=a, lam=lam, eta_j=ej, imaginary=imag)
         assert exact == pytest.approx(_nu_integral(f, 0, eps, a, lam, ej), rel=1e-11)
         assert gauss == pytest.approx((-1 if imag else 1) * 0.5 * b * b *
@@ -146,7 +149,7 @@ def test_increment_laplace_transform():
     eps = S.default_eps(dt, eta_j=ej, alpha=a)
     sig2 = _nu_integral(lambda z: z * z, 0, eps, a, lam, ej)
     for b in (0.5, 0.9):
-        big = _nu_integral(lambda z: 2 * mp.sinh(b * z / 2) ** 2, eps, mp.inf, a, lam, ej)
+        big = _nu_integral(lambda z, b=b: 2 * mp.sinh(b * z / 2) ** 2, eps, mp.inf, a, lam, ej)
         truth = math.exp(dt * (big + 0.5 * sig2 * b * b))
         e = np.exp(b * x)
         assert abs(e.mean() - truth) < 4 * e.std() / math.sqrt(x.size)
@@ -159,7 +162,7 @@ def test_increment_characteristic_function():
     eps = S.default_eps(dt, eta_j=ej, alpha=a)
     for xi in (0.5, 1.5, 4.0):
         # closed form, corrected by the (tiny) small-jump difference cos - 1 + xi^2 z^2/2 (mpmath)
-        delta = _nu_integral(lambda z: -2 * mp.sin(xi * z / 2) ** 2 + xi * xi * z * z / 2, 0, eps, a, lam, ej)
+        delta = _nu_integral(lambda z, xi=xi: -2 * mp.sin(xi * z / 2) ** 2 + xi * xi * z * z / 2, 0, eps, a, lam, ej)
         truth = math.exp(dt * (float(char_exponent(xi, alpha=a, lam=lam, eta_j=ej)) - delta))
         c = np.cos(xi * x)
         assert abs(c.mean() - truth) < 4 * c.std() / math.sqrt(x.size)
@@ -360,8 +363,7 @@ def test_npz_round_trip_exact(tmp_path):
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "levysde", "simulate", *args], capture_output=True,
-                          text=True, env=ENV, timeout=300)
+    return run_cli("simulate", *args, env_base=ENV, timeout=300)
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -434,8 +436,7 @@ def test_cli_rejects_before_simulating(tmp_path, args, needle):
     """All of these fail in the checks before the run: the default 800 time units (about a
     minute) would otherwise be simulated first."""
     args = [str(tmp_path) if a == "DIR" else a for a in args]
-    p = subprocess.run([sys.executable, "-m", "levysde", "simulate", "--eta-j", "3", "--json", *args],
-                       capture_output=True, text=True, env=ENV, timeout=300, cwd=tmp_path)
+    p = run_cli("simulate", "--eta-j", "3", "--json", *args, env_base=ENV, timeout=300, cwd=tmp_path)
     assert p.returncode == 2, p.stderr
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0] and "Traceback" not in p.stderr, p.stderr
@@ -561,7 +562,7 @@ def test_top_level_names_are_the_layer_objects_and_load_lazily():
     for name in levysde.__all__:
         assert getattr(levysde, name) is not None, name
     with pytest.raises(AttributeError, match="no_such_name"):
-        levysde.no_such_name
+        _ = levysde.no_such_name
     with pytest.raises(ModuleNotFoundError):
         import levysde.simulate  # noqa: F401  (the former module alias is gone)
     code = "import sys, levysde; print(sorted(m for m in ('numba', 'scipy', 'levysde.simulation') if m in sys.modules))"
@@ -583,9 +584,10 @@ def test_saturation_shift_exact_for_a_diffusion():
     c = kappa ** 2 / (gamma * eg)
     for u in (1.0, 2.0, 3.0):
         with mp.workdps(30):
-            p = lambda x: mp.cosh(gamma * x / kappa) ** (-c)
+            def p(x):
+                return mp.cosh(gamma * x / kappa) ** (-c)
             num = mp.quad(p, [u, u + 5, mp.inf])
-            den = mp.quad(lambda x: (x - u) * p(x), [u, u + 5, mp.inf])
+            den = mp.quad(lambda x, u=u, p=p: (x - u) * p(x), [u, u + 5, mp.inf])
         truth = float(num / den) - beta
         assert truth < -0.01
         assert bias.saturation_shift(u, drift, 0.0, eg, 1.5, lam, beta) == pytest.approx(truth, rel=1e-3)

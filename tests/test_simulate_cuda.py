@@ -24,6 +24,8 @@ import numpy as np
 import pytest
 from scipy import special
 
+from tests.helpers import run_cli
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REAL_GPU = shutil.which("nvidia-smi") is not None and importlib.util.find_spec("numba_cuda") is not None
 ENV = dict(os.environ, PYTHONPATH=ROOT)
@@ -214,7 +216,7 @@ def test_tail_agrees_with_cpu_backend(tmp_path):
         assert abs(p["cuda"].mean() - p["cpu"].mean()) < 4 * se
         if x <= 1.0:
             assert se < 0.1 * p["cpu"].mean()                # the comparison has power
-    for (b_cpu, se_cpu), (b_gpu, se_gpu) in zip(d["cpu_tail"], d["cuda_tail"]):
+    for (b_cpu, se_cpu), (b_gpu, se_gpu) in zip(d["cpu_tail"], d["cuda_tail"], strict=True):
         assert abs(b_gpu - b_cpu) < 4 * math.hypot(se_cpu, se_gpu)
     b3, se3 = d["cuda_tail"][2]
     assert abs(b3 - float(d["beta_model"])) < 4 * se3
@@ -234,8 +236,7 @@ def test_divergence_guard():
 
 
 def _cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "levysde", "simulate", *args], capture_output=True,
-                          text=True, env=env or ENV, timeout=600)
+    return run_cli("simulate", *args, env_base=env or ENV, timeout=600)
 
 
 def test_cli_backend_cuda_json():
@@ -286,9 +287,8 @@ def test_diagram_overlay_passes_the_backend_through_the_sweep(tmp_path):
 @pytest.mark.skipif(REAL_GPU, reason="a GPU is present")
 def test_cli_diagram_backend_cuda_without_gpu_is_one_line_exit_2(tmp_path):
     env = {k: v for k, v in ENV.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    p = subprocess.run([sys.executable, "-m", "levysde", "diagram", "--simulate", "--backend", "cuda",
-                        "--resolution", "10", "10", "--out", str(tmp_path / "d.png")],
-                       capture_output=True, text=True, env=env, timeout=300)
+    p = run_cli("diagram", "--simulate", "--backend", "cuda", "--resolution", "10", "10",
+                "--out", tmp_path / "d.png", env_base=env, timeout=300)
     assert p.returncode == 2
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and "--backend" in lines[0] and "Traceback" not in p.stderr

@@ -26,7 +26,7 @@ def test_local_cluster_matches_sequential_bit_for_bit(tmp_path):
     seq = run_sweep(draw, POINTS, master_seed=11, scheduler="sequential", progress=False)
     par = run_sweep(draw, POINTS, master_seed=11, scheduler="local", n_workers=2,
                     store=tmp_path / "s", progress=False)
-    for a, b in zip(seq, par):
+    for a, b in zip(seq, par, strict=True):
         assert a["mean"] == b["mean"] and np.array_equal(a["sample"], b["sample"])
     # stored files carry the same numbers
     point, seed, res = load_point(tmp_path / "s" / "point_000002.npz")
@@ -47,7 +47,7 @@ def test_resume_skips_finished_points(tmp_path):
     calls.clear()
     again = run_sweep(counting, POINTS, master_seed=3, store=store, scheduler="sequential", progress=False)
     assert calls == [POINTS[1]["scale"]]
-    assert all(a["mean"] == b["mean"] for a, b in zip(first, again))
+    assert all(a["mean"] == b["mean"] for a, b in zip(first, again, strict=True))
     with pytest.raises(ValueError, match="different sweep"):
         run_sweep(counting, POINTS, master_seed=4, store=store, scheduler="sequential", progress=False)
 
@@ -164,7 +164,7 @@ def test_point_held_by_a_live_sweep_is_waited_for_and_a_dead_ones_lock_is_taken_
     res = run_sweep(counting, POINTS, master_seed=1, store=store, scheduler="sequential", progress=False)
     t.join()
     assert calls == [POINTS[0]["scale"]]
-    assert [r["mean"] for r in res] == [draw(pt, s)["mean"] for pt, s in zip(POINTS, seeds)]
+    assert [r["mean"] for r in res] == [draw(pt, s)["mean"] for pt, s in zip(POINTS, seeds, strict=True)]
     assert not list(store.glob("*.lock"))
 
 

@@ -10,6 +10,7 @@ import pytest
 from levysde import simulation as S
 from levysde.stats import tails as T
 from levysde.theory.phases import beta_star
+from tests.helpers import run_cli
 
 # --- estimators on exact samples ---------------------------------------------------------------
 
@@ -188,9 +189,7 @@ def test_hill_index_of_pareto_sizes_is_the_one_hill_estimator():
 
 
 def _envelope_cli(*args):
-    import subprocess
-    import sys
-    return subprocess.run([sys.executable, "-m", "levysde", "envelope", *args], capture_output=True, text=True)
+    return run_cli("envelope", *args)
 
 
 def test_envelope_cli_says_not_a_power_law(tmp_path):

@@ -22,6 +22,7 @@ from levysde.theory.envelope_map import (
     tauberian_prediction,
 )
 from levysde.theory.phases import classify
+from tests.helpers import run_cli
 
 mp.mp.dps = 30
 LAGS = np.array([0.01, 0.3, 1.0, 3.0, 10.0, 100.0, 1e4])
@@ -68,12 +69,16 @@ def test_narrow_lognormal_large_lag_no_silent_zero():
     # tau log-normal around tau0 = 100 with sigma 0.02 in log tau: at l = 1e4 the envelope
     # is ~1e-42, which a blind quadrature over tau in [0, inf) reports as 0.
     z0, s = -math.log(100.0), 0.02
-    pdf = lambda z: np.exp(-0.5 * ((z - z0) / s) ** 2) / (s * math.sqrt(2 * math.pi))
+
+    def pdf(z):
+        return np.exp(-0.5 * ((z - z0) / s) ** 2) / (s * math.sqrt(2 * math.pi))
+
     lags = np.array([1e2, 1e3, 1e4, 2e4])
     f = envelope(lags, zeta_pdf=pdf)
 
     def truth(l):
-        g = lambda z: mp.exp(-((z - z0) / s) ** 2 / 2 - l * mp.exp(z)) / (s * mp.sqrt(2 * mp.pi))
+        def g(z):
+            return mp.exp(-((z - z0) / s) ** 2 / 2 - l * mp.exp(z)) / (s * mp.sqrt(2 * mp.pi))
         return float(mp.quad(g, list(mp.linspace(z0 - 0.5, z0 + 0.3, 81))))
 
     t = np.array([truth(l) for l in lags])
@@ -116,7 +121,7 @@ def test_hist_each_bin_integrated_exactly():
 
     def truth(l):
         return float(sum(d * mp.quad(lambda z: mp.exp(-l * mp.exp(z)), [a, b])
-                         for a, b, d in zip(edges[:-1], edges[1:], dens) if d > 0))
+                         for a, b, d in zip(edges[:-1], edges[1:], dens, strict=True) if d > 0))
 
     t = np.array([truth(l) for l in lags])
     f = envelope_hist(lags, edges, counts)
@@ -231,7 +236,7 @@ def test_asymptotic_ratio_tends_to_one():
     np.testing.assert_allclose(err, 1 - (1 + b / lags) ** (-a), rtol=1e-6)   # exact ratio
     # Pareto, several beta: ratio = P(beta, l) -> 1
     for beta in (0.3, 1.0, 2.5):
-        f = envelope([1e3], tau_pdf=lambda t: np.where(t >= 1, beta * t ** (-1 - beta), 0.0))
+        f = envelope([1e3], tau_pdf=lambda t, beta=beta: np.where(t >= 1, beta * t ** (-1 - beta), 0.0))
         assert abs(f[0] / tauberian_prediction([1e3], A=beta, beta=beta)[0] - 1) < 1e-12
 
 
@@ -347,8 +352,7 @@ def test_classifier_on_closed_forms(beta):
 # ----------------------------------------------------------------------------- CLI
 
 def _cli(*args):
-    p = subprocess.run([sys.executable, "-m", "levysde", "envelope", *args], capture_output=True, text=True)
-    return p
+    return run_cli("envelope", *args)
 
 
 def _fake_sim_run(path, beta=0.8, groups=8, n=20_000, seed=5):

@@ -1,5 +1,6 @@
 """beta*, eta_J*, eta_J^crit and the phases against independent truth: the
 40-digit reference cases, docs/specification.md §4's numbers, closed forms and invariants."""
+import dataclasses
 import json
 import math
 import pathlib
@@ -115,7 +116,7 @@ def test_vectorised_broadcasting_and_params_object():
             assert (math.isnan(one) and math.isnan(r.beta_star[i, j])) or one == r.beta_star[i, j]
     p = SDEParams(eta_j=3.0)
     assert theory.beta_star(p) == theory.beta_star(3.0)
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         p.eta_j = 4.0
 
 
@@ -185,7 +186,7 @@ def test_chandrupatla_on_known_roots():
     funcs = [lambda x: x ** 3 - 2, lambda x: np.log(x) - 0.5, lambda x: np.cos(x) - x]
 
     def f(x, idx):
-        return np.array([funcs[i](xx) for xx, i in zip(x, idx)])
+        return np.array([funcs[i](xx) for xx, i in zip(x, idx, strict=True)])
 
     root = chandrupatla(f, a, b)
     assert np.allclose(root, [2 ** (1 / 3), math.exp(0.5), 0.7390851332151607], rtol=1e-15, atol=0)

@@ -12,6 +12,7 @@ import os
 import re
 import sys
 
+from levysde.core.extras import require
 from levysde.theory.params import DEFAULTS
 
 
@@ -78,7 +79,8 @@ def check_output(path: str, flag: str, force: bool, example: str = "run.npz") ->
 def image_output(path: str, flag: str, force: bool, formats=None) -> str:
     """Check a figure output before any work: the format comes from the suffix (``.png`` is
     appended to a name without one), must be one matplotlib writes (or one of ``formats``),
-    and the file obeys :func:`check_output`. Returns the path that will be written."""
+    and the file obeys :func:`check_output`; matplotlib (the [plot] extra) must be installed.
+    Returns the path that will be written."""
     if not path.strip():
         raise UsageError(f"argument {flag}: expected a file name such as figure.png; got {path!r}")
     if os.path.isdir(path) or path.endswith(os.sep):   # before ".png" would make it a new name
@@ -86,10 +88,9 @@ def image_output(path: str, flag: str, force: bool, formats=None) -> str:
     ext = os.path.splitext(path)[1]
     if not ext:
         path, ext = path + ".png", ".png"
+    canvas = require("matplotlib.backend_bases", f"argument {flag}: a figure").FigureCanvasBase
     if formats is None:
-        from matplotlib.backend_bases import FigureCanvasBase
-
-        formats = sorted(FigureCanvasBase.get_supported_filetypes())
+        formats = sorted(canvas.get_supported_filetypes())
     if ext[1:].lower() not in formats:
         raise UsageError(f"argument {flag}: unsupported image format {ext!r}; use one of "
                          f"{', '.join('.' + f for f in formats)}")

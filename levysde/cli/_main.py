@@ -10,6 +10,7 @@ import warnings
 from levysde import __version__
 from levysde.cli import COMMANDS
 from levysde.cli._common import OneLineParser, UsageError, fail, given_flags
+from levysde.core.extras import MissingExtraError
 
 
 def build_parser() -> OneLineParser:
@@ -42,7 +43,7 @@ def run(argv) -> int:
     warnings.showwarning = _warning_line
     try:
         status = args.func(args)
-    except (UsageError, ValueError) as exc:
+    except (UsageError, ValueError, MissingExtraError) as exc:    # MissingExtraError: one line, the extra
         fail(f"levysde {args.command}: error: {exc}")
     except BrokenPipeError:
         # the reader went away (e.g. `| head`): stop quietly, like other Unix tools

@@ -14,6 +14,7 @@ from levysde.cli._common import (
     real,
     same_file,
 )
+from levysde.core.extras import require
 
 _AXES = ("eta_j", "kappa", "eta_g", "alpha", "lam")
 
@@ -129,7 +130,6 @@ def _check_ranges(args) -> None:
     """Axis ranges: LO < HI, drawable, within the parameter's range, > 0 on a log axis."""
     from levysde.studies.diagram import DEFAULT_RANGES
     from levysde.theory.params import check_param
-
     for flag, axis, rng in (("--x-range", args.x, args.x_range), ("--y-range", args.y, args.y_range)):
         if rng is None:
             continue
@@ -159,11 +159,12 @@ def _check_sweep(args, given) -> None:
                          f"got {sched!r}")
     if sched != "local" and "workers" in given:
         raise UsageError(f"argument --workers: only applies to --scheduler local (got --scheduler {sched})")
+    if sched != "sequential":                  # a Dask cluster: the [sweep] extra
+        require("distributed", f"argument --simulate: the {sched} Dask scheduler")
     if args.store is not None:
         check_store(args.store, "--store")
     if args.backend == "cuda":
         from levysde.simulation import CudaUnavailableError, load_cuda
-
         try:
             load_cuda()
         except CudaUnavailableError as exc:
@@ -243,7 +244,7 @@ def _print_report(args, overlay, out, companion) -> None:
     print(f"simulated {overlay['x'].size} points in {overlay['wall_s']:.1f} s; companion plot "
           f"{companion}")
     for xv, yv, bh, se, bt in zip(overlay["x"], overlay["y"], overlay["beta_hat"], overlay["se"],
-                                  overlay["beta_theory"]):
+                                  overlay["beta_theory"], strict=True):
         dev = f"({(bh - bt) / se:+.1f} se)" if se > 0 and np.isfinite(bh) else "(no error estimate)"
         print(f"  {args.x}={xv:.4g} {args.y}={yv:.4g}: beta_hat {bh:.4f} +- {se:.4f}   beta* {bt:.4f}   "
               f"{dev}")

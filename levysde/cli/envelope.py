@@ -155,7 +155,7 @@ def _window(args, lags, f, f_func) -> dict:
         elif f is not None:
             out["H_N"] = learnability_window(args.N, lags=lags, f=f, alpha_g=args.alpha_g, C=args.C)
     except ValueError as exc:
-        warnings.warn(f"H_N not determined: {exc}")
+        warnings.warn(f"H_N not determined: {exc}", stacklevel=2)
     return out
 
 

@@ -6,7 +6,7 @@ import os
 __all__ = ["available_memory"]
 
 
-def available_memory():
+def available_memory() -> int | None:
     """Bytes of memory available (MemAvailable of /proc/meminfo; None when unknown)."""
     try:
         with open("/proc/meminfo") as fh:

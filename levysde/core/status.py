@@ -60,9 +60,9 @@ class Estimate:
     def as_json(self, name: str) -> dict:
         """``{name: value, name_se: se, name_flag: flag}`` with None for NaN (and ``name_log_se``
         when the error is on the log scale)."""
-        def num(v):
+        def num(v: float) -> float | None:
             return float(v) if math.isfinite(v) else None
-        out = {name: num(self.value), f"{name}_se": num(self.se)}
+        out: dict[str, float | str | None] = {name: num(self.value), f"{name}_se": num(self.se)}
         if math.isfinite(self.log_se):
             out[f"{name}_log_se"] = float(self.log_se)
         if self.flag:
@@ -80,7 +80,7 @@ def unavailable(reason: str) -> Estimate:
 NOT_IDENTIFIED = ("at the edge", "plateau not reached", "not identified", "no significant plateau")
 
 
-def with_se(e: Estimate, se: float, flag=None) -> Estimate:
+def with_se(e: Estimate, se: float, flag: str | None = None) -> Estimate:
     """e with standard error se and flag; an estimate the data do not identify (NOT_IDENTIFIED:
     at the edge of its fitted range, or a plateau extrapolated beyond the data) gets no error:
     its replicates are pinned to a bound or wander along a ridge of the fit, and the jackknife,

@@ -6,11 +6,13 @@ names the parameter and its allowed range.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["check_samples"]
 
 
-def check_samples(zeta, weights=None):
+def check_samples(zeta: ArrayLike, weights: ArrayLike | None = None
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
     """Flattened finite samples and optional weights.
 
     Parameters

@@ -33,6 +33,8 @@ import secrets
 import socket
 import stat
 import time
+from collections.abc import Callable
+from typing import IO, Any
 
 __all__ = ["atomic_write", "check_output", "check_regular", "umask", "claim", "release",
            "lock_is_stale", "clean_stale_tmp", "STALE_TMP_S", "LOCK_STALE_S"]
@@ -81,7 +83,7 @@ _KIND = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
          (stat.S_ISSOCK, "a socket"))
 
 
-def check_regular(path, what: str = "output") -> None:
+def check_regular(path: str | os.PathLike[str], what: str = "output") -> None:
     """Raise ValueError (one line, naming ``what`` and ``path``) when ``path`` exists and is not
     a regular file (after following symbolic links). levysde never replaces such a target."""
     try:
@@ -99,12 +101,12 @@ def check_regular(path, what: str = "output") -> None:
                      f"(give a file name)")
 
 
-def clean_stale_tmp(path) -> list[str]:
+def clean_stale_tmp(path: str | os.PathLike[str]) -> list[str]:
     """Remove temporary files of interrupted writes of ``path`` (see the module docstring);
     returns the names removed. Files of live writers are kept."""
     target = os.path.realpath(os.fspath(path))
     d, name = os.path.split(target)
-    removed = []
+    removed: list[str] = []
     try:
         entries = os.listdir(d)
     except OSError:
@@ -120,7 +122,7 @@ def clean_stale_tmp(path) -> list[str]:
                 h, pid = parts[0], int(parts[1])
             except (IndexError, ValueError):
                 h, pid = None, None
-            stale = (not _pid_alive(pid)) if h == host else None
+            stale = (not _pid_alive(pid)) if h == host and pid is not None else None
         elif legacy.match(entry):
             stale = None
         else:
@@ -140,7 +142,8 @@ def clean_stale_tmp(path) -> list[str]:
     return removed
 
 
-def atomic_write(path, writer, *, what: str = "output") -> None:
+def atomic_write(path: str | os.PathLike[str], writer: Callable[[IO[bytes]], Any], *,
+                 what: str = "output") -> None:
     """Write ``path`` atomically (module docstring): ``writer(fh)`` fills a temporary binary file
     next to the target, which gets mode ``0o666 & ~umask`` and then replaces the target.
 
@@ -177,7 +180,8 @@ def atomic_write(path, writer, *, what: str = "output") -> None:
         raise
 
 
-def check_output(path, what: str = "output", *, force: bool = False, example: str = "run.npz") -> None:
+def check_output(path: str | os.PathLike[str], what: str = "output", *, force: bool = False,
+                 example: str = "run.npz") -> None:
     """The overwrite policy of every command-line output, checked before any work is done.
 
     Raises ValueError (one line starting with ``what`` and naming ``path``) unless ``path`` can
@@ -211,7 +215,7 @@ def check_output(path, what: str = "output", *, force: bool = False, example: st
 
 # ----------------------------------------------------------------------------- lock files
 
-def _lock_info(lock: str) -> dict | None:
+def _lock_info(lock: str) -> dict[str, Any] | None:
     try:
         with open(lock) as fh:
             info = json.loads(fh.read() or "null")
@@ -220,7 +224,7 @@ def _lock_info(lock: str) -> dict | None:
         return None
 
 
-def lock_is_stale(lock, *, stale_after: float = LOCK_STALE_S) -> bool:
+def lock_is_stale(lock: str | os.PathLike[str], *, stale_after: float = LOCK_STALE_S) -> bool:
     """Whether lock file ``lock`` was left by a holder that is gone: a process of this host
     that no longer runs, or (other hosts, unreadable content) a lock not refreshed for
     ``stale_after`` seconds. A missing lock is not stale."""
@@ -235,7 +239,7 @@ def lock_is_stale(lock, *, stale_after: float = LOCK_STALE_S) -> bool:
     return time.time() - mtime > stale_after
 
 
-def claim(lock, *, stale_after: float = LOCK_STALE_S) -> bool:
+def claim(lock: str | os.PathLike[str], *, stale_after: float = LOCK_STALE_S) -> bool:
     """Try to take lock file ``lock`` (``O_CREAT | O_EXCL``, mode ``0o666 & ~umask``, holding
     the host, pid and time as JSON). Returns True when taken; False when another live holder
     has it. A stale lock (:func:`lock_is_stale`) is removed and taken over. Two processes
@@ -261,7 +265,7 @@ def claim(lock, *, stale_after: float = LOCK_STALE_S) -> bool:
     return False
 
 
-def release(lock) -> None:
+def release(lock: str | os.PathLike[str]) -> None:
     """Remove lock file ``lock`` (no error if it is gone)."""
     try:
         os.unlink(os.fspath(lock))
@@ -269,7 +273,7 @@ def release(lock) -> None:
         pass
 
 
-def refresh(lock) -> None:
+def refresh(lock: str | os.PathLike[str]) -> None:
     """Mark lock file ``lock`` as alive (update its mtime) for holders on other hosts."""
     try:
         os.utime(os.fspath(lock))

@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +53,7 @@ REQUIRED_KEYS = ("zeta", "zeta_jac", "step", "Lambda", "loss", "lags", "envelope
 
 
 
-def save_run(path: str, arrays: dict, config: dict) -> None:
+def save_run(path: str | os.PathLike[str], arrays: dict[str, Any], config: dict[str, Any]) -> None:
     """Write a run file atomically. ``arrays``: name -> array-like (see module table);
     ``config``: JSON-serialisable dict stored as the 0-d unicode array ``config``.
 
@@ -60,7 +61,7 @@ def save_run(path: str, arrays: dict, config: dict) -> None:
     missing = [k for k in REQUIRED_KEYS if k != "config" and k not in arrays]
     if missing:
         raise ValueError(f"run file arrays missing required keys {missing}")
-    out = {k: np.asarray(v) for k, v in arrays.items()}
+    out: dict[str, Any] = {k: np.asarray(v) for k, v in arrays.items()}
     for k, v in out.items():
         if v.dtype == object:
             raise ValueError(f"run file array {k!r} has dtype object (not allowed)")
@@ -68,7 +69,7 @@ def save_run(path: str, arrays: dict, config: dict) -> None:
     atomic_write(path, lambda fh: np.savez(fh, **out))
 
 
-def read_run(path, *, kinds=("simulation", "rnn")) -> dict:
+def read_run(path: str | os.PathLike[str], *, kinds: tuple[str, ...] = ("simulation", "rnn")) -> dict[str, Any]:
     """Read any levysde run file (.npz, ``allow_pickle=False``): a simulation or a trained RNN.
 
     Returns a dict of its arrays plus ``meta`` (the parsed ``meta`` or ``config`` JSON object)
@@ -87,7 +88,7 @@ def read_run(path, *, kinds=("simulation", "rnn")) -> dict:
         if not isinstance(z, np.lib.npyio.NpzFile):
             raise ValueError(f"{path} is a plain .npy array, not a .npz run file")
         with z:
-            data = {k: z[k] for k in z.files}
+            data: dict[str, Any] = {k: z[k] for k in z.files}
     except FileNotFoundError:
         raise ValueError(f"no such file: {path}") from None
     except IsADirectoryError:
@@ -126,7 +127,7 @@ def read_run(path, *, kinds=("simulation", "rnn")) -> dict:
     return data
 
 
-def _check_histogram(path, edges, counts) -> None:
+def _check_histogram(path: str | os.PathLike[str], edges: np.ndarray, counts: np.ndarray) -> None:
     """ValueError naming the file and the entry unless ``hist_edges`` is a 1-d, finite, strictly
     increasing grid of >= 2 edges and ``hist_counts`` holds finite counts >= 0 with shape
     (n_bins,) or (n_groups, n_bins), n_bins = len(hist_edges) - 1."""
@@ -146,7 +147,7 @@ def _check_histogram(path, edges, counts) -> None:
         raise ValueError(f"{path}: hist_counts must be finite and >= 0")
 
 
-def load_run(path: str) -> dict:
+def load_run(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read a ``levysde train`` run file with numpy only: :func:`read_run` restricted to RNN
     runs. Returns the arrays plus ``config`` parsed to a dict. Raises ValueError (one line)."""
     data = read_run(path, kinds=("rnn",))

@@ -758,8 +758,11 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = False, for
         run.check_new(force)
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=cfg.steps, initial=run.step, unit="step", dynamic_ncols=True)
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:              # no [progress] extra: no bar
+            tqdm = None
+        bar = tqdm and tqdm(total=cfg.steps, initial=run.step, unit="step", dynamic_ncols=True)
 
     def show(r):
         if bar is not None:

@@ -4,6 +4,7 @@ importing levysde never needs numba-cuda)."""
 from __future__ import annotations
 
 import platform
+import types
 
 BACKENDS = ("cpu", "cuda")
 
@@ -13,14 +14,14 @@ class CudaUnavailableError(RuntimeError):
     (or the GPU lacks memory for the run). ``str(exc)`` is one line."""
 
 
-def check_backend(backend) -> str:
+def check_backend(backend: str) -> str:
     """Validate the name: "cpu" or "cuda"; ValueError naming ``backend`` otherwise."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}; got {backend!r}")
     return backend
 
 
-def load_cuda():
+def load_cuda() -> types.ModuleType:
     """The CUDA backend module, after checking that it can run (a GPU, or Numba's CUDA simulator
     under NUMBA_ENABLE_CUDASIM=1). Raises CudaUnavailableError (one line) otherwise."""
     try:

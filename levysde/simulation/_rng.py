@@ -23,6 +23,7 @@ makes results depend on the thread count and it is slower.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from numba import njit
@@ -144,7 +145,7 @@ def normal(s0, s1, s2, s3):
     return normal_slow(idx, x, rabs, s0, s1, s2, s3)
 
 
-def seed_states(seed, n_streams: int) -> np.ndarray:
+def seed_states(seed: int | Sequence[int] | np.random.SeedSequence, n_streams: int) -> np.ndarray:
     """Independent xoshiro256++ states, shape (n_streams, 4) uint64, from one seed.
 
     ``seed`` is anything ``numpy.random.SeedSequence`` accepts (int >= 0, a

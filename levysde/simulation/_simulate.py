@@ -313,7 +313,10 @@ def _progress_bar(cfg: _Config, progress):
     """A tqdm bar over the particle-steps on stderr (silent off a terminal), or None."""
     if not progress:
         return None
-    from tqdm import tqdm
+    try:
+        from tqdm import tqdm
+    except ImportError:                  # no [progress] extra: no bar
+        return None
 
     return tqdm(total=cfg.n_steps * cfg.particles, unit="step", unit_scale=True, desc="simulate",
                 leave=False, dynamic_ncols=True, disable=None)

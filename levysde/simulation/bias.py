@@ -29,10 +29,14 @@ shift is at most DRIFT_BIAS_TOL = 0.2 % of beta*.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import integrate
 
+from levysde.stats.tails import TailEstimate
 from levysde.theory.phases import beta_star
 
 __all__ = ["saturation_shift", "default_threshold", "bias_budget", "threshold_dependence",
@@ -52,6 +56,17 @@ _MAX_NODES = 2_000_000
 THRESHOLD_Z = 3.5
 
 
+class PlateauDrift(Protocol):
+    """What the budget reads of a drift (:mod:`levysde.simulation.drift`): its values F(zeta),
+    its equilibrium and its plateau kappa far left (None without one)."""
+
+    @property
+    def equilibrium(self) -> float: ...
+    @property
+    def plateau(self) -> float | None: ...
+    def __call__(self, zeta: Any) -> ArrayLike: ...
+
+
 def _local_rates(x, drift, eta_j, eta_g, alpha, lam):
     """beta_loc(x): beta* with kappa replaced by the restoring drift at depth x below the equilibrium
     (docs/specification.md §4); lam where the local root does not exist (tempering-limited)."""
@@ -61,7 +76,8 @@ def _local_rates(x, drift, eta_j, eta_g, alpha, lam):
     return np.where(np.isfinite(b), b, lam)
 
 
-def saturation_shift(u, drift, eta_j, eta_g, alpha, lam, beta):
+def saturation_shift(u: float, drift: PlateauDrift, eta_j: float, eta_g: float, alpha: float, lam: float,
+                     beta: float) -> float:
     """Predicted beta_hat(u) - beta* from the drift's approach to its plateau (local-rate model).
 
     Parameters: u > 0, threshold depth below the equilibrium; drift with ``plateau`` and
@@ -78,7 +94,8 @@ def saturation_shift(u, drift, eta_j, eta_g, alpha, lam, beta):
     return float(integrate.trapezoid(p, xs) / integrate.trapezoid((xs - u) * p, xs)) - beta
 
 
-def default_threshold(drift, eta_j, eta_g, alpha, lam, beta):
+def default_threshold(drift: PlateauDrift, eta_j: float, eta_g: float, alpha: float, lam: float,
+                      beta: float | None) -> float:
     """Smallest u in 3, 3.5, 4, ... (depth below the equilibrium) with
     ``|saturation_shift(u)| <= DRIFT_BIAS_TOL * beta*``; 3 when there is no beta* (no plateau
     or collapsed phase) or beta* <= 4e-5. Capped at 40. One grid of local rates (step 0.005, or
@@ -103,12 +120,14 @@ def default_threshold(drift, eta_j, eta_g, alpha, lam, beta):
     return _U_MAX
 
 
-def bias_budget(u, drift, eta_j, eta_g, alpha, lam, beta, beta_mod):
+def bias_budget(u: float, drift: PlateauDrift, eta_j: float, eta_g: float, alpha: float, lam: float,
+                beta: float | None, beta_mod: float | None) -> dict[str, float] | None:
     """The predicted bias of beta_hat(u) against beta*, by source (module docstring).
 
-    Returns a dict: depth_u (u as a depth below the equilibrium), beta_star, eps (beta_model - beta*), drift_saturation, dt (0, not
-    modelled), finite_u (0, not modelled), total, beta_expected (beta* + total); or None without
-    a beta* (no plateau, collapsed phase) or with beta* <= 4e-5 (a tail too long to model).
+    Returns a dict: depth_u (u as a depth below the equilibrium), beta_star, eps (beta_model - beta*),
+    drift_saturation, dt (0, not modelled), finite_u (0, not modelled), total, beta_expected
+    (beta* + total); or None without a beta* (no plateau, collapsed phase) or with beta* <= 4e-5
+    (a tail too long to model).
     """
     if beta is None or not (math.isfinite(beta) and beta > _BETA_MIN) or drift.plateau is None:
         return None
@@ -120,7 +139,8 @@ def bias_budget(u, drift, eta_j, eta_g, alpha, lam, beta, beta_mod):
             "beta_expected": float(beta) + total}
 
 
-def threshold_dependence(est, scan, *, z_max=THRESHOLD_Z):
+def threshold_dependence(est: TailEstimate, scan: Sequence[TailEstimate], *,
+                         z_max: float = THRESHOLD_Z) -> tuple[float, float, float] | None:
     """The finite-threshold check that the budget does not model: does beta_hat change when the
     threshold goes deeper?
 

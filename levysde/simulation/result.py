@@ -11,12 +11,14 @@ import json
 import math
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from levysde.io.files import atomic_write
 from levysde.io.runfile import read_run
-from levysde.stats.tails import tail_from_result, tempered_fit_result, threshold_scan_result
+from levysde.stats.tails import TailEstimate, TemperedFit, tail_from_result, tempered_fit_result, threshold_scan_result
 
 __all__ = ["SimulationResult"]
 
@@ -55,7 +57,7 @@ class SimulationResult:
     traj_t: np.ndarray | None = None
     traj_zeta: np.ndarray | None = None
 
-    def save(self, path) -> str:
+    def save(self, path: str | os.PathLike[str]) -> str:
         """Write an uncompressed ``.npz`` at exactly ``path``, atomically
         (:func:`levysde.io.files.atomic_write`: an interrupted save leaves any earlier file intact and
         no partial file; a non-regular target such as a FIFO or device is refused with
@@ -70,7 +72,7 @@ class SimulationResult:
         return os.fspath(path)
 
     @classmethod
-    def load(cls, path) -> "SimulationResult":
+    def load(cls, path: str | os.PathLike[str]) -> SimulationResult:
         """Read a file written by :meth:`save` (``allow_pickle=False``, through
         :func:`levysde.io.runfile.read_run`).
 
@@ -116,7 +118,7 @@ class SimulationResult:
                              f"(X < {hi:g}); got {u!r}")
         return v
 
-    def tail(self, u=None, **kwargs):
+    def tail(self, u: float | None = None, **kwargs: Any) -> TailEstimate:
         """Left-tail rate estimate at threshold u on X = -zeta (default meta['threshold_u']);
         see :func:`levysde.stats.tails.tail_from_histogram`.
 
@@ -125,7 +127,7 @@ class SimulationResult:
         return tail_from_result(self, self._check_u(self.meta["threshold_u"] if u is None else u),
                                 **kwargs)
 
-    def tempering_limited_fit(self, depth: float = 2.0):
+    def tempering_limited_fit(self, depth: float = 2.0) -> TemperedFit | None:
         """Tempered-tail fit exp(-b x) x^(-1-alpha) of a collapsed, tempering-limited run (docs/specification.md
         §4: no Cramer root, eta_J > 0, lam > 0, so the left tail decays like the jump law and b
         estimates lam; §8), at the threshold ``depth`` (> 0, in zeta units) beyond the equilibrium
@@ -139,7 +141,7 @@ class SimulationResult:
             return None
         return tempered_fit_result(self, -m["equilibrium"] + depth)
 
-    def tail_scan(self, us=None, **kwargs):
+    def tail_scan(self, us: ArrayLike | None = None, **kwargs: Any) -> list[TailEstimate]:
         """:func:`levysde.stats.tails.threshold_scan` on this run. The default thresholds (0.5 .. 12
         beyond the equilibrium) are kept where inside :meth:`threshold_range`; explicit ``us``
         must all be inside it (ValueError naming u otherwise)."""

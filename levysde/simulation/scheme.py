@@ -28,6 +28,7 @@ import math
 
 import mpmath
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from levysde.simulation._checks import SimulationInputError, check_dt, check_eps, jump_params, scalar_param
@@ -36,8 +37,9 @@ from levysde.theory.params import DEFAULTS
 from levysde.theory.phases import beta_star
 from levysde.theory.roots import chandrupatla
 
-__all__ = ["default_eps", "simulation_eps", "SIMULATION_EPS_FACTORS", "EPS_BIAS_TOL", "big_jump_rate", "small_jump_variance", "small_jump_symbol", "beta_model",
-           "DEFAULT_EPS_FACTOR", "MAX_JUMPS_PER_STEP", "MAX_SERIES_BETA_EPS"]
+__all__ = ["default_eps", "simulation_eps", "SIMULATION_EPS_FACTORS", "EPS_BIAS_TOL", "big_jump_rate",
+           "small_jump_variance", "small_jump_symbol", "beta_model", "DEFAULT_EPS_FACTOR", "MAX_JUMPS_PER_STEP",
+           "MAX_SERIES_BETA_EPS"]
 
 #: default cut: eps = DEFAULT_EPS_FACTOR * (eta_J dt)^(1/alpha), the typical increment
 DEFAULT_EPS_FACTOR = 1.0
@@ -52,7 +54,7 @@ MAX_JUMPS_PER_STEP = 1e3
 MAX_SERIES_BETA_EPS = 1e4
 
 
-def default_eps(dt, *, eta_j, alpha):
+def default_eps(dt: float, *, eta_j: float, alpha: float) -> float:
     """Default cut eps = DEFAULT_EPS_FACTOR * (eta_J dt)^(1/alpha) (docs/specification.md §7).
 
     The scale of a typical increment J_dt. With eta_J = 0 (no jumps, eps is
@@ -80,7 +82,8 @@ def default_eps(dt, *, eta_j, alpha):
     return eps
 
 
-def simulation_eps(dt, *, eta_j, eta_g, kappa, alpha, lam):
+def simulation_eps(dt: float, *, eta_j: float, eta_g: float, kappa: float | None, alpha: float,
+                   lam: float) -> float:
     """The default cut of :func:`levysde.simulation.simulate`: ``c * default_eps(dt)`` with the
     largest c in SIMULATION_EPS_FACTORS = (2, 1.5, 1) whose eps bias is at most EPS_BIAS_TOL:
     ``|beta_model(eps) - beta*| <= 2.5e-4 beta*`` (docs/specification.md §7: eps scales like the typical
@@ -109,7 +112,7 @@ def simulation_eps(dt, *, eta_j, eta_g, kappa, alpha, lam):
     return base
 
 
-def big_jump_rate(eps, *, alpha, lam, eta_j):
+def big_jump_rate(eps: float, *, alpha: float, lam: float, eta_j: float) -> float:
     """Total rate Lambda_eps of jumps with |z| > eps (1/time), docs/specification.md §7.
 
     ``Lambda_eps = 2 eta_J c_alpha int_eps^inf e^{-lam z} z^(-1-alpha) dz``, which is
@@ -140,7 +143,7 @@ def _lower_gamma_moment(order, eps, lam):
         return float(np.exp(_log_lower_gamma_moment(float(order), eps, lam)))
 
 
-def small_jump_variance(eps, *, alpha, lam, eta_j):
+def small_jump_variance(eps: float, *, alpha: float, lam: float, eta_j: float) -> float:
     """sigma_eps^2 (variance per unit time of the jumps with |z| <= eps), docs/specification.md §7.
 
     ``2 eta_J c_alpha int_0^eps z^(1-alpha) e^{-lam z} dz``, which is
@@ -178,7 +181,8 @@ def _log_lower_gamma_moment(order, eps, lam):
     return out
 
 
-def small_jump_symbol(beta, eps, *, alpha, lam, eta_j, imaginary=False):
+def small_jump_symbol(beta: ArrayLike, eps: float, *, alpha: float, lam: float, eta_j: float,
+                      imaginary: bool = False) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The small-jump part of the Laplace exponent, and its Gaussian replacement error.
 
     Returns ``(exact, gauss)`` where ``exact = int_{|z|<=eps} (e^{beta z} - 1) nu(dz)
@@ -248,8 +252,8 @@ def _big_jump_symbol(beta, eps, a, lm, ej):
         return float(mpmath.mpf(ej) * mpmath.mpf(float(c_alpha(a))) * (J(L - B) + J(L + B) - 2 * J(L)))
 
 
-def beta_model(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
-               lam=DEFAULTS["lam"], *, eps):
+def beta_model(eta_j: float, eta_g: float = DEFAULTS["eta_g"], kappa: float = DEFAULTS["kappa"],
+               alpha: float = DEFAULTS["alpha"], lam: float = DEFAULTS["lam"], *, eps: float) -> float:
     """Exact stationary left-tail rate of the *simulated* model: root of Phi_eps (docs/specification.md §7).
 
     ``Phi_eps(beta) = eta_G beta^2 + [Psi(beta) - Psi_small(beta) + sigma_eps^2 beta^2/2] - kappa beta``,
@@ -309,7 +313,7 @@ def beta_model(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DE
     return r if (math.isfinite(r) and r > 0) else float("nan")
 
 
-def poisson_table(mu) -> np.ndarray:
+def poisson_table(mu: float) -> np.ndarray:
     """The CDF table F(0), F(1), ..., F(K) of Poisson(mu) with which the CPU stepper draws the
     number of big jumps of a window by inversion (count = #{j : u >= F(j)}, u uniform).
 
@@ -332,7 +336,8 @@ def poisson_table(mu) -> np.ndarray:
     return special.pdtr(j[:k + 1], mu)
 
 
-def jump_scheme(dt, eps, alpha, lam, eta_j, eta_g=0.0):
+def jump_scheme(dt: float, eps: float, alpha: float, lam: float, eta_j: float,
+                eta_g: float = 0.0) -> tuple[float, float, bool]:
     """(Lambda_eps, sigma_eps^2, exponential proposal?) with the checks that keep a run finite.
 
     Raises SimulationInputError naming eps when Lambda_eps dt > MAX_JUMPS_PER_STEP (the

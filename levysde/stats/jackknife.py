@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ['neuron_groups', 'jackknife_se', 'jackknife_bias', 'JACKKNIFE_BIAS_LIMIT']
 
@@ -24,7 +25,7 @@ def neuron_groups(n_neurons: int, n_groups: int = 16) -> np.ndarray:
     return np.arange(int(n_neurons)) % min(int(n_groups), int(n_neurons))
 
 
-def jackknife_se(values_loo) -> float:
+def jackknife_se(values_loo: ArrayLike) -> float:
     """Delete-a-group jackknife standard error ``sqrt((G-1)/G sum_g (t_(-g) - mean)^2)`` from the
     G leave-one-group-out values (Efron & Tibshirani 1993, §11.2; groups of whole neurons,
     docs/specification.md §8). NaN when G < 2 or any replicate is not finite (never a silent partial SE)."""
@@ -39,7 +40,7 @@ def jackknife_se(values_loo) -> float:
 JACKKNIFE_BIAS_LIMIT = 0.25
 
 
-def jackknife_bias(values_loo, value) -> float:
+def jackknife_bias(values_loo: ArrayLike, value: float) -> float:
     """Delete-a-group jackknife estimate of bias ``(G - 1) (mean_g t_(-g) - t)`` of the estimate
     ``value`` from its G leave-one-group-out values (Efron & Tibshirani 1993, §10.5; groups of
     whole neurons, docs/specification.md §8). NaN when G < 2 or any replicate is not finite."""

@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import optimize, stats
 
 from levysde.core.validate import check_samples
@@ -52,6 +54,24 @@ _CHECK_DEPTH = math.log(4.0)
 _CHECK_MIN = 10
 
 
+class HistogramRun(Protocol):
+    """What the ``*_result`` estimators read of a run: the histograms and metadata of a
+    :class:`levysde.simulation.SimulationResult` (a later layer, so named here by its shape)."""
+
+    @property
+    def hist_edges(self) -> np.ndarray: ...
+    @property
+    def hist_counts(self) -> np.ndarray: ...
+    @property
+    def hist_sums(self) -> np.ndarray: ...
+    @property
+    def hist_outside(self) -> np.ndarray: ...
+    @property
+    def excursion_counts(self) -> np.ndarray: ...
+    @property
+    def meta(self) -> dict[str, Any]: ...
+
+
 # --- the Hill estimator ----------------------------------------------------------------------
 
 def _hill(c, s):
@@ -60,7 +80,7 @@ def _hill(c, s):
         return np.asarray(c, dtype=float) / np.asarray(s, dtype=float)
 
 
-def hill_rate(x, u, weights=None):
+def hill_rate(x: ArrayLike, u: float, weights: ArrayLike | None = None) -> float:
     """Hill estimator ``beta_hat = sum_{x>u} w / sum_{x>u} w (x - u)`` (docs/specification.md §8).
 
     The MLE of the rate of an exponential tail of X above u, i.e. the Hill estimator
@@ -78,7 +98,8 @@ def hill_rate(x, u, weights=None):
     return float(_hill(w[m].sum(), (w[m] * (x[m] - u)).sum()))
 
 
-def hill_index(sizes, u, *, factors=(1.0, 1.5, 2.0, 3.0), min_exceed: int = 10):
+def hill_index(sizes: ArrayLike, u: float, *, factors: tuple[float, ...] = (1.0, 1.5, 2.0, 3.0),
+               min_exceed: int = 10) -> list[tuple[float, float, float, int]]:
     """Hill scan of a power-law index from positive sizes (e.g. jump sizes, docs/specification.md §8).
 
     ``alpha_hat(u_i) = hill_rate(log sizes, log u_i)`` at ``u_i = u * factor`` for each
@@ -181,7 +202,8 @@ def _sample_sums(x, w, lab, G):
     return at
 
 
-def tail_from_samples(x, u, groups=None, weights=None) -> TailEstimate:
+def tail_from_samples(x: ArrayLike, u: float, groups: ArrayLike | None = None,
+                      weights: ArrayLike | None = None) -> TailEstimate:
     """beta_hat(u) from samples of X = -zeta, jackknifed over groups, with the stability check.
 
     Parameters
@@ -214,7 +236,8 @@ def _edge_index(edges, u):
     return k
 
 
-def tail_from_histogram(edges, counts, sums=None, u=3.0, *, outside=None, excursions=None) -> TailEstimate:
+def tail_from_histogram(edges: ArrayLike, counts: ArrayLike, sums: ArrayLike | None = None, u: float = 3.0, *,
+                        outside: ArrayLike | None = None, excursions: ArrayLike | None = None) -> TailEstimate:
     """beta_hat(u) of X = -zeta from per-group histograms of zeta.
 
     Parameters
@@ -263,15 +286,16 @@ def _result_arrays(res):
                 outside=res.hist_outside, excursions=res.excursion_counts)
 
 
-def tail_from_result(res, u, **kwargs) -> TailEstimate:
+def tail_from_result(res: HistogramRun, u: float, **kwargs: Any) -> TailEstimate:
     """:func:`tail_from_histogram` on a :class:`levysde.simulate.SimulationResult`."""
     a = _result_arrays(res)
     return tail_from_histogram(a["edges"], a["counts"], a["sums"], u, outside=a["outside"],
                                excursions=a["excursions"], **kwargs)
 
 
-def threshold_scan(edges, counts, sums=None, us=None, *, outside=None, excursions=None,
-                   min_exceed=0.0, min_excursions=0) -> list[TailEstimate]:
+def threshold_scan(edges: ArrayLike, counts: ArrayLike, sums: ArrayLike | None = None, us: ArrayLike | None = None,
+                   *, outside: ArrayLike | None = None, excursions: ArrayLike | None = None,
+                   min_exceed: float = 0.0, min_excursions: float = 0) -> list[TailEstimate]:
     """beta_hat(u) over thresholds ``us`` (default: 0.5-spaced values in the lower half).
 
     Each entry carries its jackknife error and the number of independent excursions
@@ -291,7 +315,8 @@ def threshold_scan(edges, counts, sums=None, us=None, *, outside=None, excursion
     return out
 
 
-def threshold_scan_result(res, us=None, *, min_excursions=20, **kwargs) -> list[TailEstimate]:
+def threshold_scan_result(res: HistogramRun, us: ArrayLike | None = None, *, min_excursions: float = 20,
+                          **kwargs: Any) -> list[TailEstimate]:
     """:func:`threshold_scan` on a :class:`levysde.simulate.SimulationResult` (default
     thresholds 0.5 .. 12 above the equilibrium, at least 20 excursions each)."""
     a = _result_arrays(res)
@@ -359,7 +384,8 @@ def _fit_b(n, lo, hi, n_tail, u, x0, alpha):
     return math.exp(r.x)
 
 
-def tempered_fit(edges, counts, u, *, alpha, x0=0.0, outside=None) -> TemperedFit:
+def tempered_fit(edges: ArrayLike, counts: ArrayLike, u: float, *, alpha: float, x0: float = 0.0,
+                 outside: ArrayLike | None = None) -> TemperedFit:
     """Tempering-limited tail fit (docs/specification.md §8, collapsed phase).
 
     Binned maximum likelihood of the density ``exp(-b x') x'^(-1-alpha)``,
@@ -395,7 +421,7 @@ def tempered_fit(edges, counts, u, *, alpha, x0=0.0, outside=None) -> TemperedFi
                        se=jackknife_se(loo), n_exceed=float(tot))
 
 
-def tempered_fit_result(res, u, **kwargs) -> TemperedFit:
+def tempered_fit_result(res: HistogramRun, u: float, **kwargs: Any) -> TemperedFit:
     """:func:`tempered_fit` on a :class:`levysde.simulate.SimulationResult`."""
     return tempered_fit(res.hist_edges, res.hist_counts, u, alpha=res.meta["alpha"],
                         x0=-res.meta.get("equilibrium", 0.0), outside=res.hist_outside, **kwargs)
@@ -441,8 +467,8 @@ def _default_threshold(x, w, tail_fraction):
     return float(x[order][min(np.searchsorted(cw, 1 - tail_fraction), x.size - 1)])
 
 
-def tail_fit(zeta, *, weights=None, u: float | None = None, tail_fraction: float = 0.05,
-             groups=None) -> TailFit:
+def tail_fit(zeta: ArrayLike, *, weights: ArrayLike | None = None, u: float | None = None,
+             tail_fraction: float = 0.05, groups: ArrayLike | None = None) -> TailFit:
     """Tail amplitude A and rate beta of the left tail of zeta from samples (docs/specification.md §8).
 
     With X = -zeta and threshold u, the Hill MLE (:func:`hill_rate`)
@@ -512,7 +538,7 @@ def tail_fit(zeta, *, weights=None, u: float | None = None, tail_fraction: float
             raise ValueError(f"u: leaving out one group leaves fewer than 10 of the {k} samples "
                              f"beyond the threshold u = {u:.6g}; need >= 10 for the jackknife")
         b_loo = _hill(C - c_g, S - s_g)
-        la_loo = np.array([_log_amplitude(b, C - c, n_w - nn, u) for b, c, nn in zip(b_loo, c_g, n_g)])
+        la_loo = np.array([_log_amplitude(b, C - c, n_w - nn, u) for b, c, nn in zip(b_loo, c_g, n_g, strict=True)])
         se_b, se_logA = jackknife_se(b_loo), jackknife_se(la_loo)
         method = f"jackknife over {G} groups"
     u_chk, b_chk, z_chk, ok = _stability(at, float(u), beta, c_g, s_g)
@@ -522,7 +548,7 @@ def tail_fit(zeta, *, weights=None, u: float | None = None, tail_fraction: float
                    power_law=ok)
 
 
-def power_law_note(est) -> str | None:
+def power_law_note(est: TailEstimate | TailFit) -> str | None:
     """One line saying "not a power law ..." when a :class:`TailEstimate` or :class:`TailFit`
     failed the stability check, else None (also when the check could not be made)."""
     if getattr(est, "power_law", None) is not False:
@@ -533,7 +559,9 @@ def power_law_note(est) -> str | None:
             f"(z = {est.z_check:.1f}); beta and the Tauberian slope do not apply")
 
 
-def tail_check(*, zeta=None, weights=None, hist=None, tail_fraction: float = 0.05, n_groups: int = 8):
+def tail_check(*, zeta: ArrayLike | None = None, weights: ArrayLike | None = None,
+               hist: tuple[ArrayLike, ArrayLike, ArrayLike | None, ArrayLike | None] | None = None,
+               tail_fraction: float = 0.05, n_groups: int = 8) -> TailFit | TailEstimate | None:
     """Tail estimate with the power-law check at the default threshold (docs/specification.md §8).
 
     The threshold u is the (1 - tail_fraction) quantile of X = -zeta. Give either
@@ -556,6 +584,7 @@ def tail_check(*, zeta=None, weights=None, hist=None, tail_fraction: float = 0.0
                             groups=np.arange(z.size) % max(2, min(n_groups, z.size)))
         except ValueError:
             return None
+    assert hist is not None                     # exactly one of zeta, hist (checked above)
     edges, counts, sums, outside = hist
     edges = np.asarray(edges, dtype=float)
     counts = np.atleast_2d(np.asarray(counts, dtype=float))

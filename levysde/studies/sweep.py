@@ -39,10 +39,11 @@ import sys
 import threading
 import time
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
+from levysde.core.extras import require
 from levysde.io.files import atomic_write, check_regular, claim, lock_is_stale, refresh, release
 from levysde.theory.params import check_int
 
@@ -218,9 +219,28 @@ def _close(client, cluster, *, quiet: bool) -> None:
                     raise
     finally:
         if quiet:
-            for n, level in zip(names, saved[0]):
+            for n, level in zip(names, saved[0], strict=True):
                 logging.getLogger(n).setLevel(level)
             sys.unraisablehook = saved[1]
+
+
+class _NoBar:
+    """Stands in for the progress bar without the ``[progress]`` extra (tqdm): draws nothing."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(**kwargs):
+    """A ``tqdm.auto`` bar with ``kwargs``, or a :class:`_NoBar` when tqdm is not installed."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return _NoBar()
+    return tqdm(**kwargs)
 
 
 class _Runner:
@@ -322,25 +342,30 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
         on disk (no resume). A store written with other points or another master
         seed is refused. Sweeps running at the same time on one store share the
         points (lock files; module docstring).
-    scheduler : ``"local"``, ``"sequential"`` or a ``"tcp://HOST:PORT"`` address.
+    scheduler : ``"local"``, ``"sequential"`` or a ``"tcp://HOST:PORT"`` address. A Dask
+        scheduler (local or tcp) needs the ``[sweep]`` extra (``pip install 'levysde[sweep]'``);
+        ``"sequential"`` runs the points in this process and needs nothing more.
     n_workers : worker processes of the local cluster (>= 1; default 2); only with
         ``scheduler="local"`` (a ValueError otherwise, rather than silently ignored).
     numba_threads : Numba threads per task (default 1: workers are the parallelism).
-    progress : tqdm bar on stderr.
+    progress : tqdm bar on stderr (none without the ``[progress]`` extra, tqdm).
     connect_timeout : seconds to wait for a ``tcp://`` scheduler (default 10).
 
     Raises
     ------
     ValueError for bad arguments, a store path that is not a directory, or a
-    mismatching store; ConnectionError (one line, naming the address) when the
-    ``tcp://`` scheduler cannot be reached within ``connect_timeout``; errors raised
-    by a task propagate (points finished before it stay on disk); KeyboardInterrupt
-    after a quiet shutdown (module docstring).
+    mismatching store; :class:`levysde.core.extras.MissingExtraError` (an ImportError, one
+    line naming the extra) for a Dask scheduler without Dask's ``distributed``;
+    ConnectionError (one line, naming the address) when the ``tcp://`` scheduler cannot be
+    reached within ``connect_timeout``; errors raised by a task propagate (points finished
+    before it stay on disk); KeyboardInterrupt after a quiet shutdown (module docstring).
     """
     if not points:
         raise ValueError("points must contain at least one grid point")
     if not (scheduler in ("local", "sequential") or str(scheduler).startswith("tcp://")):
         raise ValueError(f"scheduler must be 'local', 'sequential' or 'tcp://HOST:PORT'; got {scheduler!r}")
+    if scheduler != "sequential":
+        require("distributed", f"run_sweep with scheduler={scheduler!r}")     # the [sweep] extra
     if n_workers is None:
         n_workers = 2
     elif scheduler != "local":
@@ -362,15 +387,13 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
                 results[i] = load_point(_point_path(store, i))[2]
     todo = [i for i in range(len(points)) if results[i] is None]
 
-    from tqdm.auto import tqdm
-
     client = cluster = None
     slots = 1
     if scheduler != "sequential" and todo:
         # connect before the progress bar is drawn, so a failure is reported alone
         client, cluster, slots = _start_client(scheduler, n_workers, connect_timeout)
-    bar = tqdm(total=len(points), initial=len(points) - len(todo), disable=not progress,
-               desc="sweep", unit="pt")
+    bar = _progress_bar(total=len(points), initial=len(points) - len(todo), disable=not progress,
+                        desc="sweep", unit="pt")
     runner = _Runner(task, points, seeds, results, store, numba_threads, bar)
     ok = False
     try:

@@ -19,10 +19,12 @@ there on. :func:`levysde.theory.envelope_map.tauberian_prediction` is the first 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from levysde.theory.params import DEFAULTS
@@ -95,7 +97,7 @@ class AsymptoticEnvelope:
     valid_from: float | None = None
     _form: Callable | None = field(default=None, repr=False, compare=False)
 
-    def raw(self, lags) -> np.ndarray:
+    def raw(self, lags: ArrayLike) -> np.ndarray:
         """The form at ``lags`` (any shape), NaN at l <= domain_lo; values may exceed 1.
         Raises ValueError when there is no form (``form`` is None)."""
         if self._form is None:
@@ -104,13 +106,13 @@ class AsymptoticEnvelope:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return self._form(np.where(l > self.domain_lo, l, np.nan))
 
-    def values(self, lags) -> np.ndarray:
+    def values(self, lags: ArrayLike) -> np.ndarray:
         """The form where it is a valid envelope value (l >= valid_from, finite, <= 1), NaN elsewhere."""
         l = np.asarray(lags, dtype=float)
         v = self.raw(l)
         return np.where((l >= self.valid_from) & np.isfinite(v) & (v <= 1.0), v, np.nan)
 
-    def capped(self, lags) -> np.ndarray:
+    def capped(self, lags: ArrayLike) -> np.ndarray:
         """The form capped at 1 (1 where it is above 1 or undefined): a usable f for
         :func:`levysde.theory.learnability.learnability_window` (``f_func``)."""
         v = self.raw(lags)
@@ -123,7 +125,7 @@ def _power_law_case(rec, eta_j, alpha, A):
 
     rate = float(rec["tail_rate"])
     log_ag = math.log(A) + float(special.gammaln(rate))     # log(A Gamma(rate)): no overflow at rate > 171
-    fields = dict(decay_class="polynomial", slope=-rate)
+    fields: dict[str, Any] = dict(decay_class="polynomial", slope=-rate)
     if rec["beta"] is None and eta_j > 0:
         k = 1.0 + alpha
         fields.update(form="A Gamma(lam) l^-lam (ln l)^-(1+alpha)",
@@ -139,7 +141,8 @@ def _power_law_case(rec, eta_j, alpha, A):
     return (lambda l: np.exp(log_ag - rate * np.log(l))), 0.0, fields
 
 
-def asymptotic_envelope(eta_j, eta_g=None, kappa=None, alpha=None, lam=None, *,
+def asymptotic_envelope(eta_j: float, eta_g: float | None = None, kappa: float | None = None,
+                        alpha: float | None = None, lam: float | None = None, *,
                         amplitude: float = 1.0) -> AsymptoticEnvelope:
     """The model's large-lag envelope form for one parameter set (docs/specification.md §4-§5).
 
@@ -168,7 +171,7 @@ def asymptotic_envelope(eta_j, eta_g=None, kappa=None, alpha=None, lam=None, *,
     form, domain_lo = None, 0.0
     if rec["phase"] == "logarithmic":
         gam = float(p["alpha"]) - 1.0
-        fields = dict(decay_class="logarithmic", gamma=gam,
+        fields: dict[str, Any] = dict(decay_class="logarithmic", gamma=gam,
                       note="alpha <= 1 with lam = 0: no stationary law (docs/specification.md §4)")
         if gam > 0:
             form, domain_lo = (lambda l: A / gam * np.log(l) ** (-gam)), 1.0

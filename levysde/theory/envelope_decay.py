@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ['local_slope', 'fit_slope', 'SlopeFit', 'classify_decay', 'DecayClass', 'DECAY_CLASSES']
 
@@ -35,7 +37,7 @@ def _check_curve(lags, f):
     return lag, fv
 
 
-def local_slope(lags, f) -> np.ndarray:
+def local_slope(lags: ArrayLike, f: ArrayLike) -> np.ndarray:
     """Local log-log slope d log f / d log l (second-order finite differences), docs/specification.md §5.
 
     Parameters: lags (n,) > 0 strictly increasing; f (n,) > 0.
@@ -78,7 +80,8 @@ def _ols(x, y):
     return coef, res, se
 
 
-def fit_slope(lags, f, *, lag_range=None, f_floor: float = 0.0, f_start: float = 0.5,
+def fit_slope(lags: ArrayLike, f: ArrayLike, *, lag_range: tuple[float, float] | None = None,
+              f_floor: float = 0.0, f_start: float = 0.5,
               min_points: int = 4) -> SlopeFit:
     """Fitted large-lag log-log slope of an envelope (docs/specification.md §5, §7).
 
@@ -122,7 +125,7 @@ class DecayClass:
     """
 
     name: str
-    candidates: dict = field(default_factory=dict)
+    candidates: dict[str, dict[str, Any]] = field(default_factory=dict)
     lag_lo: float = math.nan
     lag_hi: float = math.nan
     n: int = 0
@@ -144,7 +147,7 @@ _CANDIDATES = (
 )
 
 
-def classify_decay(lags, f, *, f_floor: float = 1e-300, f_start: float = 0.5,
+def classify_decay(lags: ArrayLike, f: ArrayLike, *, f_floor: float = 1e-300, f_start: float = 0.5,
                    lag_min: float = math.e, min_points: int = 6) -> DecayClass:
     """Classify an envelope as exponential, polynomial or logarithmic (docs/specification.md §5).
 
@@ -176,7 +179,7 @@ def classify_decay(lags, f, *, f_floor: float = 1e-300, f_start: float = 0.5,
                          f"({f_floor:g}, {f_start:g}]; need >= {min_points}: extend the lags")
     l, y = lag[ok], np.log(fv[ok])
     sst = ((y - y.mean()) ** 2).sum()
-    cands = {}
+    cands: dict[str, dict[str, Any]] = {}
     for name, pname, xf, par in _CANDIDATES:
         coef, res, _ = _ols(xf(l), y)
         rms = math.sqrt((res @ res) / res.size)

@@ -27,14 +27,23 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import integrate, special
 
 from levysde.core.validate import check_samples
 
-__all__ = ['envelope', 'envelope_samples', 'envelope_hist', 'envelope_density', 'SampleEnvelope', 'tauberian_prediction', 'valid_lag_max']
+if TYPE_CHECKING:
+    from levysde.theory.phases import PhaseResult
+
+__all__ = [
+    'envelope', 'envelope_samples', 'envelope_hist', 'envelope_density', 'SampleEnvelope',
+    'tauberian_prediction', 'valid_lag_max',
+]
 
 
 #: sup over s of |d^3/ds^3 exp(-e^s)| = sup_x |x^3 - 3x^2 + x| e^{-x} (computed on a fine grid)
@@ -50,6 +59,9 @@ _X_LARGE = 760.0
 
 
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(8)
+
+#: a density given as a callable: p(tau) or rho(zeta), vectorised (array in, array out) or scalar
+Density = Callable[[NDArray[np.float64]], ArrayLike] | Callable[[float], float]
 
 
 def _check_lags(lags) -> np.ndarray:
@@ -170,7 +182,8 @@ def _kernel_sums(lags, W, m, V, h, want_bound):
     return out, bound
 
 
-def envelope_samples(lags, zeta, weights=None, *, bin_width: float | None = 0.01,
+def envelope_samples(lags: ArrayLike, zeta: ArrayLike, weights: ArrayLike | None = None, *,
+                     bin_width: float | None = 0.01,
                      exact_limit: float = 2e7, errors: bool = True) -> SampleEnvelope:
     """Envelope of an empirical (weighted) zeta measure, with error figures (docs/specification.md §5 (a)).
 
@@ -214,7 +227,7 @@ def envelope_samples(lags, zeta, weights=None, *, bin_width: float | None = 0.01
     flat = lag.ravel()
     w2 = None if w is None else w * w
     wsum = float(z.size if w is None else w.sum())
-    w2sum = float(z.size if w is None else w2.sum())
+    w2sum = float(z.size if w2 is None else w2.sum())
     f = np.ones(flat.size)
     nan = np.full(flat.size, np.nan)
     se = np.zeros(flat.size) if errors else nan
@@ -333,15 +346,16 @@ def _bin_integrals(lag, a, b):
     return out
 
 
-def envelope_hist(lags, edges, counts) -> np.ndarray:
+def envelope_hist(lags: ArrayLike, edges: ArrayLike, counts: ArrayLike) -> np.ndarray:
     """Envelope of a zeta histogram, each bin integrated exactly (docs/specification.md §5 (b)).
 
     The density is taken constant on each bin, rho = c_j / (sum c * (b_j - a_j)),
     and ``f(l) = sum_j c_j / (sum c (b_j - a_j)) * [E1(l e^{a_j}) - E1(l e^{b_j})]``
     (scipy.special.exp1), each bin's integral in a form without cancellation (small
     l e^b, narrow bins, wide bins: see ``_bin_integrals``), so a bin of half-width
-    1e-12 at l e^z = 100 keeps a relative error ~1e-16 times (1 + l e^z). Mass outside [edges[0], edges[-1]] is not known to the
-    histogram: the result is the envelope of the histogram's own measure.
+    1e-12 at l e^z = 100 keeps a relative error ~1e-16 times (1 + l e^z). Mass outside
+    [edges[0], edges[-1]] is not known to the histogram: the result is the envelope of the
+    histogram's own measure.
 
     Parameters
     ----------
@@ -478,7 +492,8 @@ def _support_edges(scalar_rho, Z, support, name):
     return np.asarray(breaks)
 
 
-def envelope_density(lags, *, tau_pdf=None, zeta_pdf=None, rtol: float = 1e-12,
+def envelope_density(lags: ArrayLike, *, tau_pdf: Density | None = None, zeta_pdf: Density | None = None,
+                     rtol: float = 1e-12,
                      mass_tol: float = 1e-6) -> np.ndarray:
     """Envelope of a density given as a callable, by quadrature in zeta (docs/specification.md §5 (c)).
 
@@ -577,8 +592,9 @@ def envelope_density(lags, *, tau_pdf=None, zeta_pdf=None, rtol: float = 1e-12,
     return np.clip(f, 0.0, 1.0).reshape(lag.shape)
 
 
-def envelope(lags, *, zeta=None, weights=None, hist=None, tau_pdf=None, zeta_pdf=None,
-             bin_width: float | None = 0.01) -> np.ndarray:
+def envelope(lags: ArrayLike, *, zeta: ArrayLike | None = None, weights: ArrayLike | None = None,
+             hist: tuple[ArrayLike, ArrayLike] | None = None, tau_pdf: Density | None = None,
+             zeta_pdf: Density | None = None, bin_width: float | None = 0.01) -> np.ndarray:
     """Forgetting envelope f(l) = E[exp(-l e^zeta)] = int exp(-l/tau) p(tau) dtau (docs/specification.md §5).
 
     Give exactly one source:
@@ -620,10 +636,10 @@ def envelope(lags, *, zeta=None, weights=None, hist=None, tau_pdf=None, zeta_pdf
 
 
 def _phase_beta(phase):
-    b = np.asarray(phase.beta_star, dtype=float)
-    if b.size != 1:
-        raise ValueError(f"phase must describe one parameter set; got {b.size}")
-    b = float(b.ravel()[0])
+    arr = np.asarray(phase.beta_star, dtype=float)
+    if arr.size != 1:
+        raise ValueError(f"phase must describe one parameter set; got {arr.size}")
+    b = float(arr.ravel()[0])
     if not np.isfinite(b):
         name = str(np.asarray(phase.phase).ravel()[0])
         raise ValueError(f"phase: no admissible root beta* (phase {name!r}); the Tauberian power "
@@ -631,7 +647,8 @@ def _phase_beta(phase):
     return b
 
 
-def tauberian_prediction(lags, *, A: float, beta: float | None = None, phase=None) -> np.ndarray:
+def tauberian_prediction(lags: ArrayLike, *, A: float, beta: float | None = None,
+                         phase: PhaseResult | None = None) -> np.ndarray:
     """Tauberian asymptote f(l) ~ A Gamma(beta) l^(-beta) of p(tau) ~ A tau^(-1-beta) (docs/specification.md §5).
 
     Equivalently rho(zeta) ~ A e^{beta zeta} as zeta -> -inf (docs/specification.md §1). Karamata's
@@ -661,7 +678,7 @@ def tauberian_prediction(lags, *, A: float, beta: float | None = None, phase=Non
         raise ValueError("give exactly one of beta, phase")
     if not (np.isfinite(A) and A > 0):
         raise ValueError(f"A must be finite and > 0; got {A!r}")
-    b = _phase_beta(phase) if phase is not None else float(beta)
+    b = float(beta) if beta is not None else _phase_beta(phase)
     if not (np.isfinite(b) and b > 0):
         raise ValueError(f"beta must be finite and > 0; got {beta!r}")
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):

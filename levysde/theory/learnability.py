@@ -15,15 +15,17 @@ Closed-form scaling laws (docs/specification.md §6):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from levysde.theory.roots import chandrupatla
 
 __all__ = ["kappa_alpha", "sample_complexity", "learnability_window", "window_scaling_law"]
 
 
-def kappa_alpha(alpha_g) -> float | np.ndarray:
+def kappa_alpha(alpha_g: ArrayLike) -> float | np.ndarray:
     """Concentration exponent kappa_a = alpha_g / (alpha_g - 1) (docs/specification.md §6).
 
     Parameters: alpha_g, scalar or array in (1, 2] (2: Gaussian gradient noise).
@@ -48,7 +50,7 @@ def _check_pos(name, v):
     return x
 
 
-def sample_complexity(f, *, alpha_g: float = 2.0, C: float = 1.0):
+def sample_complexity(f: ArrayLike, *, alpha_g: float = 2.0, C: float = 1.0) -> float | NDArray[np.float64]:
     """Samples needed to detect lag l: N(l) = C f(l)^(-kappa_a) (docs/specification.md §6).
 
     Parameters: f (array_like in (0, 1], envelope values), alpha_g in (1, 2], C > 0.
@@ -65,8 +67,9 @@ def sample_complexity(f, *, alpha_g: float = 2.0, C: float = 1.0):
     return float(out) if out.ndim == 0 else out
 
 
-def learnability_window(N: float, *, lags=None, f=None, f_func=None, alpha_g: float = 2.0,
-                        C: float = 1.0) -> float:
+def learnability_window(N: float, *, lags: ArrayLike | None = None, f: ArrayLike | None = None,
+                        f_func: Callable[[NDArray[np.float64]], ArrayLike] | None = None,
+                        alpha_g: float = 2.0, C: float = 1.0) -> float:
     """Learnability window H_N = sup{ l : C f(l)^(-kappa_a) <= N } (docs/specification.md §6).
 
     Equivalently the largest lag with f(l) >= f* = (C / N)^(1 / kappa_a).
@@ -148,9 +151,9 @@ def learnability_window(N: float, *, lags=None, f=None, f_func=None, alpha_g: fl
     return float(math.exp(root[0]))
 
 
-def window_scaling_law(decay_class: str, N, *, C: float = 1.0, alpha_g: float = 2.0,
+def window_scaling_law(decay_class: str, N: ArrayLike, *, C: float = 1.0, alpha_g: float = 2.0,
                        tau: float | None = None, beta: float | None = None,
-                       gamma: float | None = None):
+                       gamma: float | None = None) -> float | NDArray[np.float64]:
     """Closed-form H_N of the three decay classes (docs/specification.md §6).
 
     * ``'exponential'`` (needs tau > 0): ``(tau / kappa_a) ln(N / C)``;

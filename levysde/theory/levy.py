@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import mpmath
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from levysde.theory.params import check_param
@@ -73,7 +74,7 @@ def _sin_half_pi(a):
     return np.sin(0.5 * np.pi * np.where(a > 1.0, 2.0 - a, a))
 
 
-def c_alpha(alpha):
+def c_alpha(alpha: ArrayLike) -> float | NDArray[np.float64]:
     """Normalising constant c_alpha of the Levy density (docs/specification.md §2).
 
     ``c_alpha = -1/(2 Gamma(-alpha) cos(pi alpha/2))``, evaluated in the
@@ -222,7 +223,7 @@ def _scale(c, base, power):
     return direct
 
 
-def psi(beta, *, alpha, lam, eta_j=1.0):
+def psi(beta: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike = 1.0) -> float | NDArray[np.float64]:
     """Laplace exponent Psi(beta) = log E exp(beta J_1) of the CTS process (docs/specification.md §2).
 
     Parameters
@@ -262,7 +263,8 @@ def psi(beta, *, alpha, lam, eta_j=1.0):
     return _out(out)
 
 
-def psi_adjoint(beta, *, alpha, lam, eta_j=1.0):
+def psi_adjoint(beta: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike,
+                eta_j: ArrayLike = 1.0) -> float | NDArray[np.float64]:
     """Adjoint symbol Psi*(beta) = Psi(-beta) (docs/specification.md §2).
 
     The forward (Fokker-Planck) jump operator acts on exp(beta zeta) as
@@ -273,7 +275,7 @@ def psi_adjoint(beta, *, alpha, lam, eta_j=1.0):
     return psi(-np.asarray(_check_real("beta", beta)), alpha=alpha, lam=lam, eta_j=eta_j)
 
 
-def psi_unit_over_beta(beta, *, alpha, lam):
+def psi_unit_over_beta(beta: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike) -> float | NDArray[np.float64]:
     """Psi_1(beta)/beta for 0 < beta <= lam, lam > 0, evaluated without cancellation.
 
     Used by the characteristic-equation solver (docs/specification.md §4): Phi(beta)/beta =
@@ -292,7 +294,8 @@ def psi_unit_over_beta(beta, *, alpha, lam):
     return _out(np.where(ok, val, np.inf))
 
 
-def char_exponent(xi, *, alpha, lam, eta_j=1.0):
+def char_exponent(xi: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike,
+                  eta_j: ArrayLike = 1.0) -> float | NDArray[np.float64]:
     """Characteristic exponent log E exp(i xi J_1) (docs/specification.md §2).
 
     ``-eta_J [(lam - i xi)^alpha + (lam + i xi)^alpha - 2 lam^alpha]/(2 cos(pi alpha/2))``,
@@ -331,7 +334,7 @@ def char_exponent(xi, *, alpha, lam, eta_j=1.0):
     return _out(np.where(ej == 0.0, 0.0, out))
 
 
-def cumulant(n: int, *, alpha, lam, eta_j=1.0):
+def cumulant(n: int, *, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike = 1.0) -> float | NDArray[np.float64]:
     """n-th cumulant of J_1 (docs/specification.md §2): the n-th moment of the Levy measure.
 
     ``kappa_n = int z^n nu(dz) = 2 eta_J c_alpha Gamma(n - alpha) lam^(alpha - n)``
@@ -365,7 +368,7 @@ def cumulant(n: int, *, alpha, lam, eta_j=1.0):
     return _out(np.where(ej == 0.0, 0.0, val))
 
 
-def variance(*, alpha, lam, eta_j=1.0):
+def variance(*, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike = 1.0) -> float | NDArray[np.float64]:
     """Variance of J_1 = Psi''(0) (docs/specification.md §2). See :func:`cumulant` (n = 2).
 
     At alpha = 1 it equals ``2 eta_J/(pi lam)``; +inf when lam = 0.
@@ -373,7 +376,7 @@ def variance(*, alpha, lam, eta_j=1.0):
     return cumulant(2, alpha=alpha, lam=lam, eta_j=eta_j)
 
 
-def cumulant4(*, alpha, lam, eta_j=1.0):
+def cumulant4(*, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike = 1.0) -> float | NDArray[np.float64]:
     """Fourth cumulant of J_1 (docs/specification.md §2). See :func:`cumulant` (n = 4).
 
     At alpha = 1 it equals ``4 eta_J/(pi lam^3)``; +inf when lam = 0.
@@ -381,7 +384,8 @@ def cumulant4(*, alpha, lam, eta_j=1.0):
     return cumulant(4, alpha=alpha, lam=lam, eta_j=eta_j)
 
 
-def psi_mp(beta, *, alpha, lam, eta_j=1, dps: int = 40):
+def psi_mp(beta: float | str | mpmath.mpf, *, alpha: float | str | mpmath.mpf, lam: float | str | mpmath.mpf,
+           eta_j: float | str | mpmath.mpf = 1, dps: int = 40) -> mpmath.mpf:
     """Psi(beta) in mpmath arithmetic from the closed form of docs/specification.md §2 (scalar).
 
     The working precision is raised above ``dps`` by the number of digits lost

@@ -7,6 +7,7 @@ Parameter symbols follow docs/specification.md: ``alpha`` (stability index), ``l
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,7 @@ def describe_range(name: str) -> str:
     return f"{left}{'-inf' if lo is None else f'{lo:g}'}, {'inf' if hi is None else f'{hi:g}'}{right}"
 
 
-def check_param(name: str, value) -> np.ndarray:
+def check_param(name: str, value: Any) -> np.ndarray:
     """Validate a parameter (scalar or array) against ``RANGES[name]``.
 
     Returns a float64 ndarray (0-d for scalars).
@@ -67,7 +68,7 @@ def check_param(name: str, value) -> np.ndarray:
     return arr
 
 
-def check_int(name: str, value, lo: int) -> int:
+def check_int(name: str, value: Any, lo: int) -> int:
     """``int(value)``; ValueError naming ``name`` unless ``value`` is an integer >= ``lo``
     (numpy integers and integral floats pass; bools, None, strings and arrays do not). The one
     integer check of the package (grid sizes, seeds, particle counts, worker counts)."""
@@ -80,7 +81,7 @@ def check_int(name: str, value, lo: int) -> int:
     return int(value)
 
 
-def check_params(**kwargs) -> dict:
+def check_params(**kwargs: Any) -> dict[str, np.ndarray]:
     """Validate several named parameters at once (see :func:`check_param`)."""
     return {k: check_param(k, v) for k, v in kwargs.items()}
 
@@ -110,7 +111,7 @@ class SDEParams:
     alpha: float = DEFAULTS["alpha"]
     lam: float = DEFAULTS["lam"]
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("eta_j", "eta_g", "kappa", "alpha", "lam"):
             value = check_param(name, getattr(self, name))
             if value.ndim != 0:

@@ -23,9 +23,11 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import mpmath
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from levysde.theory import levy
 from levysde.theory.params import DEFAULTS, SDEParams, check_param
@@ -64,8 +66,9 @@ def _out(arr):
     return arr[()] if arr.ndim == 0 else arr
 
 
-def phi(beta, eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"],
-        alpha=DEFAULTS["alpha"], lam=DEFAULTS["lam"]):
+def phi(beta: ArrayLike, eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"],
+        kappa: ArrayLike = DEFAULTS["kappa"], alpha: ArrayLike = DEFAULTS["alpha"],
+        lam: ArrayLike = DEFAULTS["lam"]) -> float | NDArray[np.float64]:
     """Phi(beta) = eta_G beta^2 + Psi*(beta) - kappa beta (docs/specification.md §4).
 
     Parameters
@@ -103,8 +106,9 @@ def _elementwise_mp(fn, arrays, dps):
     return out
 
 
-def eta_j_star(eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
-               lam=DEFAULTS["lam"], *, precision: str = "double", dps: int = 40):
+def eta_j_star(eta_g: ArrayLike = DEFAULTS["eta_g"], kappa: ArrayLike = DEFAULTS["kappa"],
+               alpha: ArrayLike = DEFAULTS["alpha"], lam: ArrayLike = DEFAULTS["lam"], *,
+               precision: str = "double", dps: int = 40) -> float | NDArray[np.float64]:
     """Threshold eta_J* = lam (kappa - eta_G lam) / Psi_1(lam) (docs/specification.md §4).
 
     An admissible Cramer root beta* in (0, lam) exists iff eta_J > eta_J*.
@@ -131,8 +135,9 @@ def eta_j_star(eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS[
     return _out(np.where(pos, val, np.nan))
 
 
-def eta_j_critical(eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
-                   lam=DEFAULTS["lam"], *, precision: str = "double", dps: int = 40):
+def eta_j_critical(eta_g: ArrayLike = DEFAULTS["eta_g"], kappa: ArrayLike = DEFAULTS["kappa"],
+                   alpha: ArrayLike = DEFAULTS["alpha"], lam: ArrayLike = DEFAULTS["lam"], *,
+                   precision: str = "double", dps: int = 40) -> float | NDArray[np.float64]:
     """Critical intensity eta_J^crit = (kappa - eta_G)/Psi_1(1), where beta* = 1 (docs/specification.md §4).
 
     Defined only for lam > 1 (beta = 1 must lie inside (0, lam)); NaN otherwise.
@@ -189,8 +194,10 @@ def _beta_star_mp(ej, eg, k, a, lm, guess, dps):
         return float((lo + hi) / 2)
 
 
-def beta_star(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
-              lam=DEFAULTS["lam"], *, precision: str = "double", dps: int = 40):
+def beta_star(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"],
+              kappa: ArrayLike = DEFAULTS["kappa"], alpha: ArrayLike = DEFAULTS["alpha"],
+              lam: ArrayLike = DEFAULTS["lam"], *, precision: str = "double",
+              dps: int = 40) -> float | NDArray[np.float64]:
     """Spectral exponent beta*: the root of Phi(beta)/beta on (0, lam] (docs/specification.md §4).
 
     Parameters
@@ -247,16 +254,17 @@ def beta_star(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEF
         bad = ~((out[idx] > 0) & (out[idx] <= pl))
         if np.any(bad):
             i = idx[np.flatnonzero(bad)[0]]
-            raise ValueError("beta* is outside the floating-point range for eta_j={:g}, eta_g={:g}, kappa={:g}, "
-                             "alpha={:g}, lam={:g}".format(ej[i], eg[i], k[i], a[i], lm[i]))
+            raise ValueError(f"beta* is outside the floating-point range for eta_j={ej[i]:g}, eta_g={eg[i]:g}, "
+                             f"kappa={k[i]:g}, alpha={a[i]:g}, lam={lm[i]:g}")
         if precision == "mp":
-            for j, i in enumerate(idx):
+            for i in idx:
                 out[i] = _beta_star_mp(ej[i], eg[i], k[i], a[i], lm[i], out[i], dps)
     return _out(out.reshape(shape))
 
 
-def tail_rate(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
-              lam=DEFAULTS["lam"], **kwargs):
+def tail_rate(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"],
+              kappa: ArrayLike = DEFAULTS["kappa"], alpha: ArrayLike = DEFAULTS["alpha"],
+              lam: ArrayLike = DEFAULTS["lam"], **kwargs: Any) -> np.ndarray:
     """Exponential rate of the stationary left tail of zeta in every phase (docs/specification.md §4).
 
     beta* when it exists; lam in the tempering-limited collapsed phase (eta_J > 0);
@@ -318,8 +326,9 @@ class PhaseResult:
         return recs
 
 
-def classify(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS["alpha"],
-             lam=DEFAULTS["lam"], *, precision: str = "double", dps: int = 40,
+def classify(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"],
+             kappa: ArrayLike = DEFAULTS["kappa"], alpha: ArrayLike = DEFAULTS["alpha"],
+             lam: ArrayLike = DEFAULTS["lam"], *, precision: str = "double", dps: int = 40,
              critical_tol: float = CRITICAL_TOL) -> PhaseResult:
     """Phase, beta*, tail rate, eta_J* and eta_J^crit of parameter sets (docs/specification.md §4 table).
 

@@ -25,7 +25,10 @@ call, so the maintained implementation is kept.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import elementwise
 
 __all__ = ["chandrupatla"]
@@ -40,8 +43,9 @@ def _end_values(f, x, given, shape, idx):
     return np.asarray(f(x, idx), dtype=float).copy()
 
 
-def chandrupatla(f, a, b, *, fa=None, fb=None, rtol: float = 4 * _EPS, xtol: float = 0.0,
-                 maxiter: int = 200):
+def chandrupatla(f: Callable[[NDArray[np.float64], NDArray[np.intp]], ArrayLike], a: ArrayLike, b: ArrayLike, *,
+                 fa: ArrayLike | None = None, fb: ArrayLike | None = None, rtol: float = 4 * _EPS,
+                 xtol: float = 0.0, maxiter: int = 200) -> NDArray[np.float64]:
     """Solve ``f(x, idx) = 0`` for many brackets at once.
 
     Parameters
