@@ -9,12 +9,12 @@ from levysde.cli._common import (
     check_output,
     image_output,
     integer,
-    json_number,
     print_json,
     real,
     reject_flags,
     same_file,
 )
+from levysde.core.jsonable import finite_or_none
 
 #: why --groups >= 8 (levysde.check.MIN_GROUPS; docs/simulate.md, "Groups")
 GROUPS_WHY = ("the jackknife error over G groups has G - 1 degrees of freedom; its 95 % t factor is "
@@ -206,22 +206,22 @@ def run(args) -> int:
 
         plot_simulation(res, plot_path, scan=scan)
     out = {
-        "beta_hat": json_number(est.beta_hat), "beta_hat_se": json_number(est.se),
+        "beta_hat": finite_or_none(est.beta_hat), "beta_hat_se": finite_or_none(est.se),
         "beta_hat_flag": flag, "notes": notes,
         "threshold_u": est.u, "threshold_depth": _depth(est.u, m["equilibrium"]),
-        "equilibrium": m["equilibrium"], "n_exceed": json_number(est.n_exceed),
-        "n_excursions": json_number(est.n_excursions),
-        "beta_theory": json_number(m["beta_theory"]), "beta_model": json_number(m["beta_model"]),
-        "tail_rate_theory": json_number(m["tail_rate_theory"]), "phase": m["phase"],
+        "equilibrium": m["equilibrium"], "n_exceed": finite_or_none(est.n_exceed),
+        "n_excursions": finite_or_none(est.n_excursions),
+        "beta_theory": finite_or_none(m["beta_theory"]), "beta_model": finite_or_none(m["beta_model"]),
+        "tail_rate_theory": finite_or_none(m["tail_rate_theory"]), "phase": m["phase"],
         "bias_budget": m.get("bias_budget"),
         "eps": m["eps"], "dt": m["dt"], "particle_steps_per_s": m["particle_steps_per_s"],
         "backend": m["backend"], "device": m["device"],
         "wall_time_s": m["wall_time_s"], "particles": m["particles"], "t_end": m["t_end"],
         "burn_in": m["burn_in"], "seed": m["seed"],
-        "tempered_fit_b": json_number(fit.b) if fit else None,
-        "tempered_fit_b_se": json_number(fit.se) if fit else None,
-        "scan": [{"u": e.u, "depth": _depth(e.u, m["equilibrium"]), "beta_hat": json_number(e.beta_hat), "se": json_number(e.se),
-                  "n_excursions": json_number(e.n_excursions)} for e in scan],
+        "tempered_fit_b": finite_or_none(fit.b) if fit else None,
+        "tempered_fit_b_se": finite_or_none(fit.se) if fit else None,
+        "scan": [{"u": e.u, "depth": _depth(e.u, m["equilibrium"]), "beta_hat": finite_or_none(e.beta_hat), "se": finite_or_none(e.se),
+                  "n_excursions": finite_or_none(e.n_excursions)} for e in scan],
     }
     if args.out:
         out["out"] = args.out

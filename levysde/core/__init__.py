@@ -1,8 +1,10 @@
-"""The foundation every layer may use: outcomes as data (``status``), the argument checks
-(``validate``) and the machine's memory (``memory``).
+"""The foundation every layer may use: outcomes as data (``status``), numbers for JSON
+(``jsonable``), the argument checks (``validate``) and the machine's memory (``memory``).
 """
+from levysde.core.jsonable import finite_or_none, to_jsonable
 from levysde.core.memory import available_memory
 from levysde.core.status import NOT_IDENTIFIED, Estimate, unavailable, with_se
 from levysde.core.validate import check_samples
 
-__all__ = ['Estimate', 'unavailable', 'with_se', 'NOT_IDENTIFIED', 'check_samples', 'available_memory']
+__all__ = ['Estimate', 'unavailable', 'with_se', 'NOT_IDENTIFIED', 'check_samples', 'available_memory',
+           'finite_or_none', 'to_jsonable']

@@ -9,6 +9,8 @@ import enum
 import math
 from dataclasses import dataclass
 
+from levysde.core.jsonable import finite_or_none
+
 __all__ = ['Status', 'Estimate', 'unavailable', 'with_se', 'NOT_IDENTIFIED']
 
 
@@ -60,9 +62,7 @@ class Estimate:
     def as_json(self, name: str) -> dict:
         """``{name: value, name_se: se, name_flag: flag}`` with None for NaN (and ``name_log_se``
         when the error is on the log scale)."""
-        def num(v):
-            return float(v) if math.isfinite(v) else None
-        out = {name: num(self.value), f"{name}_se": num(self.se)}
+        out = {name: finite_or_none(self.value), f"{name}_se": finite_or_none(self.se)}
         if math.isfinite(self.log_se):
             out[f"{name}_log_se"] = float(self.log_se)
         if self.flag:

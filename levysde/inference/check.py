@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from levysde.core.jsonable import finite_or_none, to_jsonable
 from levysde.core.status import Estimate
 from levysde.inference.sde_fit import FIT_KEYS, SDEFit, fit_sde, predict
 from levysde.inference.spectrum import resolved_lag_max, spread
@@ -183,9 +184,8 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, lev
             t = abs(c) / se
         else:                                  # a change without spread over the groups, or undefined
             t = math.inf if (math.isfinite(c) and se == 0) else math.nan
-        out["stats"][name] = {"change": c if math.isfinite(c) else None, "se": se if math.isfinite(se) else None,
-                              "t": t if math.isfinite(t) else None,
-                              "per_window": [v if math.isfinite(v) else None for v in per[i].tolist()]}
+        out["stats"][name] = {"change": finite_or_none(c), "se": finite_or_none(se), "t": finite_or_none(t),
+                              "per_window": to_jsonable(per[i])}
         if math.isnan(t):
             untestable.append(name)            # e.g. no far-left increments in some window or replicate
             continue
@@ -266,11 +266,9 @@ class CheckReport:
         out["stationarity"] = self.stationarity
         out.update(self.beta_tail.as_json("beta_tail"))
         out.update(self.beta_envelope.as_json("beta_envelope"))
-        out["envelope_lag_max"] = self.lag_max if math.isfinite(self.lag_max) else None
-        out["zeta_spread"] = {k: (v if not isinstance(v, float) or math.isfinite(v) else None)
-                              for k, v in self.zeta_spread.items()}
-        out["zeta_spread_early"] = {k: (v if not isinstance(v, float) or math.isfinite(v) else None)
-                                    for k, v in self.early_spread.items()}
+        out["envelope_lag_max"] = finite_or_none(self.lag_max)
+        out["zeta_spread"] = to_jsonable(self.zeta_spread)
+        out["zeta_spread_early"] = to_jsonable(self.early_spread)
         out.update(self.ks.as_json("ks_distance"))
         out.update(self.beta_sim_tail.as_json("beta_sim_tail"))
         out["n_jumps"] = f.noise.n_jumps if f else None
@@ -614,5 +612,5 @@ def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot
     rep.add_gate("learned", learned, reason)
     if not learned:
         rep.notes.append(f"phase withheld: {reason}")
-    rep.extra.update(learned=learned, loss_ratio=ratio if math.isfinite(ratio) else None)
+    rep.extra.update(learned=learned, loss_ratio=finite_or_none(ratio))
     return rep

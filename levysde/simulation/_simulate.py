@@ -16,6 +16,7 @@ import numba
 import numpy as np
 
 from levysde import __version__
+from levysde.core.jsonable import finite_or_none
 from levysde.simulation import _checks, _rng
 from levysde.simulation._backend import check_backend, cpu_name, load_cuda
 from levysde.simulation._checks import (
@@ -406,9 +407,6 @@ def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig
     """Averages per recorded step and the metadata (keys listed in :func:`simulate`);
     ``backend`` is (name, device name, threads)."""
 
-    def num(v):
-        return None if v is None or not math.isfinite(v) else float(v)
-
     n_steps, dt = cfg.n_steps, cfg.dt
     n_rec = (n_steps - cfg.rec_start) // cfg.record_every
     meta = {"kind": "simulation", "version": __version__,
@@ -423,8 +421,8 @@ def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig
             "window": [lay.win_lo, lay.win_hi], "backend": backend[0], "device": backend[1],
             "threads": int(backend[2]),
             "wall_time_s": wall, "particle_steps_per_s": cfg.particles * n_steps / wall,
-            "beta_theory": num(th.beta), "beta_model": num(th.beta_model),
-            "tail_rate_theory": num(th.tail_rate), "phase": th.phase,
+            "beta_theory": finite_or_none(th.beta), "beta_model": finite_or_none(th.beta_model),
+            "tail_rate_theory": finite_or_none(th.tail_rate), "phase": th.phase,
             "threshold_u": cfg.threshold_u - lay.zeq, "equilibrium": lay.zeq, "notes": th.notes}
     n_traj_rec = st.traj.shape[1]
     traj_t = (np.arange(1, n_traj_rec + 1) * cfg.traj_every * dt) if cfg.n_traj else None
