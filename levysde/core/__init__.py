@@ -3,8 +3,8 @@
 """
 from levysde.core.jsonable import finite_or_none, to_jsonable
 from levysde.core.memory import available_memory
-from levysde.core.status import NOT_IDENTIFIED, Estimate, unavailable, with_se
+from levysde.core.status import Estimate, Flag, Status, unavailable, with_se
 from levysde.core.validate import check_samples
 
-__all__ = ['Estimate', 'unavailable', 'with_se', 'NOT_IDENTIFIED', 'check_samples', 'available_memory',
+__all__ = ['Status', 'Flag', 'Estimate', 'unavailable', 'with_se', 'check_samples', 'available_memory',
            'finite_or_none', 'to_jsonable']

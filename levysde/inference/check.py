@@ -35,8 +35,9 @@ import numpy as np
 from scipy import stats
 
 from levysde.core.jsonable import finite_or_none, to_jsonable
-from levysde.core.status import Estimate
-from levysde.inference.sde_fit import FIT_KEYS, SDEFit, fit_sde, predict
+from levysde.core.status import Estimate, Status, unavailable
+from levysde.inference.drift_fit import restoring_plateau
+from levysde.inference.sde_fit import FIT_KEYS, Prediction, SDEFit, fit_sde, predict
 from levysde.inference.spectrum import resolved_lag_max, spread
 from levysde.io.runfile import load_run
 from levysde.rnn.learned import LEARNED_THRESHOLD, learned_diagnostic
@@ -211,7 +212,7 @@ class CheckReport:
 
     variant: str
     fit: SDEFit | None
-    prediction: object | None
+    prediction: Prediction | None
     beta_tail: Estimate
     beta_envelope: Estimate
     zeta_spread: dict
@@ -236,7 +237,7 @@ class CheckReport:
     def phase(self):
         """The predicted phase, or None when withheld or unavailable."""
         p = self.prediction
-        if self.withheld or p is None or p.phase == "unavailable":
+        if self.withheld or p is None or p.status is not Status.OK:
             return None
         return p.phase
 
@@ -292,10 +293,6 @@ def _learned(run):
     return True, ratio, ""
 
 
-def _unavail(reason):
-    return Estimate(float("nan"), float("nan"), reason)
-
-
 def _beta_tail(late, n_groups, tail_fraction=0.1):
     """Hill/MLE rate of the pooled late zeta's left tail above the (1 - tail_fraction) quantile
     of X = -zeta (docs/specification.md §8), jackknifed over single neurons (delete-one-neuron jackknife,
@@ -311,26 +308,27 @@ def _beta_tail(late, n_groups, tail_fraction=0.1):
     fin = np.isfinite(late)
     Q = late.shape[1]
     if Q < 2:
-        return _unavail("too few neurons for a jackknife over neuron groups")
+        return unavailable("too few neurons for a jackknife over neuron groups")
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         across = np.nanstd(late, axis=1)            # spread across neurons, per record
     if not fin.any():
-        return _unavail("no finite zeta in the late part")
+        return unavailable("no finite zeta in the late part")
     if not np.nanmax(across) > 1e-9 * (1.0 + float(np.nanmax(np.abs(late)))):
-        return _unavail("no spread: all neurons have the same zeta (to rounding) in every record")
+        return unavailable("no spread: all neurons have the same zeta (to rounding) in every record")
     x = -late[fin]
     lab = np.broadcast_to(np.arange(Q)[None, :], late.shape)[fin]
     u = float(np.quantile(x, 1 - tail_fraction))
     t = tail_from_samples(x, u, groups=lab)
     if not (math.isfinite(t.beta_hat) and t.n_exceed >= 10):
-        return _unavail(f"tail not resolved: {t.n_exceed:.0f} samples beyond u = {u:.3g}")
+        return unavailable(f"tail not resolved: {t.n_exceed:.0f} samples beyond u = {u:.3g}")
     cols = np.broadcast_to(np.arange(Q)[None, :], late.shape)[fin]
     k_neurons = len(np.unique(cols[x > u]))
     flag = f"{k_neurons} neurons reach the tail" + (" (few: unreliable)" if k_neurons < 20 else "")
     note = power_law_note(t)
     flag += f"; {note}" if note else ""
-    return Estimate(t.beta_hat, t.se, flag)
+    # not a power law (the stability check over thresholds fails): the exponential-tail model is rejected
+    return Estimate(t.beta_hat, t.se, flag, status=Status.REJECTED if t.power_law is False else Status.OK)
 
 
 def _beta_envelope(lags, zeta_last, weights, n_groups):
@@ -341,11 +339,11 @@ def _beta_envelope(lags, zeta_last, weights, n_groups):
     w = np.ones_like(z) if weights is None else np.asarray(weights, dtype=float)
     ok = np.isfinite(z) & np.isfinite(w) & (w >= 0)
     if ok.sum() < 2 or not w[ok].sum() > 0:
-        return _unavail("fewer than 2 neurons with a finite zeta and weight"), float("nan")
+        return unavailable("fewer than 2 neurons with a finite zeta and weight"), float("nan")
     try:
         lag_max = resolved_lag_max(z[ok])
     except ValueError as exc:
-        return _unavail(f"envelope unavailable: {exc}"), float("nan")
+        return unavailable(f"envelope unavailable: {exc}"), float("nan")
     lags = np.asarray(lags, dtype=float)
     lo = float(lags[lags > 0].min()) if (lags > 0).any() else 1.0
     grid = np.geomspace(min(lo, lag_max / 100), lag_max, 40)
@@ -359,7 +357,7 @@ def _beta_envelope(lags, zeta_last, weights, n_groups):
         s = slope(ok)
         loo = [slope(ok & (lab != g)).slope for g in range(int(lab.max()) + 1)]
     except ValueError as exc:
-        return _unavail(f"envelope slope not resolved: {exc}"), lag_max
+        return unavailable(f"envelope slope not resolved: {exc}"), lag_max
     return Estimate(-s.slope, jackknife_se(loo), f"l in [{s.lag_lo:.3g}, {s.lag_hi:.3g}] <= l_max = tau_(10) "
                                                  f"= {lag_max:.3g}"), lag_max
 
@@ -368,10 +366,9 @@ def _closing_loop(fit: SDEFit, late, seed):
     """Simulate the fitted SDE and compare with the network's late zeta (KS, tail rate)."""
 
     d, j = fit.drift, fit.noise
-    if not (fit.kappa.ok and fit.kappa.value > 0 and fit.noise.eta_g.ok) or \
-            (fit.kappa.flag or "").startswith(("no significant", "no plateau")):
+    if not (restoring_plateau(fit.kappa) and fit.noise.eta_g.ok):
         why = "no closing loop: " + (fit.kappa.flag or "kappa or eta_G unavailable")
-        return _unavail(why), _unavail(why)
+        return unavailable(why), unavailable(why)
     F = d.F
     slope = np.polyfit(d.centers, F, 1)[0] if d.centers.size >= 2 else -1.0
     gamma = max(-slope, 1e-12)
@@ -392,15 +389,15 @@ def _closing_loop(fit: SDEFit, late, seed):
                        dt=dt, t_end=t_end, burn_in=t_end / 6, seed=seed, n_groups=16,
                        bin_width=max(float(np.median(np.diff(d.edges))) / 4, 800.0 / CLOSING_LOOP_MAX_BINS), **kw)
     except (DivergenceError, ValueError) as exc:
-        return _unavail(f"closing-loop simulation failed: {exc}"), _unavail("closing-loop simulation failed")
+        return unavailable(f"closing-loop simulation failed: {exc}"), unavailable("closing-loop simulation failed")
     counts = res.hist_counts.sum(axis=0)
     ks = ks_to_histogram(late[np.isfinite(late)], res.hist_edges, counts)
     try:
         u = float(np.quantile(-late[np.isfinite(late)], 0.9))
         t = tail_from_result(res, u)
-        tail = Estimate(t.beta_hat, t.se) if math.isfinite(t.beta_hat) else _unavail("no simulated tail beyond u")
+        tail = Estimate(t.beta_hat, t.se) if math.isfinite(t.beta_hat) else unavailable("no simulated tail beyond u")
     except (ValueError, KeyError) as exc:
-        tail = _unavail(f"simulated tail not resolved: {exc}")
+        tail = unavailable(f"simulated tail not resolved: {exc}")
     crit = ks_critical(fit.n_neurons)
     return Estimate(ks, float("nan"), f"KS distance between the network's late zeta and the fitted SDE "
                                       f"(accepted <= {crit:.3g})"), tail
@@ -485,7 +482,7 @@ def _gates(rep: CheckReport, R: int, Q: int) -> None:
     rep.add_gate("stationary", bool(rep.stationarity.get("stationary")),
                  "not stationary: " + rep.stationarity.get("reason", "untested"))
     p = rep.prediction
-    if p is not None and p.phase != "unavailable":      # the phase against its own odds
+    if p is not None and p.status is Status.OK:      # the phase against its own odds
         own = p.phase_probabilities.get(p.phase, 0.0)
         odds = ", ".join(f"{k} {v:.0%}" for k, v in p.phase_probabilities.items()) or "no draws"
         rep.add_gate("phase_odds", own >= PHASE_MIN_PROBABILITY and own >= max(p.phase_probabilities.values(),
@@ -497,11 +494,11 @@ def _gates(rep: CheckReport, R: int, Q: int) -> None:
         rep.add_gate("fit", False, "no SDE fit")
         return
     k = f.kappa
-    rep.add_gate("plateau", k.ok and k.flag is None and math.isfinite(k.se),
+    rep.add_gate("plateau", k.ok and k.status is Status.OK and math.isfinite(k.se),
                  "plateau: " + (k.flag or ("kappa_hat has no jackknife error" if k.ok else "unavailable")))
     n = f.noise
     if n.mode == "jumps":
-        edge = [e.flag for e in (n.alpha, n.lam) if e.flag]
+        edge = [e.flag or str(e.status) for e in (n.alpha, n.lam) if not e.status.identified]
         ok = not edge and all(math.isfinite(e.se) for e in (n.eta_j, n.alpha, n.lam))
         rep.add_gate("jump_fit", ok, "jump parameters: " + ("; ".join(edge) if edge else "no jackknife error"))
         if ok:
@@ -516,8 +513,8 @@ def _gates(rep: CheckReport, R: int, Q: int) -> None:
         rep.add_gate("closing_loop", rep.ks.value <= crit,
                      f"closing loop: KS(sim, data) = {rep.ks.value:.3g} > {crit:.3g}: the fitted SDE does not "
                      f"describe the data")
-    elif rep.ks.flag and "not run" not in rep.ks.flag:
-        rep.add_gate("closing_loop", False, "closing loop: " + rep.ks.flag)
+    elif rep.ks.status is not Status.NOT_RUN:
+        rep.add_gate("closing_loop", False, "closing loop: " + (rep.ks.flag or str(rep.ks.status)))
 
 
 def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "gate",
@@ -575,11 +572,11 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
     if variant == "gate":
         beta_env, lag_max = _beta_envelope(np.ones(1) if lags is None else lags, zeta[-1], weights, n_groups)
     else:
-        beta_env, lag_max = _unavail("the recorded envelope is built from the gate variant"), float("nan")
+        beta_env, lag_max = unavailable("the recorded envelope is built from the gate variant"), float("nan")
     if fit is not None and closing_loop:
         ks, sim_tail = _closing_loop(fit, late, seed)
     else:
-        ks, sim_tail = _unavail("closing loop not run"), _unavail("closing loop not run")
+        ks = sim_tail = unavailable("closing loop not run", Status.NOT_RUN)
         notes.append("closing loop not run: the KS gate was not applied")
     early = zeta[: max(1, R // 10)]
     rep = CheckReport(variant=variant, fit=fit, prediction=prediction, beta_tail=beta_tail,
