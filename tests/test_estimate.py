@@ -114,14 +114,14 @@ def test_constant_and_short_input_are_flagged_not_crashing():
     n = estimate_noise(np.zeros(100), 1.0)
     assert n.eta_g.value == 0.0 and "does not move" in n.eta_g.flag
     s = spread(np.full((3, 4), np.nan))
-    assert s["n"] == 0 and math.isnan(s["std"])
+    assert s.n == 0 and math.isnan(s.std)
 
 
 def test_spread_of_known_sample():
     z = np.random.default_rng(0).standard_normal(200_000)
     s = spread(z)
-    assert abs(s["std"] - 1) < 0.01 and abs(s["iqr"] - 1.3489795) < 0.02
-    assert abs(s["decades"] - 2 * 2.3263479 / math.log(10)) < 0.02
+    assert abs(s.std - 1) < 0.01 and abs(s.iqr - 1.3489795) < 0.02
+    assert abs(s.decades - 2 * 2.3263479 / math.log(10)) < 0.02
 
 
 def test_saturating_one_step_is_a_gauss_newton_step():

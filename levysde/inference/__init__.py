@@ -14,6 +14,9 @@ from levysde.inference.check import (
     MIN_RECORDS,
     PHASE_MIN_PROBABILITY,
     CheckReport,
+    Gate,
+    Stationarity,
+    StationarityStat,
     check_run,
     check_trajectories,
     clean_columns,
@@ -28,6 +31,7 @@ from levysde.inference.drift_fit import (
     fit_saturating,
     increments,
     kappa_flag,
+    restoring_plateau,
     saturating_form,
 )
 from levysde.inference.envelope_fit import (
@@ -57,6 +61,6 @@ from levysde.inference.noise_fit import (
     robust_scale,
 )
 from levysde.inference.sde_fit import FIT_KEYS, Prediction, SDEFit, fit_sde, floored_replicates, predict
-from levysde.inference.spectrum import resolved_lag_max, spread
+from levysde.inference.spectrum import Spread, resolved_lag_max, spread
 
-__all__ = ['DriftEstimate', 'increments', 'estimate_drift', 'saturating_form', 'fit_saturating', 'kappa_flag', 'NoiseEstimate', 'robust_scale', 'estimate_noise', 'edge_flags', 'ALPHA_RANGE', 'ecf_model_se', 'floor_se', 'SDEFit', 'fit_sde', 'predict', 'Prediction', 'FIT_KEYS', 'floored_replicates', 'spread', 'resolved_lag_max', 'load_run_arrays', 'check_run', 'check_trajectories', 'CheckReport', 'ks_to_histogram', 'stationarity_test', 'ks_critical', 'clean_columns', 'MIN_RECORDS', 'MIN_NEURONS', 'MIN_GROUPS', 'PHASE_MIN_PROBABILITY', 'RunEnvelope', 'EnvelopeFits', 'LAG_MIN', 'N_LAGS', 'MIN_EXCURSIONS', 'RNN_F_FLOOR', 'MAX_JACK_BLOCKS', 'sampling_floor', 'lag_grid', 'run_theory', 'run_envelope', 'simulation_envelope', 'rnn_envelope', 'jackknife_slope_se', 'fit_run_envelope']
+__all__ = ['DriftEstimate', 'increments', 'estimate_drift', 'saturating_form', 'fit_saturating', 'kappa_flag', 'restoring_plateau', 'NoiseEstimate', 'robust_scale', 'estimate_noise', 'edge_flags', 'ALPHA_RANGE', 'ecf_model_se', 'floor_se', 'SDEFit', 'fit_sde', 'predict', 'Prediction', 'FIT_KEYS', 'floored_replicates', 'Spread', 'spread', 'resolved_lag_max', 'load_run_arrays', 'check_run', 'check_trajectories', 'CheckReport', 'Gate', 'Stationarity', 'StationarityStat', 'ks_to_histogram', 'stationarity_test', 'ks_critical', 'clean_columns', 'MIN_RECORDS', 'MIN_NEURONS', 'MIN_GROUPS', 'PHASE_MIN_PROBABILITY', 'RunEnvelope', 'EnvelopeFits', 'LAG_MIN', 'N_LAGS', 'MIN_EXCURSIONS', 'RNN_F_FLOOR', 'MAX_JACK_BLOCKS', 'sampling_floor', 'lag_grid', 'run_theory', 'run_envelope', 'simulation_envelope', 'rnn_envelope', 'jackknife_slope_se', 'fit_run_envelope']

@@ -38,7 +38,7 @@ from levysde.core.jsonable import finite_or_none, to_jsonable
 from levysde.core.status import Estimate, Status, unavailable
 from levysde.inference.drift_fit import restoring_plateau
 from levysde.inference.sde_fit import FIT_KEYS, Prediction, SDEFit, fit_sde, predict
-from levysde.inference.spectrum import resolved_lag_max, spread
+from levysde.inference.spectrum import Spread, resolved_lag_max, spread
 from levysde.io.runfile import load_run
 from levysde.rnn.learned import LEARNED_THRESHOLD, learned_diagnostic
 from levysde.simulation import DivergenceError, TabulatedDrift, simulate
@@ -47,7 +47,8 @@ from levysde.stats.tails import power_law_note, tail_from_result, tail_from_samp
 from levysde.theory.envelope_decay import fit_slope
 from levysde.theory.envelope_map import envelope_samples
 
-__all__ = ["load_run_arrays", "check_run", "check_trajectories", "CheckReport", "ks_to_histogram",
+__all__ = ["load_run_arrays", "check_run", "check_trajectories", "CheckReport", "Gate", "Stationarity",
+           "StationarityStat", "ks_to_histogram",
            "stationarity_test", "ks_critical", "clean_columns", "MIN_RECORDS", "MIN_NEURONS", "MIN_GROUPS",
            "PHASE_MIN_PROBABILITY"]
 
@@ -123,8 +124,65 @@ def _window_stats(zeta, step, bounds, z_left):
 STATIONARITY_STATS = ("std", "q10", "q50", "q90", "left_drift")
 
 
+@dataclass(frozen=True)
+class StationarityStat:
+    """One statistic of :func:`stationarity_test`: its change across the late part.
+
+    change : OLS slope over the windows times (W - 1) (zeta units; drift: per step); NaN undefined
+    se : its delete-a-group jackknife error (NaN undefined); t : ``|change|/se`` (inf: a change
+    without error, NaN: untestable); per_window : (W,) the statistic in each window (NaN undefined)
+    """
+
+    change: float
+    se: float
+    t: float
+    per_window: tuple[float, ...]
+
+    def as_json(self) -> dict:
+        """``{change, se, t, per_window}``, None for NaN or infinite values."""
+        return {"change": finite_or_none(self.change), "se": finite_or_none(self.se), "t": finite_or_none(self.t),
+                "per_window": to_jsonable(self.per_window)}
+
+
+@dataclass(frozen=True)
+class Stationarity:
+    """The result of :func:`stationarity_test` (docs/specification.md §8 (ii)).
+
+    stationary : the test passed; reason : why not, or what agreed; n_windows, level : as asked;
+    stats : name (STATIONARITY_STATS) -> :class:`StationarityStat`, empty when untested;
+    critical_t : the Student-t critical value (None when untested); n_groups : neuron groups G of
+    the jackknife (None when untested); untestable : statistics whose error is undefined (not
+    counted against stationarity; None when untested).
+    """
+
+    stationary: bool
+    reason: str
+    n_windows: int
+    level: float
+    stats: dict[str, StationarityStat] = field(default_factory=dict)
+    critical_t: float | None = None
+    n_groups: int | None = None
+    untestable: tuple[str, ...] | None = None
+
+    @property
+    def status(self) -> Status:
+        """OK (stationary), FAILED (a statistic changes) or UNAVAILABLE (too few data to test)."""
+        if self.stationary:
+            return Status.OK
+        return Status.FAILED if self.critical_t is not None else Status.UNAVAILABLE
+
+    def as_json(self) -> dict:
+        """The JSON object ``stationarity`` of ``levysde check --json`` (None for non-finite numbers)."""
+        out = {"stationary": self.stationary, "n_windows": self.n_windows, "level": self.level,
+               "stats": {k: v.as_json() for k, v in self.stats.items()}}
+        if self.critical_t is not None:
+            out.update(critical_t=self.critical_t, n_groups=self.n_groups, untestable=list(self.untestable or ()))
+        out["reason"] = self.reason
+        return out
+
+
 def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, level: float = 0.01,
-                      left_quantile: float = 0.2) -> dict:
+                      left_quantile: float = 0.2) -> Stationarity:
     """Do spread, quantiles and far-left drift stay put across windows of the late part (docs/specification.md §8 (ii))?
 
     The records are cut into ``n_windows`` consecutive windows. Per window: the std and
@@ -138,11 +196,12 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, lev
     A statistic whose change and error are both 0 (frozen) counts as t = 0.
 
     Parameters: zeta (R, Q) late records x neurons (NaN allowed), step (R,) increasing.
-    Returns dict: stationary (bool), reason (str), critical_t, level, n_windows, n_groups,
-    stats {name: {change, se, t, per_window}} (t null when infinite: a change with zero error),
-    untestable (statistics whose error is undefined, e.g. no far-left increments in some
-    window or replicate: reported, not counted against stationarity).
-    Fewer than 2 records per window, or fewer than 2 neurons: stationary False with the reason.
+    Returns :class:`Stationarity`: stationary, reason, critical_t, level, n_windows, n_groups,
+    stats {name: StationarityStat(change, se, t, per_window)} (t inf: a change with zero error;
+    null in JSON), untestable (statistics whose error is undefined, e.g. no far-left increments
+    in some window or replicate: reported, not counted against stationarity).
+    Fewer than 2 records per window, or fewer than 2 neurons: stationary False with the reason
+    (status UNAVAILABLE).
     Raises ValueError for n_groups < 8 (MIN_GROUPS: fewer groups give a critical t so large that
     nothing fails, e.g. 318 for G = 2).
     """
@@ -150,16 +209,15 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, lev
     zeta = np.asarray(zeta, dtype=float)
     step = np.asarray(step, dtype=float)
     R, Q = zeta.shape
-    out = {"stationary": False, "n_windows": int(n_windows), "level": level, "stats": {}}
+    untested = None
     if R < 2 * n_windows:
-        out["reason"] = f"too few late records ({R}) for {n_windows} windows of >= 2 records"
-        return out
-    if Q < 2:
-        out["reason"] = "fewer than 2 independent neurons: no resampling of neurons possible"
-        return out
-    if np.count_nonzero(np.isfinite(zeta)) < 2 * n_windows:
-        out["reason"] = "too few finite zeta values (masked neurons)"
-        return out
+        untested = f"too few late records ({R}) for {n_windows} windows of >= 2 records"
+    elif Q < 2:
+        untested = "fewer than 2 independent neurons: no resampling of neurons possible"
+    elif np.count_nonzero(np.isfinite(zeta)) < 2 * n_windows:
+        untested = "too few finite zeta values (masked neurons)"
+    if untested is not None:
+        return Stationarity(False, untested, int(n_windows), level)
     edges = np.linspace(0, R, n_windows + 1).round().astype(int)
     bounds = list(zip(edges[:-1], edges[1:]))
     z_left = float(np.nanquantile(zeta, left_quantile))
@@ -174,8 +232,7 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, lev
     G = int(lab.max()) + 1
     loo = np.array([change(np.flatnonzero(lab != g))[0] for g in range(G)])
     crit = float(stats.t.ppf(1 - level / (2 * len(STATIONARITY_STATS)), G - 1))
-    out.update(critical_t=crit, n_groups=G)
-    bad, untestable = [], []
+    bad, untestable, per_stat = [], [], {}
     for i, name in enumerate(STATIONARITY_STATS):
         se = jackknife_se(loo[:, i])
         c = float(full[i])
@@ -185,29 +242,47 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, lev
             t = abs(c) / se
         else:                                  # a change without spread over the groups, or undefined
             t = math.inf if (math.isfinite(c) and se == 0) else math.nan
-        out["stats"][name] = {"change": finite_or_none(c), "se": finite_or_none(se), "t": finite_or_none(t),
-                              "per_window": to_jsonable(per[i])}
+        per_stat[name] = StationarityStat(c, float(se), t, tuple(per[i].tolist()))
         if math.isnan(t):
             untestable.append(name)            # e.g. no far-left increments in some window or replicate
             continue
         if t > crit:
             bad.append(f"{name} changes by {c:.3g} +- {se:.2g} across the late part (|t| {t:.3g} > {crit:.3g})")
-    out["stationary"] = not bad
-    out["untestable"] = untestable
     tested = len(STATIONARITY_STATS) - len(untestable)
-    out["reason"] = "; ".join(bad) if bad else (f"{tested} of {len(STATIONARITY_STATS)} statistics agree across "
-                                                 f"{n_windows} windows (|t| <= {crit:.3g})"
-                                                 + (f"; untestable: {', '.join(untestable)}" if untestable else ""))
-    return out
+    reason = "; ".join(bad) if bad else (f"{tested} of {len(STATIONARITY_STATS)} statistics agree across "
+                                          f"{n_windows} windows (|t| <= {crit:.3g})"
+                                          + (f"; untestable: {', '.join(untestable)}" if untestable else ""))
+    return Stationarity(not bad, reason, int(n_windows), level, per_stat, crit, G, tuple(untestable))
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One condition of a phase call (docs/specification.md §8 (i)-(iii)).
+
+    name : e.g. "records", "stationary", "plateau", "closing_loop"; status : OK (passed) or
+    FAILED; reason : why it failed, the text of ``phase_withheld`` ("" when it passed).
+    """
+
+    name: str
+    status: Status
+    reason: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status is Status.OK
 
 
 @dataclass
 class CheckReport:
     """Everything :func:`check_trajectories` measured (see :meth:`as_json` for the keys).
 
-    ``gates``: name -> bool for every condition of a phase call; ``withheld``: the reasons
-    when any gate fails (the phase and beta* are then not reported). More gates may be
-    added by callers (``report.add_gate``).
+    ``gates``: name -> :class:`Gate` for every condition of a phase call (``gates`` in JSON:
+    name -> passed); ``withheld``: the reasons when any gate fails (the phase and beta* are then
+    not reported). More gates may be added by callers (``report.add_gate``). ``zeta_spread``,
+    ``early_spread``: :class:`levysde.inference.spectrum.Spread` of the last and of an early
+    record (None: not measured); ``stationarity``: :class:`Stationarity` (None: not tested);
+    ``ks``, ``beta_sim_tail``: the closing loop (status NOT_RUN when skipped on request);
+    ``extra``: further JSON keys (``check_run`` adds learned and loss_ratio).
     """
 
     variant: str
@@ -215,21 +290,23 @@ class CheckReport:
     prediction: Prediction | None
     beta_tail: Estimate
     beta_envelope: Estimate
-    zeta_spread: dict
-    early_spread: dict
+    zeta_spread: Spread | None
+    early_spread: Spread | None
     ks: Estimate
     beta_sim_tail: Estimate
-    notes: list = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     config: dict = field(default_factory=dict)
-    stationarity: dict = field(default_factory=dict)
-    gates: dict = field(default_factory=dict)
-    withheld: list = field(default_factory=list)
+    stationarity: Stationarity | None = None
+    gates: dict[str, Gate] = field(default_factory=dict)
+    withheld: list[str] = field(default_factory=list)
     lag_max: float = float("nan")
     extra: dict = field(default_factory=dict)
 
     def add_gate(self, name: str, passed: bool, reason: str = "") -> None:
-        """Record a gate; a failed one withholds the phase and beta* with ``reason``."""
-        self.gates[name] = bool(passed)
+        """Record a gate (again under the same name: it replaces the earlier one); a failed one
+        withholds the phase and beta* with ``reason``."""
+        passed = bool(passed)
+        self.gates[name] = Gate(name, Status.OK if passed else Status.FAILED, "" if passed else reason or name)
         if not passed:
             self.withheld.append(reason or name)
 
@@ -254,7 +331,7 @@ class CheckReport:
         if f is not None and f.drift.form:
             out["drift_fit"] = {k: f.drift.form[k] for k in ("kappa", "gamma", "z0", "chi2", "dof", "p_value",
                                                              "plateau_fraction", "n_bins")}
-        failed = [k for k, v in self.gates.items() if not v]
+        failed = [k for k, g in self.gates.items() if not g.passed]
         withheld = (f"withheld: gates {', '.join(failed) or 'failed'} (reasons in phase_withheld)"
                     if self.withheld else None)
         beta = p.beta if p else none
@@ -262,14 +339,15 @@ class CheckReport:
         out["phase"] = self.phase
         out["phase_withheld"] = list(self.withheld)
         out["phase_probabilities"] = p.phase_probabilities if (p and not self.withheld) else {}
-        out["gates"] = dict(self.gates)
-        out["stationary"] = bool(self.stationarity.get("stationary", False))
-        out["stationarity"] = self.stationarity
+        out["gates"] = {k: g.passed for k, g in self.gates.items()}
+        st = self.stationarity
+        out["stationary"] = bool(st is not None and st.stationary)
+        out["stationarity"] = st.as_json() if st is not None else {}
         out.update(self.beta_tail.as_json("beta_tail"))
         out.update(self.beta_envelope.as_json("beta_envelope"))
         out["envelope_lag_max"] = finite_or_none(self.lag_max)
-        out["zeta_spread"] = to_jsonable(self.zeta_spread)
-        out["zeta_spread_early"] = to_jsonable(self.early_spread)
+        out["zeta_spread"] = self.zeta_spread.as_json() if self.zeta_spread is not None else {}
+        out["zeta_spread_early"] = self.early_spread.as_json() if self.early_spread is not None else {}
         out.update(self.ks.as_json("ks_distance"))
         out.update(self.beta_sim_tail.as_json("beta_sim_tail"))
         out["n_jumps"] = f.noise.n_jumps if f else None
@@ -479,8 +557,8 @@ def _gates(rep: CheckReport, R: int, Q: int) -> None:
     f = rep.fit
     rep.add_gate("records", R >= MIN_RECORDS, f"too few records ({R} < {MIN_RECORDS})")
     rep.add_gate("neurons", Q >= MIN_NEURONS, f"too few independent neurons ({Q} < {MIN_NEURONS})")
-    rep.add_gate("stationary", bool(rep.stationarity.get("stationary")),
-                 "not stationary: " + rep.stationarity.get("reason", "untested"))
+    st = rep.stationarity
+    rep.add_gate("stationary", st is not None and st.stationary, "not stationary: " + (st.reason if st else "untested"))
     p = rep.prediction
     if p is not None and p.status is Status.OK:      # the phase against its own odds
         own = p.phase_probabilities.get(p.phase, 0.0)
