@@ -207,7 +207,8 @@ def kappa_flag(form: dict, se: float) -> Flag | None:
         return Flag(Status.OUT_OF_DOMAIN, "no plateau: the drift on the far left is not restoring (kappa_hat <= 0)")
     if form["plateau_fraction"] < PLATEAU_REACHED:
         return Flag(Status.NOT_IDENTIFIED, f"plateau not reached: the fitted drift at the leftmost bin is "
-                                           f"{form['plateau_fraction']:.0%} of kappa_hat (extrapolated beyond the data)")
+                                           f"{form['plateau_fraction']:.0%} of kappa_hat (extrapolated beyond the "
+                                           f"data)")
     if form.get("width_at_edge"):
         return Flag(Status.AT_BOUND, "at the edge: the fitted width sits at its lower bound (a step, not the "
                                      "saturating form; kappa_hat is not identified)")
