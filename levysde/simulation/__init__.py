@@ -6,7 +6,8 @@ One module per concept; the entry point :func:`simulate` only wires them togethe
   :class:`TabulatedDrift`);
 * :mod:`levysde.simulation.scheme`: the jump law of the scheme (cut eps, big-jump rate,
   small-jump variance and symbol, the simulated model's tail rate :func:`beta_model`);
-* :mod:`levysde.simulation.result`: :class:`SimulationResult` (``.npz`` save/load, tail estimates);
+* :mod:`levysde.simulation.result`: :class:`SimulationResult` (``.npz`` save/load, tail estimates)
+  and its metadata :class:`SimulationMeta`;
 * ``levysde.simulation._kernels``: the compiled (Numba) samplers and time stepper;
 * ``levysde.simulation._step``: drift and big-jump rejection, written once for both backends;
 * ``levysde.simulation._backend``, ``levysde.simulation._cuda``: the backend choice and the CUDA
@@ -26,7 +27,7 @@ from levysde.simulation._backend import BACKENDS, CudaUnavailableError, load_cud
 from levysde.simulation._checks import MAX_SLOPE_DT, MAX_STEPS, DivergenceError, SimulationInputError, StepSizeError
 from levysde.simulation._simulate import DEFAULT_RECORD_EVERY, group_starts, sample_increments, simulate
 from levysde.simulation.drift import OUDrift, SaturatingDrift, TabulatedDrift
-from levysde.simulation.result import SimulationResult
+from levysde.simulation.result import SimulationMeta, SimulationResult
 from levysde.simulation.scheme import (
            DEFAULT_EPS_FACTOR,
            MAX_JUMPS_PER_STEP,
@@ -40,7 +41,7 @@ from levysde.simulation.scheme import (
            small_jump_variance,
 )
 
-__all__ = ["simulate", "SimulationResult", "SaturatingDrift", "OUDrift", "TabulatedDrift",
+__all__ = ["simulate", "SimulationResult", "SimulationMeta", "SaturatingDrift", "OUDrift", "TabulatedDrift",
            "sample_increments", "default_eps", "big_jump_rate", "small_jump_variance",
            "small_jump_symbol", "beta_model", "DivergenceError", "SimulationInputError",
            "StepSizeError", "DEFAULT_EPS_FACTOR", "MAX_SLOPE_DT", "MAX_JUMPS_PER_STEP", "MAX_STEPS",

@@ -296,7 +296,7 @@ def threshold_scan_result(res, us=None, *, min_excursions=20, **kwargs) -> list[
     thresholds 0.5 .. 12 above the equilibrium, at least 20 excursions each)."""
     a = _result_arrays(res)
     if us is None:
-        x0 = -res.meta.get("equilibrium", 0.0)
+        x0 = -res.meta.equilibrium
         us = x0 + np.arange(0.5, 12.01, 0.5)
     return threshold_scan(a["edges"], a["counts"], a["sums"], us, outside=a["outside"],
                           excursions=a["excursions"], min_excursions=min_excursions, **kwargs)
@@ -397,8 +397,8 @@ def tempered_fit(edges, counts, u, *, alpha, x0=0.0, outside=None) -> TemperedFi
 
 def tempered_fit_result(res, u, **kwargs) -> TemperedFit:
     """:func:`tempered_fit` on a :class:`levysde.simulate.SimulationResult`."""
-    return tempered_fit(res.hist_edges, res.hist_counts, u, alpha=res.meta["alpha"],
-                        x0=-res.meta.get("equilibrium", 0.0), outside=res.hist_outside, **kwargs)
+    return tempered_fit(res.hist_edges, res.hist_counts, u, alpha=res.meta.alpha,
+                        x0=-res.meta.equilibrium, outside=res.hist_outside, **kwargs)
 
 
 # --- amplitude and rate from samples (the Tauberian input) -----------------------------------
