@@ -87,8 +87,8 @@ class Estimate:
         error of log(value); the k-sigma interval is then ``value * exp(+-k log_se)`` and ``se``
         is its delta-method size ``value * log_se``. NaN when the interval is symmetric,
         value +- k se.
-    status : the outcome (:class:`Status`); code branches on it, never on ``flag``. Default
-        (None): ``Status.OK`` when ``value`` is finite, else ``Status.UNAVAILABLE``.
+    status : the outcome (:class:`Status`); code branches on it, never on ``flag``. Default OK;
+        OK with a non-finite ``value`` becomes UNAVAILABLE (nothing usable was computed).
 
     Example
     -------
@@ -100,13 +100,13 @@ class Estimate:
     se: float = float("nan")
     flag: str | None = None
     log_se: float = float("nan")
-    status: Status | None = None
+    status: Status = Status.OK
 
     def __post_init__(self):
-        if self.status is None:
-            object.__setattr__(self, "status", Status.OK if math.isfinite(self.value) else Status.UNAVAILABLE)
-        elif not isinstance(self.status, Status):
+        if not isinstance(self.status, Status):
             raise TypeError(f"status must be a Status; got {self.status!r}")
+        if self.status is Status.OK and not math.isfinite(self.value):
+            object.__setattr__(self, "status", Status.UNAVAILABLE)
 
     @property
     def ok(self) -> bool:
@@ -122,7 +122,7 @@ class Estimate:
     def as_json(self, name: str) -> dict:
         """``{name: value, name_se: se, name_flag: flag}`` with None for NaN (and ``name_log_se``
         when the error is on the log scale); ``name_flag`` only when there is a message."""
-        out = {name: finite_or_none(self.value), f"{name}_se": finite_or_none(self.se)}
+        out: dict[str, float | str | None] = {name: finite_or_none(self.value), f"{name}_se": finite_or_none(self.se)}
         if math.isfinite(self.log_se):
             out[f"{name}_log_se"] = float(self.log_se)
         if self.flag:
