@@ -31,8 +31,8 @@ def stride_study(strides, *, u=3.0, seed=0, **kw):
         est = r.tail(u)
         rows.append({"record_every": k, "beta_hat": est.beta_hat, "se": est.se,
                      "n_excursions": est.n_excursions,
-                     "cpu_ns_per_step": 1e9 * r.meta["cpu_time_s"] / (r.meta["particles"] * r.meta["steps"]),
-                     "beta_model": r.meta["beta_model"]})
+                     "cpu_ns_per_step": 1e9 * r.meta.cpu_time_s / (r.meta.particles * r.meta.steps),
+                     "beta_model": r.meta.beta_model})
     ref = rows[0]["se"] ** 2 * rows[0]["cpu_ns_per_step"]
     for row in rows:
         row["se_ratio"] = row["se"] / rows[0]["se"]

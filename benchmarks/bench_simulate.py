@@ -181,8 +181,8 @@ def numba_rate(n, steps, *, eta_j=ETA_J, record=True, backend="cpu", cpu=False, 
     r = S.simulate(eta_j, eta_g=ETA_G, kappa=KAPPA, alpha=ALPHA, lam=LAM, gamma=GAMMA, z0=Z0,
                    particles=n, t_end=t_end, burn_in=burn, dt=DT, seed=1, n_groups=n_groups, **kw, **extra)
     if cpu:
-        return n * steps / r.meta["cpu_time_s"], r.meta["threads"]
-    return r.meta["particle_steps_per_s"], r.meta["threads"]
+        return n * steps / r.meta.cpu_time_s, r.meta.threads
+    return r.meta.particle_steps_per_s, r.meta.threads
 
 
 def cuda_benchmark(quick=False):
@@ -191,7 +191,7 @@ def cuda_benchmark(quick=False):
     the CPU backend on all host cores measured in the same run."""
     r = S.simulate(ETA_J, particles=64, n_groups=8, t_end=2 * DT, burn_in=DT, dt=DT,
                    backend="cuda")                      # compile / load the kernel cache
-    device = r.meta["device"]
+    device = r.meta.device
     n, steps = (64, 10) if quick else (1_000_000, 20_000)
     rounds = 1 if quick else 3
     prof = {}

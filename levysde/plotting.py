@@ -270,8 +270,8 @@ def plot_simulation(res, path, *, scan=None):
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     ok = dens > 0
     ax1.semilogy(mid[ok], dens[ok], lw=1, label="simulation")
-    beta = m.get("beta_theory")
-    u = m["threshold_u"]
+    beta = m.beta_theory
+    u = m.threshold_u
     if beta is not None and ok.any():
         k = int(np.argmin(np.abs(mid + u)))
         zz = np.linspace(mid[ok][0], -u + 2, 100)
@@ -280,7 +280,7 @@ def plot_simulation(res, path, *, scan=None):
     ax1.set_xlabel(r"$\zeta$")
     ax1.set_ylabel(r"density $\rho(\zeta)$")
     ax1.legend(fontsize=8)
-    ax1.set_title(fr"$\eta_J$ = {m['eta_j']:g}, {m['phase']}", fontsize=10)
+    ax1.set_title(fr"$\eta_J$ = {m.eta_j:g}, {m.phase}", fontsize=10)
     if scan is None:
         scan = res.tail_scan()
     us = np.array([e.u for e in scan])
@@ -291,11 +291,11 @@ def plot_simulation(res, path, *, scan=None):
                  label=r"$\hat\beta(u)$ (jackknife)")
     if beta is not None:
         ax2.axhline(beta, color="k", ls="--", label=r"$\beta^*$")
-    bm = m.get("beta_model")
+    bm = m.beta_model
     if bm is not None and beta is not None and not math.isclose(bm, beta, rel_tol=1e-3):
         ax2.axhline(bm, color="gray", ls=":", label=r"$\beta_\epsilon$ (model)")
-    if m.get("phase") == "collapsed" and m.get("lam"):
-        ax2.axhline(m["lam"], color="r", ls=":", label=r"$\lambda$")
+    if m.phase == "collapsed" and m.lam:
+        ax2.axhline(m.lam, color="r", ls=":", label=r"$\lambda$")
     ax2.set_xlabel(r"threshold $u$ on $X = -\zeta$")
     ax2.set_ylabel(r"$\hat\beta(u)$")
     ax2.legend(fontsize=8)

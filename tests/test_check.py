@@ -138,17 +138,17 @@ def test_stationarity_test_numbers():
     # i.i.d. N(0, 1) in every record: stationary; the change of the std has mean 0
     iid = rng.standard_normal((R, Q))
     s = stationarity_test(iid, step)
-    assert s["stationary"] is True and s["n_windows"] == 4
+    assert s.stationary is True and s.n_windows == 4
     from scipy import stats
-    assert s["critical_t"] == pytest.approx(stats.t.ppf(1 - 0.01 / 10, 15), rel=1e-12)
+    assert s.critical_t == pytest.approx(stats.t.ppf(1 - 0.01 / 10, 15), rel=1e-12)
     # a location trend of 1.0 over the records: the median's change is the trend over the windows' centres
     trend = iid + np.linspace(0, 1, R)[:, None]
     s = stationarity_test(trend, step)
-    assert s["stationary"] is False
-    c = s["stats"]["q50"]["change"]
-    assert abs(c - 1.0 * 30 / 39) < 4 * s["stats"]["q50"]["se"] + 0.05
+    assert s.stationary is False
+    c = s.stats["q50"].change
+    assert abs(c - 1.0 * 30 / 39) < 4 * s.stats["q50"].se + 0.05
     # too few records for 4 windows
-    assert stationarity_test(iid[:7], step[:7])["stationary"] is False
+    assert stationarity_test(iid[:7], step[:7]).stationary is False
 
 
 def test_jackknife_se_of_a_mean_equals_the_group_formula():
@@ -197,9 +197,9 @@ def test_too_few_records_or_neurons_get_no_phase(sim_run):
     with np.load(sim_run) as z:
         zeta, step = z["zeta"], z["step"]
     few_rec = check_trajectories(zeta[-6:], step[-6:], closing_loop=False, n_boot=20)
-    assert few_rec.phase is None and few_rec.gates["records"] is False
+    assert few_rec.phase is None and few_rec.gates["records"].passed is False
     few_neu = check_trajectories(zeta[:, :16], step, closing_loop=False, n_boot=20)
-    assert few_neu.phase is None and few_neu.gates["neurons"] is False
+    assert few_neu.phase is None and few_neu.gates["neurons"].passed is False
     assert any("too few independent neurons" in w for w in few_neu.withheld)
 
 
@@ -252,7 +252,7 @@ def test_duplicate_neurons_are_merged_and_counted_once(copy):
     dup = np.tile(zeta, (1, 8)) if copy == "tile" else np.repeat(zeta, 8, axis=1)
     rep = check_trajectories(dup, step, closing_loop=False, n_boot=20)
     d = rep.as_json()
-    assert d["n_neurons"] == 24 and rep.gates["neurons"] is False and rep.phase is None
+    assert d["n_neurons"] == 24 and rep.gates["neurons"].passed is False and rep.phase is None
     assert any("168 neuron(s) are exact copies" in n for n in d["notes"])
     k = 0.1 * 100 * 24                                  # late half: 100 records, 10 % beyond u
     assert d["beta_tail_se"] == pytest.approx(d["beta_tail"] / np.sqrt(k), rel=0.3)
@@ -324,9 +324,9 @@ def test_phase_called_only_against_its_own_odds():
                           ({"broad": 0.5, "collapsed": 0.5}, True),
                           ({"broad": 0.8, "concentrated": 0.2}, True), ({}, False)):
         pred = Prediction(Estimate(0.7, 0.1), u, "broad", probs, 0.7, {})
-        rep = CheckReport("gate", None, pred, u, u, {}, {}, u, u)
+        rep = CheckReport("gate", None, pred, u, u, None, None, u, u)
         _gates(rep, 100, 64)
-        assert rep.gates["phase_odds"] is called, probs
+        assert rep.gates["phase_odds"].passed is called, probs
         if not called:
             assert any(w.startswith("phase odds") and "'broad'" in w for w in rep.withheld)
 

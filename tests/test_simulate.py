@@ -653,7 +653,13 @@ def _tempered_run(b, alpha, phase, *, depth=2.0, groups=8, n=3000, seed=21):
     edges = np.linspace(-40.0, 5.0, 4501)                # 0.01 wide: u = x0 + depth is an edge
     counts = np.stack([np.histogram(z, edges)[0] for z in zeta]).astype(float)
     zeros = np.zeros_like(counts)
-    meta = dict(kind="simulation", phase=phase, eta_j=0.5, lam=b, alpha=alpha, equilibrium=eq)
+    meta = S.SimulationMeta(version="test", eta_j=0.5, eta_g=0.0, alpha=alpha, lam=b, drift="saturating",
+                            kappa=1.0, gamma=1.0, z0=eq, dt=0.01, eps=0.1, seed=seed, t_end=1.0, burn_in=0.0,
+                            particles=groups * n, n_groups=groups, steps=100, record_steps=100,
+                            big_jump_rate=0.0, sigma_eps2=0.0, exp_proposal=False, window=(-1e3, 1e3),
+                            threads=1, wall_time_s=1.0, particle_steps_per_s=1.0, beta_theory=None,
+                            beta_model=None, tail_rate_theory=None, phase=phase, threshold_u=depth - eq,
+                            equilibrium=eq)
     return S.SimulationResult(hist_edges=edges, hist_counts=counts, hist_sums=zeros,
                               hist_outside=np.zeros((groups, 4)), excursion_counts=zeros,
                               final_zeta=zeta.ravel(), meta=meta)

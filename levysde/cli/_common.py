@@ -184,14 +184,6 @@ def add_model_args(parser: argparse.ArgumentParser, *, multi_eta_j: bool = True,
                    help="tempering lam >= 0; 0 = untempered (default %(default)s)")
 
 
-def json_number(x):
-    """A float for JSON: None when not finite (JSON has no inf/NaN)."""
-    if x is None:
-        return None
-    x = float(x)
-    return x if math.isfinite(x) else None
-
-
 def print_json(obj) -> None:
     """Print ``obj`` as strict JSON (no NaN/Infinity tokens)."""
     sys.stdout.write(json.dumps(obj, indent=2, allow_nan=False) + "\n")

@@ -15,6 +15,7 @@ from levysde.cli._common import (
     same_file,
 )
 from levysde.core.extras import require
+from levysde.core.jsonable import finite_or_none
 
 _AXES = ("eta_j", "kappa", "eta_g", "alpha", "lam")
 
@@ -223,7 +224,7 @@ def _summary(args, d, overlay, out, companion) -> dict:
     counts = {name: int((d.phase_code == i).sum()) for i, name in enumerate(d.phases)}
     sim = None
     if overlay is not None:
-        sim = {k: [None if not np.isfinite(v) else float(v) for v in overlay[k]]
+        sim = {k: [finite_or_none(v) for v in overlay[k]]
                for k in ("x", "y", "beta_hat", "se", "beta_theory", "beta_model")}
         sim["wall_s"] = overlay["wall_s"]
         sim["companion"] = str(companion)

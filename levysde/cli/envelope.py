@@ -9,7 +9,8 @@ import warnings
 
 import numpy as np
 
-from levysde.cli._common import UsageError, add_model_args, emit, image_output, integer, json_number, real, reject_flags
+from levysde.cli._common import UsageError, add_model_args, emit, image_output, integer, real, reject_flags
+from levysde.core.jsonable import finite_or_none
 from levysde.inference.envelope_fit import LAG_MIN, N_LAGS
 
 
@@ -100,7 +101,7 @@ def _model_output(args):
                             amplitude=args.amplitude)
     out = dict(source="model (asymptotic prediction)", phase=a.phase, beta_theory=a.beta_theory,
                tail_rate=a.tail_rate, amplitude=a.amplitude, decay_class=a.decay_class, slope=a.slope,
-               gamma=a.gamma, form=a.form, asymptote_valid_from=json_number(a.valid_from), note=a.note)
+               gamma=a.gamma, form=a.form, asymptote_valid_from=finite_or_none(a.valid_from), note=a.note)
     if a.form is None:
         return lags, None, None, out
     return lags, a.values(lags), a.capped, out
@@ -140,7 +141,7 @@ def _run_output(args):
         out.update(slope_lag_range=list(fits.slope_lag_range), slope_se=fits.slope_se,
                    slope_se_method=fits.slope_se_method)
     if env.stderr is not None:
-        out["f_stderr"] = [json_number(v) for v in env.stderr]
+        out["f_stderr"] = [finite_or_none(v) for v in env.stderr]
     return env.lags, env.f, None, out
 
 
@@ -205,7 +206,7 @@ def run(args) -> int:
     _reject_inapplicable(args)
     plot_path = image_output(args.plot, "--plot", args.force) if args.plot is not None else None
     lags, f, f_func, fields = _model_output(args) if args.run_file is None else _run_output(args)
-    out = {"lags": [float(x) for x in lags], "f": None if f is None else [json_number(x) for x in f],
+    out = {"lags": [float(x) for x in lags], "f": None if f is None else [finite_or_none(x) for x in f],
            **fields}
     if args.N is not None:
         out.update(_window(args, lags, f, f_func))

@@ -9,12 +9,12 @@ from levysde.cli._common import (
     check_output,
     image_output,
     integer,
-    json_number,
     print_json,
     real,
     reject_flags,
     same_file,
 )
+from levysde.core.jsonable import finite_or_none
 
 #: why --groups >= 8 (levysde.inference.check.MIN_GROUPS; docs/simulate.md, "Groups")
 GROUPS_WHY = ("the jackknife error over G groups has G - 1 degrees of freedom; its 95 % t factor is "
@@ -116,8 +116,8 @@ def _notes(args, res, est, scan):
     from levysde.simulation.bias import threshold_dependence
 
     m = res.meta
-    zeq = m["equilibrium"]
-    notes = list(m.get("notes", []))
+    zeq = m.equilibrium
+    notes = list(m.notes)
     flag = None
     if not (est.beta_hat is not None and math.isfinite(est.beta_hat)):
         flag = "no_exceedances" if not est.n_exceed > 0 else "unresolved"
@@ -135,7 +135,7 @@ def _notes(args, res, est, scan):
         notes.append("--drift ou has no restoration plateau: the left tail is structurally collapsed "
                       "(docs/specification.md §3), beta_theory is null and beta_hat is a plain exponential fit "
                       "with no theoretical counterpart")
-    bb = m.get("bias_budget")
+    bb = m.bias_budget
     if bb and est.se is not None and math.isfinite(est.se) and abs(bb["total"]) > 2 * est.se:
         notes.append(f"the predicted bias of beta_hat at {_at(est.u, zeq)} is {bb['total']:+.4f} (eps "
                      f"{bb['eps']:+.4f}, drift saturation {bb['drift_saturation']:+.4f}), more than 2 "
@@ -147,10 +147,10 @@ def _notes(args, res, est, scan):
                      f"{dep[2]:+.1f} standard errors of the difference from beta_hat({_at(est.u, zeq)}); the "
                      f"tail is not yet exponential at u (a finite-threshold bias that bias_budget does "
                      f"not model): use a deeper --threshold")
-    for flag_name, asked, got in (("--t-end", args.t_end, m["t_end"]), ("--burn-in", args.burn_in, m["burn_in"])):
+    for flag_name, asked, got in (("--t-end", args.t_end, m.t_end), ("--burn-in", args.burn_in, m.burn_in)):
         if not math.isclose(asked, got, rel_tol=1e-9, abs_tol=1e-12):
-            notes.append(f"{flag_name} {asked:g} is not a multiple of --dt {m['dt']:g}: simulated "
-                         f"{flag_name[2:]} = {got:g} ({round(got / m['dt'])} steps)")
+            notes.append(f"{flag_name} {asked:g} is not a multiple of --dt {m.dt:g}: simulated "
+                         f"{flag_name[2:]} = {got:g} ({round(got / m.dt)} steps)")
     return flag, notes
 
 
@@ -206,22 +206,22 @@ def run(args) -> int:
 
         plot_simulation(res, plot_path, scan=scan)
     out = {
-        "beta_hat": json_number(est.beta_hat), "beta_hat_se": json_number(est.se),
+        "beta_hat": finite_or_none(est.beta_hat), "beta_hat_se": finite_or_none(est.se),
         "beta_hat_flag": flag, "notes": notes,
-        "threshold_u": est.u, "threshold_depth": _depth(est.u, m["equilibrium"]),
-        "equilibrium": m["equilibrium"], "n_exceed": json_number(est.n_exceed),
-        "n_excursions": json_number(est.n_excursions),
-        "beta_theory": json_number(m["beta_theory"]), "beta_model": json_number(m["beta_model"]),
-        "tail_rate_theory": json_number(m["tail_rate_theory"]), "phase": m["phase"],
-        "bias_budget": m.get("bias_budget"),
-        "eps": m["eps"], "dt": m["dt"], "particle_steps_per_s": m["particle_steps_per_s"],
-        "backend": m["backend"], "device": m["device"],
-        "wall_time_s": m["wall_time_s"], "particles": m["particles"], "t_end": m["t_end"],
-        "burn_in": m["burn_in"], "seed": m["seed"],
-        "tempered_fit_b": json_number(fit.b) if fit else None,
-        "tempered_fit_b_se": json_number(fit.se) if fit else None,
-        "scan": [{"u": e.u, "depth": _depth(e.u, m["equilibrium"]), "beta_hat": json_number(e.beta_hat), "se": json_number(e.se),
-                  "n_excursions": json_number(e.n_excursions)} for e in scan],
+        "threshold_u": est.u, "threshold_depth": _depth(est.u, m.equilibrium),
+        "equilibrium": m.equilibrium, "n_exceed": finite_or_none(est.n_exceed),
+        "n_excursions": finite_or_none(est.n_excursions),
+        "beta_theory": finite_or_none(m.beta_theory), "beta_model": finite_or_none(m.beta_model),
+        "tail_rate_theory": finite_or_none(m.tail_rate_theory), "phase": m.phase,
+        "bias_budget": m.bias_budget,
+        "eps": m.eps, "dt": m.dt, "particle_steps_per_s": m.particle_steps_per_s,
+        "backend": m.backend, "device": m.device,
+        "wall_time_s": m.wall_time_s, "particles": m.particles, "t_end": m.t_end,
+        "burn_in": m.burn_in, "seed": m.seed,
+        "tempered_fit_b": finite_or_none(fit.b) if fit else None,
+        "tempered_fit_b_se": finite_or_none(fit.se) if fit else None,
+        "scan": [{"u": e.u, "depth": _depth(e.u, m.equilibrium), "beta_hat": finite_or_none(e.beta_hat), "se": finite_or_none(e.se),
+                  "n_excursions": finite_or_none(e.n_excursions)} for e in scan],
     }
     if args.out:
         out["out"] = args.out
@@ -234,27 +234,27 @@ def run(args) -> int:
     def f(v, fmt=".5f"):
         return "-" if v is None or not math.isfinite(v) else format(v, fmt)
 
-    print(f"levysde simulate   eta_J = {m['eta_j']:g}   eta_G = {m['eta_g']:g}   alpha = {m['alpha']:g}   "
-          f"lam = {m['lam']:g}   drift = {m['drift']} (gamma = {args.gamma:g}, z0 = {args.z0:g})")
-    print(f"particles = {m['particles']}   t_end = {m['t_end']:g}   burn-in = {m['burn_in']:g}   "
-          f"dt = {m['dt']:g}   eps = {m['eps']:.4g}   seed = {m['seed']}")
-    print(f"wall time = {m['wall_time_s']:.1f} s   particle-steps/s = {m['particle_steps_per_s']:.3g}   "
-          f"backend = {m['backend']} ({m['device']})")
-    print(f"phase = {m['phase']}   beta* = {f(m['beta_theory'])}   beta_model (root of Phi_eps) = "
-          f"{f(m['beta_model'])}   theory tail rate = {f(m['tail_rate_theory'])}")
-    print(f"tail X > u of X = -zeta: u = {est.u:g} = depth {_depth(est.u, m['equilibrium']):g} (--threshold) "
-          f"beyond the equilibrium X = {-m['equilibrium']:g}")
+    print(f"levysde simulate   eta_J = {m.eta_j:g}   eta_G = {m.eta_g:g}   alpha = {m.alpha:g}   "
+          f"lam = {m.lam:g}   drift = {m.drift} (gamma = {args.gamma:g}, z0 = {args.z0:g})")
+    print(f"particles = {m.particles}   t_end = {m.t_end:g}   burn-in = {m.burn_in:g}   "
+          f"dt = {m.dt:g}   eps = {m.eps:.4g}   seed = {m.seed}")
+    print(f"wall time = {m.wall_time_s:.1f} s   particle-steps/s = {m.particle_steps_per_s:.3g}   "
+          f"backend = {m.backend} ({m.device})")
+    print(f"phase = {m.phase}   beta* = {f(m.beta_theory)}   beta_model (root of Phi_eps) = "
+          f"{f(m.beta_model)}   theory tail rate = {f(m.tail_rate_theory)}")
+    print(f"tail X > u of X = -zeta: u = {est.u:g} = depth {_depth(est.u, m.equilibrium):g} (--threshold) "
+          f"beyond the equilibrium X = {-m.equilibrium:g}")
     print(f"beta_hat(u = {est.u:g}) = {f(est.beta_hat)} +- {f(est.se)} (jackknife over {res.n_groups} groups, "
           f"{f(est.n_excursions, '.0f')} excursions)")
     if fit:
-        print(f"tempering-limited fit exp(-b x) x^(-1-alpha), {_at(fit.u, m['equilibrium'])}: b = {fit.b:.4f} +- {fit.se:.4f} "
-              f"(lam = {m['lam']:g})")
+        print(f"tempering-limited fit exp(-b x) x^(-1-alpha), {_at(fit.u, m.equilibrium)}: b = {fit.b:.4f} +- {fit.se:.4f} "
+              f"(lam = {m.lam:g})")
     for note in notes:
         print(f"note: {note}")
     print()
     print(f"{'depth':>6} {'u':>6} {'beta_hat':>10} {'se':>8} {'excursions':>11}")
     for e in scan:
-        print(f"{_depth(e.u, m['equilibrium']):>6g} {e.u:>6g} {f(e.beta_hat, '.4f'):>10} {f(e.se, '.4f'):>8} {f(e.n_excursions, '.0f'):>11}")
+        print(f"{_depth(e.u, m.equilibrium):>6g} {e.u:>6g} {f(e.beta_hat, '.4f'):>10} {f(e.se, '.4f'):>8} {f(e.n_excursions, '.0f'):>11}")
     if args.out:
         print(f"\nsaved {args.out}")
     if plot_path:

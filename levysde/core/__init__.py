@@ -1,5 +1,6 @@
-"""The foundation every layer may use: outcomes as data (``status``), the argument checks
-(``validate``), the machine's memory (``memory``) and the optional dependencies (``extras``).
+"""The foundation every layer may use: outcomes as data (``status``), numbers for JSON
+(``jsonable``), the argument checks (``validate``), the machine's memory (``memory``) and the
+optional dependencies (``extras``).
 
 Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
 """
@@ -9,9 +10,10 @@ import lazy_loader as lazy
 __getattr__, __dir__, __all__ = lazy.attach(
     __name__,
     submod_attrs={
-        "extras": ["EXTRAS", "MissingExtraError", "install_hint", "require"],
-        "memory": ["available_memory"],
-        "status": ["NOT_IDENTIFIED", "Estimate", "unavailable", "with_se"],
+        "status": ["Status", "Flag", "Estimate", "unavailable", "with_se"],
+        "jsonable": ["finite_or_none", "to_jsonable"],
         "validate": ["check_samples"],
+        "memory": ["available_memory"],
+        "extras": ["EXTRAS", "MissingExtraError", "install_hint", "require"],
     },
 )

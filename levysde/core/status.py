@@ -8,47 +8,109 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
-__all__ = ['Status', 'Estimate', 'unavailable', 'with_se', 'NOT_IDENTIFIED']
+from levysde.core.jsonable import finite_or_none
+
+__all__ = ['Status', 'Flag', 'Estimate', 'unavailable', 'with_se']
 
 
 class Status(str, enum.Enum):
     """Outcome of an estimate or a gate. The value is the word printed and written to JSON.
 
-    ``OK``: computed and usable. ``AT_BOUND``: the estimate sits on a bound of its range (no
-    error is given). ``NOT_IDENTIFIED``: the data do not determine it (a ridge, a plateau
-    beyond the data). ``NOT_RUN``: the step was skipped on request or because an earlier step
-    failed. ``UNAVAILABLE``: it could not be computed (too few data, no root).
+    Code branches on the status; the message beside it (:attr:`Estimate.flag`,
+    :attr:`Flag.message`) is for people and may be reworded freely.
+
+    * ``OK``: computed and usable (a message, if any, is a remark: how many neurons reach the
+      tail, the lag range of a slope). For a gate: passed.
+    * ``AT_BOUND``: the estimate sits on a bound of its fitted range (no error is given).
+    * ``NOT_IDENTIFIED``: the data do not determine it (a ridge of the fit, a plateau
+      extrapolated beyond the data, alpha with the cut-off unresolved); no error is given.
+    * ``NOT_SIGNIFICANT``: not significantly different from 0, so the quantity it stands for may
+      be absent (a plateau within 3 standard errors of 0, whose interval reaches the boundary
+      kappa = 0 of the parameter space; no jumps in excess of the Gaussian expectation). No error
+      is given.
+    * ``OUT_OF_DOMAIN``: computed, with its error, but outside the domain where the model
+      applies (kappa_hat <= 0: the drift on the far left is not restoring).
+    * ``REJECTED``: computed, with its error, but a goodness-of-fit test rejects the model it
+      comes from (the saturating drift form).
+    * ``FAILED``: a gate that does not pass.
+    * ``NOT_RUN``: the step was skipped on request (``closing_loop=False``).
+    * ``UNAVAILABLE``: it could not be computed (too few data, no root, an earlier step failed).
     """
 
     OK = "ok"
     AT_BOUND = "at bound"
     NOT_IDENTIFIED = "not identified"
+    NOT_SIGNIFICANT = "not significant"
+    OUT_OF_DOMAIN = "out of domain"
+    REJECTED = "rejected"
+    FAILED = "failed"
     NOT_RUN = "not run"
     UNAVAILABLE = "unavailable"
 
     def __str__(self) -> str:
         return self.value
 
+    @property
+    def identified(self) -> bool:
+        """False for the statuses of estimates that get no standard error (AT_BOUND,
+        NOT_IDENTIFIED, NOT_SIGNIFICANT: see :func:`with_se`)."""
+        return self not in (Status.AT_BOUND, Status.NOT_IDENTIFIED, Status.NOT_SIGNIFICANT)
+
+
+class Flag(NamedTuple):
+    """A status with the message that explains it, as the flag functions return it
+    (:func:`levysde.inference.drift_fit.kappa_flag`, :func:`levysde.inference.noise_fit.edge_flags`).
+
+    Example
+    -------
+    >>> Flag(Status.AT_BOUND, "at the edge: lam_hat sits at the upper end").status.identified
+    False
+    """
+
+    status: Status
+    message: str
+
 
 @dataclass(frozen=True)
 class Estimate:
-    """A scalar estimate: value and standard error, or a flag saying why it is unavailable.
+    """A scalar estimate: value and standard error, with a status and a message.
 
-    ``value`` is NaN and ``flag`` a reason when unavailable; ``flag`` may also be a
-    caveat on an available value (``ok`` is then still True). ``log_se`` (positive
-    estimates whose error is multiplicative, e.g. kappa_hat): the standard error of
-    log(value); the k-sigma interval is then ``value * exp(+-k log_se)`` and ``se`` is its
-    delta-method size ``value * log_se``. NaN when the interval is symmetric, value +- k se.
+    Attributes
+    ----------
+    value : the estimate; NaN when unavailable
+    se : its standard error (NaN when none is given)
+    flag : the message: why it is unavailable or not identified, or a caveat or remark on an
+        available value (``ok`` is then still True); None when there is nothing to say
+    log_se : for positive estimates whose error is multiplicative (e.g. kappa_hat): the standard
+        error of log(value); the k-sigma interval is then ``value * exp(+-k log_se)`` and ``se``
+        is its delta-method size ``value * log_se``. NaN when the interval is symmetric,
+        value +- k se.
+    status : the outcome (:class:`Status`); code branches on it, never on ``flag``. Default OK;
+        OK with a non-finite ``value`` becomes UNAVAILABLE (nothing usable was computed).
+
+    Example
+    -------
+    >>> Estimate(float("nan"), flag="too few increments").status
+    <Status.UNAVAILABLE: 'unavailable'>
     """
 
     value: float
     se: float = float("nan")
     flag: str | None = None
     log_se: float = float("nan")
+    status: Status = Status.OK
+
+    def __post_init__(self):
+        if not isinstance(self.status, Status):
+            raise TypeError(f"status must be a Status; got {self.status!r}")
+        if self.status is Status.OK and not math.isfinite(self.value):
+            object.__setattr__(self, "status", Status.UNAVAILABLE)
 
     @property
     def ok(self) -> bool:
+        """True when the value is finite (it may still carry a status other than OK)."""
         return math.isfinite(self.value)
 
     def interval(self, k: float = 1.0) -> tuple:
@@ -59,10 +121,8 @@ class Estimate:
 
     def as_json(self, name: str) -> dict:
         """``{name: value, name_se: se, name_flag: flag}`` with None for NaN (and ``name_log_se``
-        when the error is on the log scale)."""
-        def num(v: float) -> float | None:
-            return float(v) if math.isfinite(v) else None
-        out: dict[str, float | str | None] = {name: num(self.value), f"{name}_se": num(self.se)}
+        when the error is on the log scale); ``name_flag`` only when there is a message."""
+        out: dict[str, float | str | None] = {name: finite_or_none(self.value), f"{name}_se": finite_or_none(self.se)}
         if math.isfinite(self.log_se):
             out[f"{name}_log_se"] = float(self.log_se)
         if self.flag:
@@ -70,23 +130,29 @@ class Estimate:
         return out
 
 
-def unavailable(reason: str) -> Estimate:
-    return Estimate(float("nan"), float("nan"), reason)
+def unavailable(reason: str, status: Status = Status.UNAVAILABLE) -> Estimate:
+    """An estimate that could not be computed: value and error NaN, ``reason`` as its message.
+
+    ``status``: UNAVAILABLE (default) or NOT_RUN (the step was skipped on request).
+    """
+    return Estimate(float("nan"), float("nan"), reason, status=status)
 
 
-#: flags of estimates that the data do not identify: these get no standard error. A plateau
-#: within 3 standard errors of 0 is among them: its interval reaches the boundary kappa = 0 of the
-#: parameter space (log-scale error > 1/3), where the normal approximation of the jackknife fails
-NOT_IDENTIFIED = ("at the edge", "plateau not reached", "not identified", "no significant plateau")
+def with_se(e: Estimate, se: float, flag: Flag | None = None) -> Estimate:
+    """e with standard error se and the status and message of ``flag`` (None: e's own).
 
+    An estimate the data do not identify (a status that is not :attr:`Status.identified`: at the
+    edge of its fitted range, a plateau extrapolated beyond the data or within 3 standard errors
+    of 0) gets no error: its replicates are pinned to a bound or wander along a ridge of the
+    fit, and the jackknife, which assumes a smooth, asymptotically normal estimator inside its
+    parameter space, means nothing there. An unavailable ``e`` is returned as it is.
 
-def with_se(e: Estimate, se: float, flag: str | None = None) -> Estimate:
-    """e with standard error se and flag; an estimate the data do not identify (NOT_IDENTIFIED:
-    at the edge of its fitted range, or a plateau extrapolated beyond the data) gets no error:
-    its replicates are pinned to a bound or wander along a ridge of the fit, and the jackknife,
-    which assumes a smooth, asymptotically normal estimator inside its parameter space, means
-    nothing there."""
-    flag = flag if flag is not None else e.flag
-    if flag and flag.startswith(NOT_IDENTIFIED):
+    Example
+    -------
+    >>> with_se(Estimate(0.3), 0.1, Flag(Status.AT_BOUND, "at the edge")).se
+    nan
+    """
+    status, message = (e.status, e.flag) if flag is None else flag
+    if not status.identified:
         se = float("nan")
-    return Estimate(e.value, se, flag) if e.ok else e
+    return Estimate(e.value, se, message, status=status) if e.ok else e

@@ -34,9 +34,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from levysde.core.status import Estimate
-from levysde.inference.sde_fit import FIT_KEYS, SDEFit, fit_sde, predict
-from levysde.inference.spectrum import resolved_lag_max, spread
+from levysde.core.jsonable import finite_or_none, to_jsonable
+from levysde.core.status import Estimate, Status, unavailable
+from levysde.inference.drift_fit import restoring_plateau
+from levysde.inference.sde_fit import FIT_KEYS, Prediction, SDEFit, fit_sde, predict
+from levysde.inference.spectrum import Spread, resolved_lag_max, spread
 from levysde.io.runfile import load_run
 from levysde.rnn.learned import LEARNED_THRESHOLD, learned_diagnostic
 from levysde.simulation import DivergenceError, TabulatedDrift, simulate
@@ -45,7 +47,8 @@ from levysde.stats.tails import power_law_note, tail_from_result, tail_from_samp
 from levysde.theory.envelope_decay import fit_slope
 from levysde.theory.envelope_map import envelope_samples
 
-__all__ = ["load_run_arrays", "check_run", "check_trajectories", "CheckReport", "ks_to_histogram",
+__all__ = ["load_run_arrays", "check_run", "check_trajectories", "CheckReport", "Gate", "Stationarity",
+           "StationarityStat", "ks_to_histogram",
            "stationarity_test", "ks_critical", "clean_columns", "MIN_RECORDS", "MIN_NEURONS", "MIN_GROUPS",
            "PHASE_MIN_PROBABILITY"]
 
@@ -121,8 +124,65 @@ def _window_stats(zeta, step, bounds, z_left):
 STATIONARITY_STATS = ("std", "q10", "q50", "q90", "left_drift")
 
 
+@dataclass(frozen=True)
+class StationarityStat:
+    """One statistic of :func:`stationarity_test`: its change across the late part.
+
+    change : OLS slope over the windows times (W - 1) (zeta units; drift: per step); NaN undefined
+    se : its delete-a-group jackknife error (NaN undefined); t : ``|change|/se`` (inf: a change
+    without error, NaN: untestable); per_window : (W,) the statistic in each window (NaN undefined)
+    """
+
+    change: float
+    se: float
+    t: float
+    per_window: tuple[float, ...]
+
+    def as_json(self) -> dict:
+        """``{change, se, t, per_window}``, None for NaN or infinite values."""
+        return {"change": finite_or_none(self.change), "se": finite_or_none(self.se), "t": finite_or_none(self.t),
+                "per_window": to_jsonable(self.per_window)}
+
+
+@dataclass(frozen=True)
+class Stationarity:
+    """The result of :func:`stationarity_test` (docs/specification.md §8 (ii)).
+
+    stationary : the test passed; reason : why not, or what agreed; n_windows, level : as asked;
+    stats : name (STATIONARITY_STATS) -> :class:`StationarityStat`, empty when untested;
+    critical_t : the Student-t critical value (None when untested); n_groups : neuron groups G of
+    the jackknife (None when untested); untestable : statistics whose error is undefined (not
+    counted against stationarity; None when untested).
+    """
+
+    stationary: bool
+    reason: str
+    n_windows: int
+    level: float
+    stats: dict[str, StationarityStat] = field(default_factory=dict)
+    critical_t: float | None = None
+    n_groups: int | None = None
+    untestable: tuple[str, ...] | None = None
+
+    @property
+    def status(self) -> Status:
+        """OK (stationary), FAILED (a statistic changes) or UNAVAILABLE (too few data to test)."""
+        if self.stationary:
+            return Status.OK
+        return Status.FAILED if self.critical_t is not None else Status.UNAVAILABLE
+
+    def as_json(self) -> dict:
+        """The JSON object ``stationarity`` of ``levysde check --json`` (None for non-finite numbers)."""
+        out = {"stationary": self.stationary, "n_windows": self.n_windows, "level": self.level,
+               "stats": {k: v.as_json() for k, v in self.stats.items()}}
+        if self.critical_t is not None:
+            out.update(critical_t=self.critical_t, n_groups=self.n_groups, untestable=list(self.untestable or ()))
+        out["reason"] = self.reason
+        return out
+
+
 def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, level: float = 0.01,
-                      left_quantile: float = 0.2) -> dict:
+                      left_quantile: float = 0.2) -> Stationarity:
     """Do spread, quantiles and far-left drift stay put across windows of the late part (docs/specification.md §8 (ii))?
 
     The records are cut into ``n_windows`` consecutive windows. Per window: the std and
@@ -136,11 +196,12 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, lev
     A statistic whose change and error are both 0 (frozen) counts as t = 0.
 
     Parameters: zeta (R, Q) late records x neurons (NaN allowed), step (R,) increasing.
-    Returns dict: stationary (bool), reason (str), critical_t, level, n_windows, n_groups,
-    stats {name: {change, se, t, per_window}} (t null when infinite: a change with zero error),
-    untestable (statistics whose error is undefined, e.g. no far-left increments in some
-    window or replicate: reported, not counted against stationarity).
-    Fewer than 2 records per window, or fewer than 2 neurons: stationary False with the reason.
+    Returns :class:`Stationarity`: stationary, reason, critical_t, level, n_windows, n_groups,
+    stats {name: StationarityStat(change, se, t, per_window)} (t inf: a change with zero error;
+    null in JSON), untestable (statistics whose error is undefined, e.g. no far-left increments
+    in some window or replicate: reported, not counted against stationarity).
+    Fewer than 2 records per window, or fewer than 2 neurons: stationary False with the reason
+    (status UNAVAILABLE).
     Raises ValueError for n_groups < 8 (MIN_GROUPS: fewer groups give a critical t so large that
     nothing fails, e.g. 318 for G = 2).
     """
@@ -148,16 +209,15 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, lev
     zeta = np.asarray(zeta, dtype=float)
     step = np.asarray(step, dtype=float)
     R, Q = zeta.shape
-    out = {"stationary": False, "n_windows": int(n_windows), "level": level, "stats": {}}
+    untested = None
     if R < 2 * n_windows:
-        out["reason"] = f"too few late records ({R}) for {n_windows} windows of >= 2 records"
-        return out
-    if Q < 2:
-        out["reason"] = "fewer than 2 independent neurons: no resampling of neurons possible"
-        return out
-    if np.count_nonzero(np.isfinite(zeta)) < 2 * n_windows:
-        out["reason"] = "too few finite zeta values (masked neurons)"
-        return out
+        untested = f"too few late records ({R}) for {n_windows} windows of >= 2 records"
+    elif Q < 2:
+        untested = "fewer than 2 independent neurons: no resampling of neurons possible"
+    elif np.count_nonzero(np.isfinite(zeta)) < 2 * n_windows:
+        untested = "too few finite zeta values (masked neurons)"
+    if untested is not None:
+        return Stationarity(False, untested, int(n_windows), level)
     edges = np.linspace(0, R, n_windows + 1).round().astype(int)
     bounds = list(zip(edges[:-1], edges[1:]))
     z_left = float(np.nanquantile(zeta, left_quantile))
@@ -172,8 +232,7 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, lev
     G = int(lab.max()) + 1
     loo = np.array([change(np.flatnonzero(lab != g))[0] for g in range(G)])
     crit = float(stats.t.ppf(1 - level / (2 * len(STATIONARITY_STATS)), G - 1))
-    out.update(critical_t=crit, n_groups=G)
-    bad, untestable = [], []
+    bad, untestable, per_stat = [], [], {}
     for i, name in enumerate(STATIONARITY_STATS):
         se = jackknife_se(loo[:, i])
         c = float(full[i])
@@ -183,52 +242,71 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, lev
             t = abs(c) / se
         else:                                  # a change without spread over the groups, or undefined
             t = math.inf if (math.isfinite(c) and se == 0) else math.nan
-        out["stats"][name] = {"change": c if math.isfinite(c) else None, "se": se if math.isfinite(se) else None,
-                              "t": t if math.isfinite(t) else None,
-                              "per_window": [v if math.isfinite(v) else None for v in per[i].tolist()]}
+        per_stat[name] = StationarityStat(c, float(se), t, tuple(per[i].tolist()))
         if math.isnan(t):
             untestable.append(name)            # e.g. no far-left increments in some window or replicate
             continue
         if t > crit:
             bad.append(f"{name} changes by {c:.3g} +- {se:.2g} across the late part (|t| {t:.3g} > {crit:.3g})")
-    out["stationary"] = not bad
-    out["untestable"] = untestable
     tested = len(STATIONARITY_STATS) - len(untestable)
-    out["reason"] = "; ".join(bad) if bad else (f"{tested} of {len(STATIONARITY_STATS)} statistics agree across "
-                                                 f"{n_windows} windows (|t| <= {crit:.3g})"
-                                                 + (f"; untestable: {', '.join(untestable)}" if untestable else ""))
-    return out
+    reason = "; ".join(bad) if bad else (f"{tested} of {len(STATIONARITY_STATS)} statistics agree across "
+                                          f"{n_windows} windows (|t| <= {crit:.3g})"
+                                          + (f"; untestable: {', '.join(untestable)}" if untestable else ""))
+    return Stationarity(not bad, reason, int(n_windows), level, per_stat, crit, G, tuple(untestable))
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One condition of a phase call (docs/specification.md §8 (i)-(iii)).
+
+    name : e.g. "records", "stationary", "plateau", "closing_loop"; status : OK (passed) or
+    FAILED; reason : why it failed, the text of ``phase_withheld`` ("" when it passed).
+    """
+
+    name: str
+    status: Status
+    reason: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status is Status.OK
 
 
 @dataclass
 class CheckReport:
     """Everything :func:`check_trajectories` measured (see :meth:`as_json` for the keys).
 
-    ``gates``: name -> bool for every condition of a phase call; ``withheld``: the reasons
-    when any gate fails (the phase and beta* are then not reported). More gates may be
-    added by callers (``report.add_gate``).
+    ``gates``: name -> :class:`Gate` for every condition of a phase call (``gates`` in JSON:
+    name -> passed); ``withheld``: the reasons when any gate fails (the phase and beta* are then
+    not reported). More gates may be added by callers (``report.add_gate``). ``zeta_spread``,
+    ``early_spread``: :class:`levysde.inference.spectrum.Spread` of the last and of an early
+    record (None: not measured); ``stationarity``: :class:`Stationarity` (None: not tested);
+    ``ks``, ``beta_sim_tail``: the closing loop (status NOT_RUN when skipped on request);
+    ``extra``: further JSON keys (``check_run`` adds learned and loss_ratio).
     """
 
     variant: str
     fit: SDEFit | None
-    prediction: object | None
+    prediction: Prediction | None
     beta_tail: Estimate
     beta_envelope: Estimate
-    zeta_spread: dict
-    early_spread: dict
+    zeta_spread: Spread | None
+    early_spread: Spread | None
     ks: Estimate
     beta_sim_tail: Estimate
-    notes: list = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     config: dict = field(default_factory=dict)
-    stationarity: dict = field(default_factory=dict)
-    gates: dict = field(default_factory=dict)
-    withheld: list = field(default_factory=list)
+    stationarity: Stationarity | None = None
+    gates: dict[str, Gate] = field(default_factory=dict)
+    withheld: list[str] = field(default_factory=list)
     lag_max: float = float("nan")
     extra: dict = field(default_factory=dict)
 
     def add_gate(self, name: str, passed: bool, reason: str = "") -> None:
-        """Record a gate; a failed one withholds the phase and beta* with ``reason``."""
-        self.gates[name] = bool(passed)
+        """Record a gate (again under the same name: it replaces the earlier one); a failed one
+        withholds the phase and beta* with ``reason``."""
+        passed = bool(passed)
+        self.gates[name] = Gate(name, Status.OK if passed else Status.FAILED, "" if passed else reason or name)
         if not passed:
             self.withheld.append(reason or name)
 
@@ -236,7 +314,7 @@ class CheckReport:
     def phase(self):
         """The predicted phase, or None when withheld or unavailable."""
         p = self.prediction
-        if self.withheld or p is None or p.phase == "unavailable":
+        if self.withheld or p is None or p.status is not Status.OK:
             return None
         return p.phase
 
@@ -253,7 +331,7 @@ class CheckReport:
         if f is not None and f.drift.form:
             out["drift_fit"] = {k: f.drift.form[k] for k in ("kappa", "gamma", "z0", "chi2", "dof", "p_value",
                                                              "plateau_fraction", "n_bins")}
-        failed = [k for k, v in self.gates.items() if not v]
+        failed = [k for k, g in self.gates.items() if not g.passed]
         withheld = (f"withheld: gates {', '.join(failed) or 'failed'} (reasons in phase_withheld)"
                     if self.withheld else None)
         beta = p.beta if p else none
@@ -261,16 +339,15 @@ class CheckReport:
         out["phase"] = self.phase
         out["phase_withheld"] = list(self.withheld)
         out["phase_probabilities"] = p.phase_probabilities if (p and not self.withheld) else {}
-        out["gates"] = dict(self.gates)
-        out["stationary"] = bool(self.stationarity.get("stationary", False))
-        out["stationarity"] = self.stationarity
+        out["gates"] = {k: g.passed for k, g in self.gates.items()}
+        st = self.stationarity
+        out["stationary"] = bool(st is not None and st.stationary)
+        out["stationarity"] = st.as_json() if st is not None else {}
         out.update(self.beta_tail.as_json("beta_tail"))
         out.update(self.beta_envelope.as_json("beta_envelope"))
-        out["envelope_lag_max"] = self.lag_max if math.isfinite(self.lag_max) else None
-        out["zeta_spread"] = {k: (v if not isinstance(v, float) or math.isfinite(v) else None)
-                              for k, v in self.zeta_spread.items()}
-        out["zeta_spread_early"] = {k: (v if not isinstance(v, float) or math.isfinite(v) else None)
-                                    for k, v in self.early_spread.items()}
+        out["envelope_lag_max"] = finite_or_none(self.lag_max)
+        out["zeta_spread"] = self.zeta_spread.as_json() if self.zeta_spread is not None else {}
+        out["zeta_spread_early"] = self.early_spread.as_json() if self.early_spread is not None else {}
         out.update(self.ks.as_json("ks_distance"))
         out.update(self.beta_sim_tail.as_json("beta_sim_tail"))
         out["n_jumps"] = f.noise.n_jumps if f else None
@@ -294,10 +371,6 @@ def _learned(run):
     return True, ratio, ""
 
 
-def _unavail(reason):
-    return Estimate(float("nan"), float("nan"), reason)
-
-
 def _beta_tail(late, n_groups, tail_fraction=0.1):
     """Hill/MLE rate of the pooled late zeta's left tail above the (1 - tail_fraction) quantile
     of X = -zeta (docs/specification.md §8), jackknifed over single neurons (delete-one-neuron jackknife,
@@ -313,26 +386,27 @@ def _beta_tail(late, n_groups, tail_fraction=0.1):
     fin = np.isfinite(late)
     Q = late.shape[1]
     if Q < 2:
-        return _unavail("too few neurons for a jackknife over neuron groups")
+        return unavailable("too few neurons for a jackknife over neuron groups")
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         across = np.nanstd(late, axis=1)            # spread across neurons, per record
     if not fin.any():
-        return _unavail("no finite zeta in the late part")
+        return unavailable("no finite zeta in the late part")
     if not np.nanmax(across) > 1e-9 * (1.0 + float(np.nanmax(np.abs(late)))):
-        return _unavail("no spread: all neurons have the same zeta (to rounding) in every record")
+        return unavailable("no spread: all neurons have the same zeta (to rounding) in every record")
     x = -late[fin]
     lab = np.broadcast_to(np.arange(Q)[None, :], late.shape)[fin]
     u = float(np.quantile(x, 1 - tail_fraction))
     t = tail_from_samples(x, u, groups=lab)
     if not (math.isfinite(t.beta_hat) and t.n_exceed >= 10):
-        return _unavail(f"tail not resolved: {t.n_exceed:.0f} samples beyond u = {u:.3g}")
+        return unavailable(f"tail not resolved: {t.n_exceed:.0f} samples beyond u = {u:.3g}")
     cols = np.broadcast_to(np.arange(Q)[None, :], late.shape)[fin]
     k_neurons = len(np.unique(cols[x > u]))
     flag = f"{k_neurons} neurons reach the tail" + (" (few: unreliable)" if k_neurons < 20 else "")
     note = power_law_note(t)
     flag += f"; {note}" if note else ""
-    return Estimate(t.beta_hat, t.se, flag)
+    # not a power law (the stability check over thresholds fails): the exponential-tail model is rejected
+    return Estimate(t.beta_hat, t.se, flag, status=Status.REJECTED if t.power_law is False else Status.OK)
 
 
 def _beta_envelope(lags, zeta_last, weights, n_groups):
@@ -343,11 +417,11 @@ def _beta_envelope(lags, zeta_last, weights, n_groups):
     w = np.ones_like(z) if weights is None else np.asarray(weights, dtype=float)
     ok = np.isfinite(z) & np.isfinite(w) & (w >= 0)
     if ok.sum() < 2 or not w[ok].sum() > 0:
-        return _unavail("fewer than 2 neurons with a finite zeta and weight"), float("nan")
+        return unavailable("fewer than 2 neurons with a finite zeta and weight"), float("nan")
     try:
         lag_max = resolved_lag_max(z[ok])
     except ValueError as exc:
-        return _unavail(f"envelope unavailable: {exc}"), float("nan")
+        return unavailable(f"envelope unavailable: {exc}"), float("nan")
     lags = np.asarray(lags, dtype=float)
     lo = float(lags[lags > 0].min()) if (lags > 0).any() else 1.0
     grid = np.geomspace(min(lo, lag_max / 100), lag_max, 40)
@@ -361,7 +435,7 @@ def _beta_envelope(lags, zeta_last, weights, n_groups):
         s = slope(ok)
         loo = [slope(ok & (lab != g)).slope for g in range(int(lab.max()) + 1)]
     except ValueError as exc:
-        return _unavail(f"envelope slope not resolved: {exc}"), lag_max
+        return unavailable(f"envelope slope not resolved: {exc}"), lag_max
     return Estimate(-s.slope, jackknife_se(loo), f"l in [{s.lag_lo:.3g}, {s.lag_hi:.3g}] <= l_max = tau_(10) "
                                                  f"= {lag_max:.3g}"), lag_max
 
@@ -370,10 +444,9 @@ def _closing_loop(fit: SDEFit, late, seed):
     """Simulate the fitted SDE and compare with the network's late zeta (KS, tail rate)."""
 
     d, j = fit.drift, fit.noise
-    if not (fit.kappa.ok and fit.kappa.value > 0 and fit.noise.eta_g.ok) or \
-            (fit.kappa.flag or "").startswith(("no significant", "no plateau")):
+    if not (restoring_plateau(fit.kappa) and fit.noise.eta_g.ok):
         why = "no closing loop: " + (fit.kappa.flag or "kappa or eta_G unavailable")
-        return _unavail(why), _unavail(why)
+        return unavailable(why), unavailable(why)
     F = d.F
     slope = np.polyfit(d.centers, F, 1)[0] if d.centers.size >= 2 else -1.0
     gamma = max(-slope, 1e-12)
@@ -394,15 +467,15 @@ def _closing_loop(fit: SDEFit, late, seed):
                        dt=dt, t_end=t_end, burn_in=t_end / 6, seed=seed, n_groups=16,
                        bin_width=max(float(np.median(np.diff(d.edges))) / 4, 800.0 / CLOSING_LOOP_MAX_BINS), **kw)
     except (DivergenceError, ValueError) as exc:
-        return _unavail(f"closing-loop simulation failed: {exc}"), _unavail("closing-loop simulation failed")
+        return unavailable(f"closing-loop simulation failed: {exc}"), unavailable("closing-loop simulation failed")
     counts = res.hist_counts.sum(axis=0)
     ks = ks_to_histogram(late[np.isfinite(late)], res.hist_edges, counts)
     try:
         u = float(np.quantile(-late[np.isfinite(late)], 0.9))
         t = tail_from_result(res, u)
-        tail = Estimate(t.beta_hat, t.se) if math.isfinite(t.beta_hat) else _unavail("no simulated tail beyond u")
+        tail = Estimate(t.beta_hat, t.se) if math.isfinite(t.beta_hat) else unavailable("no simulated tail beyond u")
     except (ValueError, KeyError) as exc:
-        tail = _unavail(f"simulated tail not resolved: {exc}")
+        tail = unavailable(f"simulated tail not resolved: {exc}")
     crit = ks_critical(fit.n_neurons)
     return Estimate(ks, float("nan"), f"KS distance between the network's late zeta and the fitted SDE "
                                       f"(accepted <= {crit:.3g})"), tail
@@ -484,10 +557,10 @@ def _gates(rep: CheckReport, R: int, Q: int) -> None:
     f = rep.fit
     rep.add_gate("records", R >= MIN_RECORDS, f"too few records ({R} < {MIN_RECORDS})")
     rep.add_gate("neurons", Q >= MIN_NEURONS, f"too few independent neurons ({Q} < {MIN_NEURONS})")
-    rep.add_gate("stationary", bool(rep.stationarity.get("stationary")),
-                 "not stationary: " + rep.stationarity.get("reason", "untested"))
+    st = rep.stationarity
+    rep.add_gate("stationary", st is not None and st.stationary, "not stationary: " + (st.reason if st else "untested"))
     p = rep.prediction
-    if p is not None and p.phase != "unavailable":      # the phase against its own odds
+    if p is not None and p.status is Status.OK:      # the phase against its own odds
         own = p.phase_probabilities.get(p.phase, 0.0)
         odds = ", ".join(f"{k} {v:.0%}" for k, v in p.phase_probabilities.items()) or "no draws"
         rep.add_gate("phase_odds", own >= PHASE_MIN_PROBABILITY and own >= max(p.phase_probabilities.values(),
@@ -499,11 +572,11 @@ def _gates(rep: CheckReport, R: int, Q: int) -> None:
         rep.add_gate("fit", False, "no SDE fit")
         return
     k = f.kappa
-    rep.add_gate("plateau", k.ok and k.flag is None and math.isfinite(k.se),
+    rep.add_gate("plateau", k.ok and k.status is Status.OK and math.isfinite(k.se),
                  "plateau: " + (k.flag or ("kappa_hat has no jackknife error" if k.ok else "unavailable")))
     n = f.noise
     if n.mode == "jumps":
-        edge = [e.flag for e in (n.alpha, n.lam) if e.flag]
+        edge = [e.flag or str(e.status) for e in (n.alpha, n.lam) if not e.status.identified]
         ok = not edge and all(math.isfinite(e.se) for e in (n.eta_j, n.alpha, n.lam))
         rep.add_gate("jump_fit", ok, "jump parameters: " + ("; ".join(edge) if edge else "no jackknife error"))
         if ok:
@@ -518,8 +591,8 @@ def _gates(rep: CheckReport, R: int, Q: int) -> None:
         rep.add_gate("closing_loop", rep.ks.value <= crit,
                      f"closing loop: KS(sim, data) = {rep.ks.value:.3g} > {crit:.3g}: the fitted SDE does not "
                      f"describe the data")
-    elif rep.ks.flag and "not run" not in rep.ks.flag:
-        rep.add_gate("closing_loop", False, "closing loop: " + rep.ks.flag)
+    elif rep.ks.status is not Status.NOT_RUN:
+        rep.add_gate("closing_loop", False, "closing loop: " + (rep.ks.flag or str(rep.ks.status)))
 
 
 def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "gate",
@@ -577,11 +650,11 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
     if variant == "gate":
         beta_env, lag_max = _beta_envelope(np.ones(1) if lags is None else lags, zeta[-1], weights, n_groups)
     else:
-        beta_env, lag_max = _unavail("the recorded envelope is built from the gate variant"), float("nan")
+        beta_env, lag_max = unavailable("the recorded envelope is built from the gate variant"), float("nan")
     if fit is not None and closing_loop:
         ks, sim_tail = _closing_loop(fit, late, seed)
     else:
-        ks, sim_tail = _unavail("closing loop not run"), _unavail("closing loop not run")
+        ks = sim_tail = unavailable("closing loop not run", Status.NOT_RUN)
         notes.append("closing loop not run: the KS gate was not applied")
     early = zeta[: max(1, R // 10)]
     rep = CheckReport(variant=variant, fit=fit, prediction=prediction, beta_tail=beta_tail,
@@ -614,5 +687,5 @@ def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot
     rep.add_gate("learned", learned, reason)
     if not learned:
         rep.notes.append(f"phase withheld: {reason}")
-    rep.extra.update(learned=learned, loss_ratio=ratio if math.isfinite(ratio) else None)
+    rep.extra.update(learned=learned, loss_ratio=finite_or_none(ratio))
     return rep

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, stats
 
-from levysde.core.status import Estimate, unavailable
+from levysde.core.status import Estimate, Flag, Status, unavailable
 
-__all__ = ['DriftEstimate', 'increments', 'estimate_drift', 'saturating_form', 'fit_saturating', 'kappa_flag']
+__all__ = ['DriftEstimate', 'increments', 'estimate_drift', 'saturating_form', 'fit_saturating', 'kappa_flag',
+           'restoring_plateau']
 
 
 def increments(zeta, step, *, first_record: int = 0):
@@ -178,23 +179,56 @@ DRIFT_GOF_LEVEL = 1e-3
 PLATEAU_REACHED = 0.8
 
 
-def kappa_flag(form: dict, se: float) -> str | None:
-    """The plateau's flag from the fitted form and its standard error (see :func:`estimate_drift`)."""
+def kappa_flag(form: dict, se: float) -> Flag | None:
+    """The plateau's flag from the fitted form and its standard error (see :func:`estimate_drift`).
+
+    Parameters
+    ----------
+    form : the :func:`fit_saturating` result (keys kappa, plateau_fraction, width_at_edge,
+        p_value, chi2, dof)
+    se : standard error of kappa_hat (NaN skips the significance test)
+
+    Returns
+    -------
+    None when the plateau is fine, else a :class:`levysde.core.status.Flag`, the first that applies:
+    OUT_OF_DOMAIN "no plateau" (kappa_hat <= 0: the far-left drift is not restoring; the error
+    is kept), NOT_IDENTIFIED "plateau not reached" (the fit reaches < PLATEAU_REACHED of
+    kappa_hat at the leftmost bin), AT_BOUND "at the edge" (the width at its lower bound: a
+    step), NOT_SIGNIFICANT "no significant plateau" (kappa_hat < 3 se) and REJECTED "drift form
+    rejected" (goodness of fit p < DRIFT_GOF_LEVEL; the error is kept). docs/specification.md §8.
+
+    Example
+    -------
+    >>> kappa_flag({"kappa": -0.1, "plateau_fraction": 1.0, "p_value": 0.5}, 0.05).status
+    <Status.OUT_OF_DOMAIN: 'out of domain'>
+    """
     k = form["kappa"]
     if k <= 0:
-        return "no plateau: the drift on the far left is not restoring (kappa_hat <= 0)"
+        return Flag(Status.OUT_OF_DOMAIN, "no plateau: the drift on the far left is not restoring (kappa_hat <= 0)")
     if form["plateau_fraction"] < PLATEAU_REACHED:
-        return (f"plateau not reached: the fitted drift at the leftmost bin is "
-                f"{form['plateau_fraction']:.0%} of kappa_hat (extrapolated beyond the data)")
+        return Flag(Status.NOT_IDENTIFIED, f"plateau not reached: the fitted drift at the leftmost bin is "
+                                           f"{form['plateau_fraction']:.0%} of kappa_hat (extrapolated beyond the "
+                                           f"data)")
     if form.get("width_at_edge"):
-        return ("at the edge: the fitted width sits at its lower bound (a step, not the saturating form; "
-                "kappa_hat is not identified)")
+        return Flag(Status.AT_BOUND, "at the edge: the fitted width sits at its lower bound (a step, not the "
+                                     "saturating form; kappa_hat is not identified)")
     if math.isfinite(se) and k < 3 * se:
-        return f"no significant plateau: kappa_hat = {k:.3g} +- {se:.2g} is within 3 standard errors of 0"
+        return Flag(Status.NOT_SIGNIFICANT, f"no significant plateau: kappa_hat = {k:.3g} +- {se:.2g} is within "
+                                            f"3 standard errors of 0")
     if form["p_value"] < DRIFT_GOF_LEVEL:
-        return (f"drift form rejected: chi2 = {form['chi2']:.1f} for {form['dof']} dof "
-                f"(p = {form['p_value']:.2g}) over the left region")
+        return Flag(Status.REJECTED, f"drift form rejected: chi2 = {form['chi2']:.1f} for {form['dof']} dof "
+                                     f"(p = {form['p_value']:.2g}) over the left region")
     return None
+
+
+def restoring_plateau(kappa: Estimate) -> bool:
+    """Is there a restoring plateau to predict from (docs/specification.md §3, §8)? kappa_hat
+    available and > 0, and neither OUT_OF_DOMAIN nor NOT_SIGNIFICANT (within 3 se of 0).
+
+    A plateau that is not reached, at the edge or whose form is rejected still counts: the
+    prediction is made, and ``levysde check`` withholds the phase on its plateau gate.
+    """
+    return kappa.ok and kappa.value > 0 and kappa.status not in (Status.OUT_OF_DOMAIN, Status.NOT_SIGNIFICANT)
 
 
 def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
@@ -270,5 +304,7 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
     else:
         form["z_cut"] = float(np.quantile(z, drift_fraction)) if z_cut is None else float(z_cut)
         form["bin_se"] = np.where(good, se_all, np.nan)
-        kappa = Estimate(form["kappa"], float("nan"), kappa_flag(form, float("nan")))
+        flag = kappa_flag(form, float("nan"))
+        kappa = Estimate(form["kappa"]) if flag is None else Estimate(form["kappa"], flag=flag.message,
+                                                                      status=flag.status)
     return DriftEstimate(edges=edges, centers=centers, F=F, se=se, count=count_g, kappa=kappa, form=form)

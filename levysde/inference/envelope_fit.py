@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from levysde.core.jsonable import finite_or_none
 from levysde.inference.spectrum import resolved_lag_max
 from levysde.stats.jackknife import jackknife_se
 from levysde.stats.tails import power_law_note, tail_check
@@ -142,7 +143,7 @@ def run_theory(meta: dict):
     if meta.get("beta_theory") is not None:
         b = float(meta["beta_theory"])
         rate = meta.get("tail_rate_theory")
-        return (b if math.isfinite(b) else None), (None if rate is None else float(rate)), meta.get("phase")
+        return finite_or_none(b), (None if rate is None else float(rate)), meta.get("phase")
     keys = ("eta_j", "eta_g", "kappa", "alpha", "lam")
     if not all(k in meta for k in keys):
         return None, None, None

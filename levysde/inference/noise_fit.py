@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, stats
 
-from levysde.core.status import Estimate, unavailable, with_se
+from levysde.core.status import Estimate, Flag, Status, unavailable, with_se
 from levysde.stats.jackknife import jackknife_se
 from levysde.stats.tails import hill_index
 from levysde.theory.levy import char_exponent
@@ -201,7 +201,8 @@ def edge_flags(alpha: float, lam: float, lam_se: float, log_lam_range, eta_g: fl
                alpha_se: float = float("nan"), eta_j: float = float("nan"),
                eta_j_se: float = float("nan")) -> tuple:
     """Flags (alpha_flag, lam_flag), None when fine, for jump parameters the data do not identify
-    (docs/specification.md §8 (iii)).
+    (docs/specification.md §8 (iii)): :class:`levysde.core.status.Flag` pairs of a status,
+    AT_BOUND ("at the edge") or NOT_IDENTIFIED ("not identified"), and a message.
 
     lam: "at the edge" at either end of the fitted log range (within 1e-3 in log lam), or
     lam_hat < 2 standard errors (untempered/unresolved). alpha: "at the edge" within 1e-6 of
@@ -209,7 +210,7 @@ def edge_flags(alpha: float, lam: float, lam_se: float, log_lam_range, eta_g: fl
     in the tempered-stable exponent: with the cut-off unresolved, alpha is not determined) or
     when ``eta_g`` (the fitted Gaussian coefficient) sits at its bound 0 (the Gaussian part is
     absorbed by the jumps, whose alpha then moves towards 2 to mimic it). Estimates with either
-    flag get no standard error (:data:`NOT_IDENTIFIED`): a jackknife at a bound, or along a
+    flag get no standard error (:func:`levysde.core.status.with_se`): a jackknife at a bound, or along a
     ridge of the fit, does not describe the estimator's sampling law.
 
     With the jackknife errors given (``alpha_se``, ``eta_j_se``; NaN skips the test), alpha is
@@ -223,23 +224,27 @@ def edge_flags(alpha: float, lam: float, lam_se: float, log_lam_range, eta_g: fl
     l_flag = None
     lo_l, hi_l = log_lam_range
     if math.log(max(lam, 1e-300)) <= lo_l + 1e-3 or (math.isfinite(lam_se) and not lam > 2 * lam_se):
-        l_flag = "at the edge: untempered/unresolved, the exponential cut-off of the jumps is not identifiable"
+        l_flag = Flag(Status.AT_BOUND, "at the edge: untempered/unresolved, the exponential cut-off of the jumps "
+                                       "is not identifiable")
     elif math.log(lam) >= hi_l - 1e-3:
-        l_flag = "at the edge: lam_hat sits at the upper end of the fitted range (cut-off below the data's scales)"
+        l_flag = Flag(Status.AT_BOUND, "at the edge: lam_hat sits at the upper end of the fitted range (cut-off "
+                                       "below the data's scales)")
     a_flag = None
     if alpha <= ALPHA_RANGE[0] + 1e-6 or alpha >= ALPHA_RANGE[1] - 1e-6:
-        a_flag = f"at the edge: alpha_hat sits at the edge of the fitted range {ALPHA_RANGE}"
+        a_flag = Flag(Status.AT_BOUND, f"at the edge: alpha_hat sits at the edge of the fitted range {ALPHA_RANGE}")
     elif l_flag:
-        a_flag = "not identified: the jumps' cut-off lam is not resolved, and alpha trades off against it"
+        a_flag = Flag(Status.NOT_IDENTIFIED, "not identified: the jumps' cut-off lam is not resolved, and alpha "
+                                             "trades off against it")
     elif eta_g is not None and not eta_g > 0:
-        a_flag = ("not identified: eta_G_hat = 0 (at its bound): the Gaussian part is absorbed by the jumps, "
-                  "which bias alpha_hat towards 2")
+        a_flag = Flag(Status.NOT_IDENTIFIED, "not identified: eta_G_hat = 0 (at its bound): the Gaussian part is "
+                                             "absorbed by the jumps, which bias alpha_hat towards 2")
     elif math.isfinite(eta_j_se) and not eta_j > 2 * eta_j_se:
-        a_flag = (f"not identified: eta_J_hat = {eta_j:.3g} +- {eta_j_se:.2g} is within 2 se of 0: the jumps "
-                  f"are not resolved, so their law (alpha) is not measured")
+        a_flag = Flag(Status.NOT_IDENTIFIED, f"not identified: eta_J_hat = {eta_j:.3g} +- {eta_j_se:.2g} is within "
+                                             f"2 se of 0: the jumps are not resolved, so their law (alpha) is not "
+                                             f"measured")
     elif math.isfinite(alpha_se) and not ALPHA_RANGE[0] < alpha - 2 * alpha_se < alpha + 2 * alpha_se < ALPHA_RANGE[1]:
-        a_flag = (f"not identified: alpha_hat +- 2 se = [{alpha - 2 * alpha_se:.3g}, {alpha + 2 * alpha_se:.3g}] "
-                  f"leaves the fitted range {ALPHA_RANGE}")
+        a_flag = Flag(Status.NOT_IDENTIFIED, f"not identified: alpha_hat +- 2 se = [{alpha - 2 * alpha_se:.3g}, "
+                                             f"{alpha + 2 * alpha_se:.3g}] leaves the fitted range {ALPHA_RANGE}")
     return a_flag, l_flag
 
 
@@ -336,7 +341,7 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
         # eta_J = 0 enters the prediction, but it is not measured to be 0 (a failure to reject): no error
         return NoiseEstimate(eg, Estimate(0.0, float("nan"), f"no jumps detected ({k} beyond {threshold:g} "
                                                              f"robust scales, {expected:.1f} expected from "
-                                                             f"Gaussian noise)"),
+                                                             f"Gaussian noise)", status=Status.NOT_SIGNIFICANT),
                              none, none, k, expected, u, hill, "robust scale (MAD)", replicates=reps)
     rng = np.random.default_rng(seed)
     if r.size > max_samples:
@@ -362,7 +367,8 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
     alpha_flag, lam_flag = edge_flags(al, lm, se[3], (lo_l, hi_l), eg, alpha_se=se[2], eta_j=ej, eta_j_se=se[1])
     method = (f"empirical characteristic function, {rs.size} increments, jackknife over {G} groups, "
               f"replaced by the model-based asymptotic error where significantly smaller")
-    eg_flag = None if eg > 0 else "at the edge: eta_G_hat = 0 sits at its bound (the jumps absorb the Gaussian part)"
+    eg_flag = None if eg > 0 else Flag(Status.AT_BOUND, "at the edge: eta_G_hat = 0 sits at its bound (the jumps "
+                                                        "absorb the Gaussian part)")
     return NoiseEstimate(with_se(Estimate(eg), float(se[0]), eg_flag), Estimate(ej, float(se[1])),
                          with_se(Estimate(al), float(se[2]), alpha_flag),
                          with_se(Estimate(lm), float(se[3]), lam_flag),

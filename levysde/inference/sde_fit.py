@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from levysde.core.status import Estimate, unavailable, with_se
-from levysde.inference.drift_fit import DriftEstimate, estimate_drift, increments, kappa_flag
+from levysde.core.status import Estimate, Status, unavailable, with_se
+from levysde.inference.drift_fit import DriftEstimate, estimate_drift, increments, kappa_flag, restoring_plateau
 from levysde.inference.noise_fit import NoiseEstimate, edge_flags, estimate_noise, floor_se
 from levysde.stats.jackknife import jackknife_se, neuron_groups
 from levysde.theory.phases import classify
@@ -72,7 +72,7 @@ def _kappa_with_se(drift: DriftEstimate, loo, se_linear: float) -> Estimate:
     if k > 0 and loo.size >= 2 and np.all(np.isfinite(loo)) and np.all(loo > 0):
         s_log = jackknife_se(np.log(loo))
         e = with_se(drift.kappa, k * s_log, kappa_flag(drift.form, k * s_log))
-        return Estimate(e.value, e.se, e.flag, s_log) if math.isfinite(e.se) else e
+        return Estimate(e.value, e.se, e.flag, s_log, e.status) if math.isfinite(e.se) else e
     return with_se(drift.kappa, se_linear, kappa_flag(drift.form, se_linear))
 
 
@@ -95,7 +95,8 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fra
     noise is refitted without group g from the per-group characteristic-function sums of
     the full fit's residuals (the residuals' dependence on the replicate's drift is of
     second order and neglected); a noise error significantly below the fit's model-based
-    asymptotic error is replaced by it (:func:`floor_se`). Estimates the data do not identify (NOT_IDENTIFIED: a
+    asymptotic error is replaced by it (:func:`floor_se`). Estimates the data do not identify (a status that is not
+    :attr:`levysde.core.status.Status.identified`: a
     plateau not reached, a width, alpha or lam at a bound, alpha with lam unresolved or
     eta_G at 0) get no standard error. Resampling whole
     neurons keeps each neuron's increments together, so the errors hold under
@@ -175,6 +176,8 @@ class Prediction:
     phase_probabilities: dict
     tail_rate: float
     params: dict
+    #: OK, or UNAVAILABLE when there is nothing to predict from (``phase`` is then "unavailable")
+    status: Status = Status.OK
 
 
 def _model_params(v, has_jumps):
@@ -223,12 +226,13 @@ def predict(fit: SDEFit, *, n_boot: int = 400, seed: int = 0) -> Prediction:
 
     k, j = fit.kappa, fit.noise
     g = j.eta_g
-    if not (k.ok and k.value > 0) or (k.flag or "").startswith(("no significant plateau", "no plateau")):
+    if not restoring_plateau(k):
         reason = "no prediction: " + (k.flag or "kappa unavailable")
-        return Prediction(unavailable(reason), unavailable(reason), "unavailable", {}, float("nan"), {})
+        return Prediction(unavailable(reason), unavailable(reason), "unavailable", {}, float("nan"), {},
+                          Status.UNAVAILABLE)
     if not g.ok:
         return Prediction(unavailable("no prediction: eta_G unavailable"), unavailable("eta_G unavailable"),
-                          "unavailable", {}, float("nan"), {})
+                          "unavailable", {}, float("nan"), {}, Status.UNAVAILABLE)
     has_jumps = j.mode == "jumps" and j.alpha.ok and j.eta_j.ok and j.eta_j.value > 0
     v = fit.values()
     ej, eg, kk, al, lm = _model_params(v, has_jumps)

@@ -4,22 +4,57 @@ envelope lag it supports (:func:`resolved_lag_max`, docs/specification.md §5).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ['spread', 'resolved_lag_max']
+from levysde.core.jsonable import to_jsonable
+
+__all__ = ['Spread', 'spread', 'resolved_lag_max']
 
 
-def spread(zeta) -> dict:
+@dataclass(frozen=True)
+class Spread:
+    """Spread of a time-scale spectrum (:func:`spread`).
+
+    std : sample standard deviation of zeta (ddof 1); iqr : its interquartile range;
+    decades : decades of tau = exp(-zeta) between the 1 % and 99 % quantiles of zeta,
+    ``(q99 - q01)/ln 10``; n : finite values used. The three spreads are NaN when n < 2.
+    """
+
+    std: float
+    iqr: float
+    decades: float
+    n: int
+
+    def as_json(self) -> dict:
+        """``{std, iqr, decades, n}`` with None for NaN (``zeta_spread`` of ``levysde check --json``)."""
+        return to_jsonable({"std": self.std, "iqr": self.iqr, "decades": self.decades, "n": self.n})
+
+
+def spread(zeta) -> Spread:
     """Spread of a time-scale spectrum: std and IQR of zeta, and the decades of tau
-    = exp(-zeta) between the 1% and 99% quantiles. NaNs are ignored."""
+    = exp(-zeta) between the 1% and 99% quantiles. NaNs are ignored.
+
+    Parameters
+    ----------
+    zeta : array of any shape (e.g. the last record, (1, H)); NaN and inf are ignored
+
+    Returns
+    -------
+    :class:`Spread` (std, iqr, decades NaN with fewer than 2 finite values).
+
+    Example
+    -------
+    >>> spread([0.0, 1.0, 2.0]).std
+    1.0
+    """
     z = np.asarray(zeta, dtype=float)
     z = z[np.isfinite(z)]
     if z.size < 2:
-        return {"std": float("nan"), "iqr": float("nan"), "decades": float("nan"), "n": int(z.size)}
+        return Spread(float("nan"), float("nan"), float("nan"), int(z.size))
     q = np.quantile(z, [0.01, 0.25, 0.75, 0.99])
-    return {"std": float(z.std(ddof=1)), "iqr": float(q[2] - q[1]),
-            "decades": float((q[3] - q[0]) / math.log(10)), "n": int(z.size)}
+    return Spread(float(z.std(ddof=1)), float(q[2] - q[1]), float((q[3] - q[0]) / math.log(10)), int(z.size))
 
 
 def resolved_lag_max(zeta, *, min_neurons: int = 10) -> float:

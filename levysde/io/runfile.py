@@ -85,22 +85,22 @@ def read_run(path: str | os.PathLike[str], *, kinds: tuple[str, ...] = ("simulat
     """
     try:
         z = np.load(path, allow_pickle=False)
-        if not isinstance(z, np.lib.npyio.NpzFile):
-            raise ValueError(f"{path} is a plain .npy array, not a .npz run file")
-        with z:
-            data: dict[str, Any] = {k: z[k] for k in z.files}
+        plain = not isinstance(z, np.lib.npyio.NpzFile)
+        if not plain:
+            with z:
+                data: dict[str, Any] = {k: z[k] for k in z.files}
     except FileNotFoundError:
         raise ValueError(f"no such file: {path}") from None
     except IsADirectoryError:
         raise ValueError(f"{path} is a directory, not a .npz run file") from None
-    except ValueError as exc:
-        if "plain .npy" in str(exc):
-            raise
+    except ValueError:
         raise ValueError(f"cannot read {path}: not a valid .npz archive (truncated or corrupt, "
                          f"or it holds pickled objects)") from None
     except (OSError, zipfile.BadZipFile, EOFError, KeyError):
         raise ValueError(f"cannot read {path}: not a valid .npz archive (missing, truncated "
                          f"or corrupt, or it holds pickled objects)") from None
+    if plain:
+        raise ValueError(f"{path} is a plain .npy array, not a .npz run file")
     key = "meta" if "meta" in data else "config" if "config" in data else None
     if key is None:
         raise ValueError(f"{path} has no 'meta' or 'config' entry (not a levysde run)")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from levysde.core.jsonable import finite_or_none
 from levysde.rnn.teacher import trivial_loss
 
 #: a run "learned" when its late loss is below this fraction of the trivial loss (docs/specification.md §8)
@@ -66,6 +67,6 @@ def run_summary(run: dict) -> dict:
     ratio, learned = learned_diagnostic(run)
     return {"records": len(run["step"]), "step": int(run["step"][-1]),
             "probe_loss": float(run["loss"][-1]), "trivial_loss": float(run["trivial_loss"]),
-            "loss_ratio": ratio if np.isfinite(ratio) else None, "learned": learned,
+            "loss_ratio": finite_or_none(ratio), "learned": learned,
             "zeta_mean": float(z.mean()), "zeta_std": float(z.std()),
             "jac_masked": int(np.asarray(run["jac_masked"])[-1])}

@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 
 
-
 # --------------------------------------------------------------------------------------
 # the "learned" diagnostic (docs/specification.md §8 (i)), torch-free so that ``levysde check`` needs numpy only
 # --------------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ One module per concept; the entry point :func:`simulate` only wires them togethe
   :class:`TabulatedDrift`);
 * :mod:`levysde.simulation.scheme`: the jump law of the scheme (cut eps, big-jump rate,
   small-jump variance and symbol, the simulated model's tail rate :func:`beta_model`);
-* :mod:`levysde.simulation.result`: :class:`SimulationResult` (``.npz`` save/load, tail estimates);
+* :mod:`levysde.simulation.result`: :class:`SimulationResult` (``.npz`` save/load, tail estimates)
+  and its metadata :class:`SimulationMeta`;
 * ``levysde.simulation._kernels``: the compiled (Numba) samplers and time stepper;
 * ``levysde.simulation._step``: drift and big-jump rejection, written once for both backends;
 * ``levysde.simulation._backend``, ``levysde.simulation._cuda``: the backend choice and the CUDA
@@ -34,7 +35,7 @@ __getattr__, __dir__, __all__ = lazy.attach(
         "_checks": ["MAX_SLOPE_DT", "MAX_STEPS", "DivergenceError", "SimulationInputError", "StepSizeError"],
         "_simulate": ["DEFAULT_RECORD_EVERY", "group_starts", "sample_increments", "simulate"],
         "drift": ["OUDrift", "SaturatingDrift", "TabulatedDrift"],
-        "result": ["SimulationResult"],
+        "result": ["SimulationResult", "SimulationMeta"],
         "scheme": [
             "DEFAULT_EPS_FACTOR",
             "MAX_JUMPS_PER_STEP",

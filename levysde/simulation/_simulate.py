@@ -16,6 +16,7 @@ import numba
 import numpy as np
 
 from levysde import __version__
+from levysde.core.jsonable import finite_or_none
 from levysde.simulation import _checks, _rng
 from levysde.simulation._backend import check_backend, cpu_name, load_cuda
 from levysde.simulation._checks import (
@@ -33,8 +34,8 @@ from levysde.simulation._jumptable import jump_table
 from levysde.simulation._kernels import BLOCK, WINDOW, increments_kernel, run_chunk
 from levysde.simulation.bias import bias_budget, default_threshold
 from levysde.simulation.drift import OUDrift, SaturatingDrift, TabulatedDrift
-from levysde.simulation.result import SimulationResult
-from levysde.simulation.scheme import jump_scheme, beta_model, default_eps, poisson_table, simulation_eps
+from levysde.simulation.result import SimulationMeta, SimulationResult
+from levysde.simulation.scheme import beta_model, default_eps, jump_scheme, poisson_table, simulation_eps
 from levysde.theory.params import DEFAULTS
 from levysde.theory.phases import classify
 
@@ -405,30 +406,27 @@ def _close_open_excursions(lay: _Layout, st: _State):
 
 
 def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig2, exp_prop,
-            wall, backend) -> SimulationResult:
-    """Averages per recorded step and the metadata (keys listed in :func:`simulate`);
-    ``backend`` is (name, device name, threads)."""
-
-    def num(v):
-        return None if v is None or not math.isfinite(v) else float(v)
+            wall, backend, cpu) -> SimulationResult:
+    """Averages per recorded step and the metadata (:class:`SimulationMeta`, the fields listed in
+    :func:`simulate`); ``backend`` is (name, device name, threads), ``cpu`` the stepper's CPU
+    seconds (None on cuda)."""
 
     n_steps, dt = cfg.n_steps, cfg.dt
     n_rec = (n_steps - cfg.rec_start) // cfg.record_every
-    meta = {"kind": "simulation", "version": __version__,
-            "eta_j": cfg.eta_j, "eta_g": cfg.eta_g, "alpha": cfg.alpha, "lam": cfg.lam,
-            **cfg.drift.meta(),
-            "dt": dt, "eps": cfg.eps,
-            "seed": int(seed) if isinstance(seed, (int, np.integer)) else str(seed),
-            "t_end": n_steps * dt, "burn_in": cfg.rec_start * dt, "particles": cfg.particles,
-            "n_groups": cfg.n_groups, "steps": n_steps, "record_steps": n_rec,
-            "record_every": cfg.record_every,
-            "big_jump_rate": rate, "sigma_eps2": sig2, "exp_proposal": exp_prop,
-            "window": [lay.win_lo, lay.win_hi], "backend": backend[0], "device": backend[1],
-            "threads": int(backend[2]),
-            "wall_time_s": wall, "particle_steps_per_s": cfg.particles * n_steps / wall,
-            "beta_theory": num(th.beta), "beta_model": num(th.beta_model),
-            "tail_rate_theory": num(th.tail_rate), "phase": th.phase,
-            "threshold_u": cfg.threshold_u - lay.zeq, "equilibrium": lay.zeq, "notes": th.notes}
+    meta = SimulationMeta(
+        version=__version__, eta_j=cfg.eta_j, eta_g=cfg.eta_g, alpha=cfg.alpha, lam=cfg.lam,
+        **cfg.drift.meta(), dt=dt, eps=cfg.eps,
+        seed=int(seed) if isinstance(seed, (int, np.integer)) else str(seed),
+        t_end=n_steps * dt, burn_in=cfg.rec_start * dt, particles=cfg.particles,
+        n_groups=cfg.n_groups, steps=n_steps, record_steps=n_rec, record_every=cfg.record_every,
+        big_jump_rate=rate, sigma_eps2=sig2, exp_proposal=exp_prop,
+        window=(lay.win_lo, lay.win_hi), backend=backend[0], device=backend[1], threads=int(backend[2]),
+        wall_time_s=wall, particle_steps_per_s=cfg.particles * n_steps / wall,
+        beta_theory=finite_or_none(th.beta), beta_model=finite_or_none(th.beta_model),
+        tail_rate_theory=finite_or_none(th.tail_rate), phase=th.phase,
+        threshold_u=cfg.threshold_u - lay.zeq, equilibrium=lay.zeq, notes=tuple(th.notes), cpu_time_s=cpu,
+        bias_budget=bias_budget(cfg.threshold_u, cfg.drift, cfg.eta_j, cfg.eta_g, cfg.alpha, cfg.lam, th.beta,
+                                th.beta_model))
     n_traj_rec = st.traj.shape[1]
     traj_t = (np.arange(1, n_traj_rec + 1) * cfg.traj_every * dt) if cfg.n_traj else None
     return SimulationResult(hist_edges=lay.edges, hist_counts=st.acc[:, :, 0] / n_rec,
@@ -473,7 +471,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     traj_particles, traj_every : keep every ``traj_every``-th step (default 100) of the first
         ``traj_particles`` paths; ``traj_every`` without trajectories is a ValueError.
     threshold_u : default tail threshold on X = -zeta as a depth beyond the equilibrium zeq (the tail
-        X > -zeq + threshold_u; ``meta["threshold_u"]`` stores that absolute u, the default of
+        X > -zeq + threshold_u; ``meta.threshold_u`` stores that absolute u, the default of
         :meth:`SimulationResult.tail`), in (0, H) with H the histogram half-width (SimulationInputError naming threshold_u otherwise); default
         :func:`levysde.simulation.bias.default_threshold`: 3, or deeper where the drift is not
         yet saturated at 3 (predicted bias above 0.2 % of beta*).
@@ -491,7 +489,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
 
     Returns
     -------
-    SimulationResult. ``meta`` keys: kind="simulation", eta_j, eta_g, kappa (plateau or
+    SimulationResult. ``meta`` (:class:`SimulationMeta`) fields: kind="simulation", eta_j, eta_g, kappa (plateau or
     None), alpha, lam, drift, gamma, z0, dt, eps, seed, t_end, burn_in, particles,
     n_groups, steps, record_steps, big_jump_rate, sigma_eps2, wall_time_s,
     particle_steps_per_s, beta_theory (None when no admissible root or no plateau),
@@ -550,11 +548,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
         cpu = None
         run_on = ("cuda", cu.device_name(), block)
     _close_open_excursions(lay, st)
-    res = _result(cfg, th, lay, st, seed, rate, sig2, exp_prop, wall, run_on)
-    res.meta["cpu_time_s"] = cpu
-    res.meta["bias_budget"] = bias_budget(cfg.threshold_u, cfg.drift, cfg.eta_j, cfg.eta_g, cfg.alpha,
-                                          cfg.lam, th.beta, th.beta_model)
-    return res
+    return _result(cfg, th, lay, st, seed, rate, sig2, exp_prop, wall, run_on, cpu)
 
 
 def _divergence_cause(drift, dt, alpha, lam, eta_j, noise=None, win=None):

@@ -69,7 +69,16 @@ class HistogramRun(Protocol):
     @property
     def excursion_counts(self) -> np.ndarray: ...
     @property
-    def meta(self) -> dict[str, Any]: ...
+    def meta(self) -> RunMeta: ...
+
+
+class RunMeta(Protocol):
+    """What those estimators read of a run's metadata (:class:`levysde.simulation.SimulationMeta`)."""
+
+    @property
+    def equilibrium(self) -> float: ...
+    @property
+    def alpha(self) -> float: ...
 
 
 # --- the Hill estimator ----------------------------------------------------------------------
@@ -321,7 +330,7 @@ def threshold_scan_result(res: HistogramRun, us: ArrayLike | None = None, *, min
     thresholds 0.5 .. 12 above the equilibrium, at least 20 excursions each)."""
     a = _result_arrays(res)
     if us is None:
-        x0 = -res.meta.get("equilibrium", 0.0)
+        x0 = -res.meta.equilibrium
         us = x0 + np.arange(0.5, 12.01, 0.5)
     return threshold_scan(a["edges"], a["counts"], a["sums"], us, outside=a["outside"],
                           excursions=a["excursions"], min_excursions=min_excursions, **kwargs)
@@ -423,8 +432,8 @@ def tempered_fit(edges: ArrayLike, counts: ArrayLike, u: float, *, alpha: float,
 
 def tempered_fit_result(res: HistogramRun, u: float, **kwargs: Any) -> TemperedFit:
     """:func:`tempered_fit` on a :class:`levysde.simulate.SimulationResult`."""
-    return tempered_fit(res.hist_edges, res.hist_counts, u, alpha=res.meta["alpha"],
-                        x0=-res.meta.get("equilibrium", 0.0), outside=res.hist_outside, **kwargs)
+    return tempered_fit(res.hist_edges, res.hist_counts, u, alpha=res.meta.alpha,
+                        x0=-res.meta.equilibrium, outside=res.hist_outside, **kwargs)
 
 
 # --- amplitude and rate from samples (the Tauberian input) -----------------------------------

@@ -42,11 +42,11 @@ def simulate_point(point: dict, seed: int) -> dict:
                    burn_in=point["burn_in"], dt=point["dt"], seed=seed, n_groups=32,
                    backend=point.get("backend", "cpu"))
     t = res.tail(point["u"])
-    bt = res.meta.get("beta_theory")
-    bm = res.meta.get("beta_model")
+    bt = res.meta.beta_theory
+    bm = res.meta.beta_model
     return {"beta_hat": t.beta_hat, "se": t.se, "n_exceed": t.n_exceed,
             "beta_theory": np.nan if bt is None else bt, "beta_model": np.nan if bm is None else bm,
-            "wall_time_s": res.meta["wall_time_s"]}
+            "wall_time_s": res.meta.wall_time_s}
 
 
 def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick: bool = False,

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from levysde.core.jsonable import finite_or_none
+
 __all__ = ['local_slope', 'fit_slope', 'SlopeFit', 'classify_decay', 'DecayClass', 'DECAY_CLASSES']
 
 
@@ -132,10 +134,9 @@ class DecayClass:
 
     def records(self) -> dict:
         """JSON-ready summary (non-finite numbers become None)."""
-        def num(v):
-            return float(v) if np.isfinite(v) else None
-        return {"name": self.name, "lag_lo": num(self.lag_lo), "lag_hi": num(self.lag_hi), "n": self.n,
-                "candidates": {k: {kk: (num(vv) if not isinstance(vv, str) else vv) for kk, vv in c.items()}
+        return {"name": self.name, "lag_lo": finite_or_none(self.lag_lo), "lag_hi": finite_or_none(self.lag_hi),
+                "n": self.n,
+                "candidates": {k: {kk: (finite_or_none(vv) if not isinstance(vv, str) else vv) for kk, vv in c.items()}
                                for k, c in self.candidates.items()}}
 
 

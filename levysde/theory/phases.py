@@ -29,6 +29,7 @@ import mpmath
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from levysde.core.jsonable import finite_or_none
 from levysde.theory import levy
 from levysde.theory.params import DEFAULTS, SDEParams, check_param
 from levysde.theory.roots import chandrupatla
@@ -308,20 +309,16 @@ class PhaseResult:
         """One JSON-ready dict per parameter set (keys of ``levysde phase --json``);
         NaN/inf become None."""
 
-        def num(v):
-            v = float(v)
-            return v if math.isfinite(v) else None
-
         recs = []
         for i in np.ndindex(np.shape(self.phase)):
             recs.append({
                 "eta_j": float(np.asarray(self.eta_j)[i]), "eta_g": float(np.asarray(self.eta_g)[i]),
                 "kappa": float(np.asarray(self.kappa)[i]), "alpha": float(np.asarray(self.alpha)[i]),
                 "lam": float(np.asarray(self.lam)[i]),
-                "beta": num(np.asarray(self.beta_star)[i]), "phase": str(np.asarray(self.phase)[i]),
-                "eta_j_star": num(np.asarray(self.eta_j_star)[i]),
-                "eta_j_critical": num(np.asarray(self.eta_j_critical)[i]),
-                "tail_rate": num(np.asarray(self.tail_rate)[i]),
+                "beta": finite_or_none(np.asarray(self.beta_star)[i]), "phase": str(np.asarray(self.phase)[i]),
+                "eta_j_star": finite_or_none(np.asarray(self.eta_j_star)[i]),
+                "eta_j_critical": finite_or_none(np.asarray(self.eta_j_critical)[i]),
+                "tail_rate": finite_or_none(np.asarray(self.tail_rate)[i]),
             })
         return recs
 
