@@ -16,8 +16,7 @@ from levysde.cli._common import (
 )
 from levysde.core.extras import require
 from levysde.core.jsonable import finite_or_none
-
-_AXES = ("eta_j", "kappa", "eta_g", "alpha", "lam")
+from levysde.studies.diagram import AXES as _AXES
 
 #: largest axis value that can be drawn (matplotlib's tick locator multiplies the range by 10)
 _MAX_AXIS = 1e300
