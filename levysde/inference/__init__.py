@@ -4,6 +4,7 @@ the test of the theory on a run (``check``) and the fit of a run's forgetting en
 ``drift_fit``     the drift F and its plateau kappa (docs/specification.md §3, §8)
 ``noise_fit``     eta_G, eta_J, alpha, lam from the residuals' characteristic function
 ``sde_fit``       the joint fit with jackknife errors, and the prediction (beta*, phase odds)
+``dynamics``      model-free beta* from the far-left increments (the Lundberg root)
 ``spectrum``      descriptors of a recorded spectrum (spread, supported lag range)
 ``check``         ``levysde check``: the fit, the gates and the closing loop on a run
 ``envelope_fit``  ``levysde envelope``: a run's envelope, its slope and decay class
@@ -29,6 +30,19 @@ __getattr__, __dir__, __all__ = lazy.attach(
             "ks_to_histogram",
             "load_run_arrays",
             "stationarity_test",
+        ],
+        "dynamics": [
+            "CUT_LEVELS",
+            "DEFAULT_CUT",
+            "MAX_DELTA_KAPPA",
+            "MIN_ESS",
+            "MIN_INCREMENTS",
+            "STABLE_Z",
+            "CutEstimate",
+            "DynamicsRoot",
+            "beta_dynamics",
+            "empirical_phi",
+            "lundberg_root",
         ],
         "drift_fit": [
             "DriftEstimate",
