@@ -354,7 +354,7 @@ def _diff_z(a: CutEstimate, b: CutEstimate, what: str) -> float:
 
 
 def _agrees(a, b, stable_z) -> bool:
-    return all(abs(_diff_z(a, b, w)) <= stable_z for w in ("beta", "kappa"))
+    return abs(_diff_z(a, b, "beta")) <= stable_z
 
 
 def _choose_cut(scan, min_increments, stable_z):
@@ -405,10 +405,19 @@ def _refusal(c: CutEstimate, delta, max_delta_kappa, min_increments):
     return None
 
 
-def _caveats(c: CutEstimate):
+def _caveats(c: CutEstimate, scan, min_increments, stable_z):
     out = []
     if math.isfinite(c.bias) and abs(c.bias) > JACKKNIFE_BIAS_LIMIT * c.beta.se:
         out.append(f"jackknife bias {c.bias:+.2g} exceeds {JACKKNIFE_BIAS_LIMIT:g} standard errors")
+    wide = [s for s in scan if s.level > c.level and s.n >= min_increments]
+    if wide:
+        w = wide[-1]
+        zk = _diff_z(w, c, "kappa")
+        if zk < -stable_z:
+            out.append(f"transition near the cut: kappa_hat falls from {c.kappa.value:.3g} at the {c.level:.1%} cut "
+                       f"to {w.kappa.value:.3g} at the {w.level:.1%} cut ({zk:+.1f} jackknife errors); a cut inside "
+                       f"the drift's transition biases the root low, and a collapsed set (no root in (0, lam), "
+                       f"a narrow spectrum) looks like this")
     return out
 
 
@@ -550,7 +559,7 @@ def _verdict(scan, cut, delta, uniform, notes, max_delta_kappa, min_increments, 
         status, message = refused
         beta = unavailable(message)
     else:
-        cav = _caveats(c)
+        cav = _caveats(c, scan, min_increments, stable_z)
         status, message = Status.OK, "; ".join(cav)
         beta = Estimate(c.beta.value, c.beta.se, message or None)
     return DynamicsRoot(beta=beta, status=status, message=message, cut=c.level, z_cut=c.z_cut,
