@@ -190,14 +190,25 @@ def jump_increments(rng, n_steps, n_neurons, dt, eta_j, alpha, lam, eps):
     return np.bincount(cell, weights=s, minlength=n_steps * n_neurons).reshape(n_steps, n_neurons)
 
 
+def _jumps(rng, m, n_neurons, dt, eta_j, alpha, lam, eps, shared):
+    """Series jumps per step: a share ``shared`` of the intensity common to all neurons."""
+    if shared <= 0:
+        return jump_increments(rng, m, n_neurons, dt, eta_j, alpha, lam, eps)
+    out = jump_increments(rng, m, 1, dt, shared * eta_j, alpha, lam, eps)
+    if shared < 1:
+        out = out + jump_increments(rng, m, n_neurons, dt, (1 - shared) * eta_j, alpha, lam, eps)
+    return out
+
+
 def simulate(drift: Drift, *, eta_j, eta_g, alpha, lam, n_neurons, n_records, record_dt, dt=0.01,
              burn_in=50.0, seed=0, eps=None, z_init=None, chunk=2000, shared_jumps=False):
     """Independent trajectories of the SDE, recorded every ``record_dt`` after ``burn_in``.
 
     Returns (zeta (n_records, n_neurons), t (n_records,), info dict with eps, sigma_rem^2 and dt).
-    ``record_dt`` must be a multiple of ``dt``. z_init defaults to z0. ``shared_jumps``: every neuron
-    gets the same drawn jumps (a common shock; each neuron's own law is unchanged, the neurons are
-    no longer independent: the failure mode of a neuron-group jackknife).
+    ``record_dt`` must be a multiple of ``dt``. z_init defaults to z0. ``shared_jumps`` in [0, 1]
+    (True = 1): that share of the jump intensity is one jump process common to every neuron, the rest
+    is each neuron's own (the Levy measures add, so each neuron's own law is unchanged; the neurons
+    are no longer independent: a common shock, the failure mode of a neuron-group jackknife).
     """
     every = int(round(record_dt / dt))
     if every < 1 or abs(every * dt - record_dt) > 1e-9 * record_dt:
@@ -214,8 +225,7 @@ def simulate(drift: Drift, *, eta_j, eta_g, alpha, lam, n_neurons, n_records, re
     done = 0
     while done < n_total:
         m = min(chunk, n_total - done)
-        jumps = (jump_increments(rng, m, 1 if shared_jumps else n_neurons, dt, eta_j, alpha, lam, eps)
-                 if eta_j > 0 else None)
+        jumps = _jumps(rng, m, n_neurons, dt, eta_j, alpha, lam, eps, float(shared_jumps)) if eta_j > 0 else None
         noise = rng.standard_normal((m, n_neurons)) * sd
         for i in range(m):
             step = done + i

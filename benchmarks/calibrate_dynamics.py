@@ -17,6 +17,17 @@ tail rate (``model_root``, within 1e-4 of the theory's beta*).
     python benchmarks/calibrate_dynamics.py [--quick] [--json] [--workers 1] [--out rows.jsonl]
 
 ``--quick``: 8 small positives and 4 negatives (< 60 s on one core). Every dataset has its own seed.
+The full study (192 datasets) takes about 1 min on one core.
+
+Measured (2026-12-01, the final rule, 2 shared cores at load 1-2): three fresh replicates
+(--seed 31000000, 32000000, 33000000; 480 positives; the rule's TRANSITION_CUT was set on the default
+seed): bias -0.0 %, rel. RMSE 0.113, coverage 0.62/0.89, refused 10 % (Delta = 1, i.e. Delta kappa = 1
+at the threshold: 39 %; unstable scan 3 %), beta_hat +- 2 se clear of 1 in 85 % and never on the wrong
+side. By the drift at the 5 % cut: F/kappa >= 0.95: bias +1.4 %, coverage 0.66/0.91; F/kappa < 0.9:
+-4.5 %, 0.53/0.88. Concentrated sets: sd of (beta_hat - beta*)/se 1.2-1.46 (errors too small; 2 beta* > lam
+in three of the four, where exp(-beta dZ) has infinite variance). Negatives: Delta kappa = 2 and
+shared jumps refused 24/24; OU refused 71 %, flagged in the rest; collapsed refused 8 %, flagged
+(transition) in 96 % in all, beta_hat ~ 3.2 when returned (beyond lam = 2).
 """
 from __future__ import annotations
 
@@ -56,11 +67,16 @@ POSITIVES_PER_SET = 20
 NEGATIVES = {"collapsed": 8, "ou": 8, "delta_kappa_2": 8, "shared_jumps": 8}
 
 
-def specs(quick: bool) -> list[dict]:
+#: first dataset seed of the study (the cut rule's TRANSITION_CUT was set on this block; --seed gives
+#: a fresh replicate)
+BASE_SEED = 20261201
+
+
+def specs(quick: bool, base_seed: int = BASE_SEED) -> list[dict]:
     """The datasets: kind, set, drift, Delta, Q, R, seed."""
     out = []
-    seed = 20261201
-    rng = np.random.default_rng(7)
+    seed = base_seed
+    rng = np.random.default_rng(base_seed - BASE_SEED + 7)
     for j, (name, p) in enumerate(SETS.items()):
         deltas = [d for d in DELTAS if d * p[2] <= 1.0 + 1e-12]
         for i in range(1 if quick else POSITIVES_PER_SET):
@@ -112,7 +128,10 @@ def run_one(spec) -> dict:
     r = beta_dynamics(z, t)
     return dict(spec, truth=b, status=str(r.status), beta=r.beta.value, se=r.beta.se, flag=r.beta.flag,
                 message=r.message, cut=r.cut, chosen_by=r.chosen_by, n=r.n_increments, ess=r.ess,
-                delta_kappa=r.delta_kappa, kappa=r.kappa.value, t_sim=t_sim, t_est=time.time() - t0 - t_sim)
+                delta_kappa=r.delta_kappa, kappa=r.kappa.value, record_f=r.record_f,
+                plateau_share=float(drift.plateau_share(r.z_cut)) if math.isfinite(r.z_cut) else None,
+                scan=[(c.level, c.beta.value, c.beta.se) for c in r.scan],
+                t_sim=t_sim, t_est=time.time() - t0 - t_sim)
 
 
 def _stats(rows):
@@ -180,8 +199,9 @@ def main(argv=None):
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--out", help="write one JSON row per dataset here")
+    ap.add_argument("--seed", type=int, default=BASE_SEED, help="first dataset seed (a fresh replicate)")
     args = ap.parse_args(argv)
-    sp = specs(args.quick)
+    sp = specs(args.quick, args.seed)
     t0 = time.time()
     load0 = os.getloadavg()
     if args.workers > 1:

@@ -78,6 +78,7 @@ def test_brownian_motion_recovers_kappa_over_eta_g():
         assert r.delta == pytest.approx(0.1) and r.uniform
         assert r.delta_kappa == pytest.approx(0.1 * r.kappa.value)
         assert r.n_increments >= dyn.MIN_INCREMENTS and r.ess >= dyn.MIN_ESS
+        assert abs(r.record_f - 1) < 0.5 and abs(r.shock_rho) < 1e-3      # independent neurons
     assert [c.level for c in r.scan] == list(dyn.CUT_LEVELS)
     assert r.as_json()["beta_dynamics"] == pytest.approx(r.beta.value)
 
@@ -124,6 +125,8 @@ def test_undefined_entries_cost_only_their_increments():
     assert r.status is Status.OK
     assert r.n_increments < full.n_increments
     assert abs(r.beta.value - 2.0) < 3 * r.beta.se
+    empty = beta_dynamics(np.full((20, 8), np.nan), np.arange(20.0))
+    assert empty.status is Status.UNAVAILABLE and "no late increments" in empty.message
 
 
 # ---------------------------------------------------------------------------------------------
@@ -254,6 +257,36 @@ def test_unstable_scan_is_not_identified():
     assert betas[0] > betas[-1] + 3 * res.scan[0].beta.se
 
 
+def test_common_shocks_are_not_identified():
+    """Every neuron gets the same jumps (each neuron's own law unchanged): the record F sees it."""
+    d = gen.Drift("saturating", kappa=1.0, gamma=1.5, z0=0.5)
+    kw = dict(eta_j=3.0, eta_g=0.1, alpha=1.5, lam=2.0, n_neurons=512, n_records=100, record_dt=0.3, burn_in=30,
+              seed=21)
+    z, t, _ = gen.simulate(d, shared_jumps=1.0, **kw)
+    r = beta_dynamics(z, t)
+    assert r.status is Status.NOT_IDENTIFIED and r.message.startswith("common shocks")
+    assert r.shock_rho > dyn.COMMON_SHOCK_RHO and r.record_f > 100
+    z, t, _ = gen.simulate(d, shared_jumps=0.0, **kw)
+    assert beta_dynamics(z, t).record_f < dyn.COMMON_SHOCK_F
+
+
+def test_a_near_transition_moves_the_cut_deeper():
+    """A slow drift (gamma = 0.4 kappa): the 5 % cut lies where the drift is ~76 % of its plateau
+    (bias about -14 % there); the far-left drift falls across the scan, so the rule searches from the
+    3 % cut and says so. On a broad set with a fast drift it stays at 5 % (seed 2; the rule is cautious: it
+    also moves in about 30 % of the coverage study's runs whose 5 % cut is on the plateau, e.g. seed 1
+    here, where kappa_hat at 5 % is high by 2 errors)."""
+    kw = dict(eta_j=1.5, eta_g=0.1, alpha=1.5, lam=2.0, n_neurons=512, n_records=200, record_dt=0.3,
+              burn_in=80, seed=1)
+    z, t, _ = gen.simulate(gen.Drift("saturating", kappa=1.0, gamma=0.4, z0=0.5), **kw)
+    r = beta_dynamics(z, t)
+    assert r.cut <= dyn.TRANSITION_CUT and any("transition near the 5% cut" in n for n in r.notes)
+    assert "transition near the cut" in (r.beta.flag or r.message)
+    z, t, _ = gen.simulate(gen.Drift("saturating", kappa=1.0, gamma=1.5, z0=0.5), **dict(kw, eta_j=3.0, seed=2))
+    r = beta_dynamics(z, t)
+    assert r.cut == dyn.DEFAULT_CUT and not r.notes and r.status is Status.OK
+
+
 def test_collapsed_set_is_refused_or_flagged():
     """eta_J below eta_J* (collapsed: no root in (0, lam)) on the generator: the estimator cannot
     see lam, so it must not return an unqualified estimate."""
@@ -302,3 +335,19 @@ def test_helpers_reject_bad_input():
             lundberg_root(bad)
     with pytest.raises(ValueError, match="delta"):
         empirical_phi(1.0, [1.0, -1.0], 0.0)
+
+
+@pytest.mark.slow
+def test_calibration_study_quick_mode():
+    """benchmarks/calibrate_dynamics.py --quick runs and reports every figure."""
+    import calibrate_dynamics as cd
+
+    rows = [cd.run_one(x) for x in cd.specs(True)]
+    s = cd.summarize(rows)
+    assert s["positives"]["n"] == len(cd.SETS) and set(s["negatives"]) == set(cd.NEGATIVES)
+    for key in ("bias", "rel_rmse", "cov1", "cov2", "refused", "clear_right", "clear_wrong"):
+        assert key in s["positives"]
+    assert s["negatives"]["delta_kappa_2"]["refused"] == 1.0
+    assert s["negatives"]["shared_jumps"]["refused"] == 1.0
+    assert len(cd.specs(False)) == len(cd.SETS) * cd.POSITIVES_PER_SET + sum(cd.NEGATIVES.values())
+    assert len({x["seed"] for x in cd.specs(False)}) == len(cd.specs(False))

@@ -25,7 +25,8 @@ from levysde.stats.jackknife import JACKKNIFE_BIAS_LIMIT, jackknife_bias, jackkn
 from levysde.theory.roots import chandrupatla
 
 __all__ = ["DynamicsRoot", "CutEstimate", "beta_dynamics", "lundberg_root", "empirical_phi",
-           "CUT_LEVELS", "DEFAULT_CUT", "MAX_DELTA_KAPPA", "MIN_INCREMENTS", "MIN_ESS", "STABLE_Z"]
+           "CUT_LEVELS", "DEFAULT_CUT", "MAX_DELTA_KAPPA", "MIN_INCREMENTS", "MIN_ESS", "STABLE_Z",
+           "TRANSITION_CUT", "COMMON_SHOCK_F", "COMMON_SHOCK_RHO"]
 
 #: quantile levels of the late zeta scanned for the far-left cut (the data-driven cut picks one)
 CUT_LEVELS = (0.02, 0.03, 0.05, 0.075, 0.10, 0.15)
@@ -33,6 +34,11 @@ CUT_LEVELS = (0.02, 0.03, 0.05, 0.075, 0.10, 0.15)
 #: (benchmarks/_independent_sde.py, 6 parameter sets x 30 runs, Q = 512, R = 200) it gave bias -0.9 %,
 #: rel. RMSE 0.070, coverage 0.69/0.93; the 10 % cut -2.4 %, 0.061, 0.59/0.88 (transition bias)
 DEFAULT_CUT = 0.05
+#: where the search for the cut starts when the drift falls between the default and the 15 % cut
+#: (the transition is near). On the coverage study's positives (160 runs, see
+#: benchmarks/calibrate_dynamics.py) those flagged so had coverage 0.40/0.68 at the 5 % cut and
+#: 0.55/0.86 at the 3 % cut (0.52/0.88 at 2 %); those not flagged 0.64/0.91 at 5 %, 0.66/0.88 at 3 %
+TRANSITION_CUT = 0.03
 #: refuse when Delta * kappa_hat exceeds this. Measured (broad set, saturating drift, gamma = kappa = 1,
 #: 16 runs each, 2 % / 5 % cuts): 1-sigma coverage 0.62/0.75 at Delta kappa = 1, 0.44/0.69 at 1.5,
 #: 0.44/0.44 at 2, 0.12/0.50 at 3 (bias +8 % at the 5 % cut): over one record the drift carries zeta
@@ -46,10 +52,23 @@ MIN_INCREMENTS = 200
 #: ``w = exp(-beta_hat dZ)``, than this: in the Delta * kappa runs above, cuts with 21-82 effective
 #: increments had 1-sigma coverage 0.12-0.50, those with >= 119 had >= 0.62
 MIN_ESS = 100.0
-#: two cuts agree when beta_hat and kappa_hat differ by at most this many jackknife errors of their
-#: difference. With 2.0 the rule refused 8 % of the generator's positive runs as unstable, with 2.5
-#: 2 %, with 3.0 none (and moved off the 5 % cut less often where it is inside the transition)
+#: two cuts agree when their beta_hat differ by at most this many jackknife errors of the difference.
+#: On the generator's positive runs (6 sets x 30) the rule called 1.7 % unstable at 2.0, none at 2.5
+#: and 3.0; where the 5 % cut lies inside the transition (2 sets x 30, drift at 76-84 % of kappa
+#: there, bias -12 %) it moved deeper in 14 % / 2 % / 2 % of the runs and the bias stayed -11 % to
+#: -12 %: a transition spanning every cut is not seen. (Testing kappa_hat as well refused 27 % of the
+#: runs at Delta = 1 whose root was unbiased: over a long record the mean drift reacts to the
+#: transition more than the root.)
 STABLE_Z = 2.5
+#: caveat when the between-record F of the late increments exceeds this (neurons not independent).
+#: Independent neurons gave F in [0.75, 1.2] (14 runs on the generator); 1 % of the jump intensity
+#: common to all neurons gave a median of 3.0
+COMMON_SHOCK_F = 2.0
+#: refuse (NOT_IDENTIFIED) when the neurons' increments at one record correlate more than this.
+#: With a share p of the jumps common to all 512 neurons (broad set, 10 runs each): p = 0.1,
+#: rho_hat 0.05: bias +2 %, coverage 0.70/1.00; p = 0.3, rho_hat 0.18: +4 %, 0.40/0.70; p = 1,
+#: rho_hat 1.1: +37 %, 0.00/0.00
+COMMON_SHOCK_RHO = 0.1
 
 
 @dataclass(frozen=True)
@@ -105,6 +124,11 @@ class DynamicsRoot:
     bias : jackknife bias of beta at the cut used
     scan : tuple of :class:`CutEstimate` over :data:`CUT_LEVELS` (and the given cut)
     notes : list of str
+    record_f : between-record F statistic of all late increments (one-way ANOVA, records as
+        groups): about 1 when neurons move independently, ~ 1 + (Q - 1) rho under a shock common
+        to the neurons with correlation rho (NaN when not computable)
+    shock_rho : rho_hat = (record_f - 1)/(increments per record - 1), the correlation of neurons'
+        increments at one record
     """
 
     beta: Estimate
@@ -123,6 +147,8 @@ class DynamicsRoot:
     bias: float
     scan: tuple
     notes: list = field(default_factory=list)
+    record_f: float = float("nan")
+    shock_rho: float = float("nan")
 
     @property
     def ok(self) -> bool:
@@ -136,7 +162,9 @@ class DynamicsRoot:
                "cut": num(self.cut), "z_cut": num(self.z_cut), "chosen_by": self.chosen_by,
                "n_increments": self.n_increments, "n_neurons": self.n_neurons, "delta": num(self.delta),
                "uniform": self.uniform, **self.kappa.as_json("kappa_hat"), "delta_kappa": num(self.delta_kappa),
-               "ess": num(self.ess), "bias": num(self.bias), "notes": list(self.notes)}
+               "ess": num(self.ess), "bias": num(self.bias), "record_f": num(self.record_f),
+               "shock_rho": num(self.shock_rho),
+               "notes": list(self.notes)}
         out["scan"] = [{"level": c.level, "z_cut": num(c.z_cut), "n": c.n, "beta": num(c.beta.value),
                         "se": num(c.beta.se), "kappa": num(c.kappa.value), "kappa_se": num(c.kappa.se),
                         "ess": num(c.ess), "flag": c.beta.flag} for c in self.scan]
@@ -317,6 +345,15 @@ def _check_args(zeta, step, late_fraction, cut, n_groups):
     return zeta, step
 
 
+def _check_options(max_delta_kappa, min_increments, stable_z):
+    if not (math.isfinite(max_delta_kappa) and max_delta_kappa > 0):
+        raise ValueError(f"max_delta_kappa must be > 0; got {max_delta_kappa!r}")
+    if not (isinstance(min_increments, (int, np.integer)) and min_increments >= 1):
+        raise ValueError(f"min_increments must be an integer >= 1; got {min_increments!r}")
+    if not (math.isfinite(stable_z) and stable_z > 0):
+        raise ValueError(f"stable_z must be > 0; got {stable_z!r}")
+
+
 def _late_increments(zeta, step, late_fraction):
     """Increments of the late part: (z, dz, dt, neuron, late finite values, Delta, uniform)."""
     R, Q = zeta.shape
@@ -330,7 +367,27 @@ def _late_increments(zeta, step, late_fraction):
     dt = np.broadcast_to(gaps[:, None], z0.shape)[ok]
     neuron = np.broadcast_to(np.arange(Q)[None, :], z0.shape)[ok]
     values = late[np.isfinite(late)]
-    return z0[ok], (z1 - z0)[ok], dt, neuron, values, delta, uniform
+    return z0[ok], (z1 - z0)[ok], dt, neuron, values, delta, uniform, _record_f(np.where(ok, z1 - z0, np.nan))
+
+
+def _record_f(d):
+    """One-way ANOVA F of the late increments (records x neurons, NaN = missing) between records:
+    about 1 when the neurons move independently, ~ 1 + (Q - 1) rho for a common shock of correlation
+    rho across neurons. Returns (F, rho_hat = (F - 1)/(mean increments per record - 1)); NaN with
+    fewer than 2 records holding >= 2 increments."""
+    ok = np.isfinite(d)
+    n_r = ok.sum(axis=1)
+    use = n_r >= 2
+    if use.sum() < 2:
+        return float("nan"), float("nan")
+    d, ok, n_r = d[use], ok[use], n_r[use]
+    x = np.where(ok, d, 0.0)
+    mean_r = x.sum(axis=1) / n_r
+    grand = x.sum() / n_r.sum()
+    within = np.sum(np.where(ok, (x - mean_r[:, None]) ** 2, 0.0)) / (n_r.sum() - n_r.size)
+    between = np.sum(n_r * (mean_r - grand) ** 2) / (n_r.size - 1)
+    f = float(between / within) if within > 0 else float("nan")
+    return f, (f - 1.0) / (n_r.mean() - 1.0) if n_r.mean() > 1 else float("nan")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -357,14 +414,38 @@ def _agrees(a, b, stable_z) -> bool:
     return abs(_diff_z(a, b, "beta")) <= stable_z
 
 
+def _transition_z(c: CutEstimate, scan, min_increments) -> tuple:
+    """(z, widest cut): kappa_hat at the widest scanned cut with enough increments minus kappa_hat at
+    c, in jackknife errors of the difference (negative: the drift falls above c, the transition is
+    near); (NaN, None) when no wider cut has enough increments."""
+    wide = [s for s in scan if s.level > c.level and s.n >= min_increments and s.kappa.ok]
+    if not wide or not c.kappa.ok:
+        return float("nan"), None
+    return _diff_z(wide[-1], c, "kappa"), wide[-1]
+
+
 def _choose_cut(scan, min_increments, stable_z):
     """Index of the chosen cut in ``scan`` and a note; None when the scan is unstable.
 
-    From the default cut downwards: the first (largest) usable level <= DEFAULT_CUT whose beta_hat
-    and kappa_hat agree (:data:`STABLE_Z` jackknife errors of the difference) with those at every
-    deeper usable level. When only the deepest usable level is left although deeper-and-larger
-    pairs were available, the scan is unstable (None)."""
-    cand = [i for i, c in enumerate(scan) if c.level <= DEFAULT_CUT + 1e-12 and _usable(c, min_increments)]
+    Start at :data:`DEFAULT_CUT`, or at :data:`TRANSITION_CUT` when the far-left drift falls
+    significantly (``stable_z`` jackknife errors) between the default and the widest cut (the
+    transition is near). From there downwards, take the first usable level whose beta_hat agrees
+    (``stable_z`` jackknife errors of the difference) with those at every deeper usable level. When
+    only the deepest usable level is left although others were usable, the scan is unstable (None)."""
+    levels = [c.level for c in scan]
+    start = DEFAULT_CUT
+    moved = ""
+    if DEFAULT_CUT in levels:
+        z, w = _transition_z(scan[levels.index(DEFAULT_CUT)], scan, min_increments)
+        if z < -stable_z:
+            start = TRANSITION_CUT
+            moved = (f"transition near the {DEFAULT_CUT:.0%} cut (kappa_hat falls by {z:+.1f} jackknife errors "
+                     f"up to the {w.level:.0%} cut): the search starts at the {TRANSITION_CUT:.0%} cut")
+    cand = [i for i, c in enumerate(scan) if c.level <= start + 1e-12 and _usable(c, min_increments)]
+    if not cand and start < DEFAULT_CUT:          # nothing usable deeper: the default, with its caveat
+        k = levels.index(DEFAULT_CUT)
+        if _usable(scan[k], min_increments):
+            return k, moved.split(":")[0] + f": no usable deeper cut, the {DEFAULT_CUT:.0%} cut is used"
     if not cand:
         return None, "no usable cut at or below the default (too few increments or no root)"
     for pos in range(len(cand) - 1, -1, -1):
@@ -372,9 +453,9 @@ def _choose_cut(scan, min_increments, stable_z):
         if all(_agrees(scan[k], scan[j], stable_z) for j in cand[:pos]):
             if pos == 0 and len(cand) > 1:
                 return None, _unstable_note(scan, cand)
-            note = "" if scan[k].level == DEFAULT_CUT else (
-                f"the {DEFAULT_CUT:.0%} cut disagrees with deeper cuts (the far-left drift or the root changes "
-                f"by more than {stable_z:g} jackknife errors): the {scan[k].level:.1%} cut is used")
+            note = moved if scan[k].level == start else (
+                (moved + "; " if moved else "") + f"the {start:.0%} cut disagrees with deeper cuts (the root "
+                f"changes by more than {stable_z:g} jackknife errors): the {scan[k].level:.1%} cut is used")
             return k, note
     return None, _unstable_note(scan, cand)
 
@@ -409,15 +490,12 @@ def _caveats(c: CutEstimate, scan, min_increments, stable_z):
     out = []
     if math.isfinite(c.bias) and abs(c.bias) > JACKKNIFE_BIAS_LIMIT * c.beta.se:
         out.append(f"jackknife bias {c.bias:+.2g} exceeds {JACKKNIFE_BIAS_LIMIT:g} standard errors")
-    wide = [s for s in scan if s.level > c.level and s.n >= min_increments]
-    if wide:
-        w = wide[-1]
-        zk = _diff_z(w, c, "kappa")
-        if zk < -stable_z:
-            out.append(f"transition near the cut: kappa_hat falls from {c.kappa.value:.3g} at the {c.level:.1%} cut "
-                       f"to {w.kappa.value:.3g} at the {w.level:.1%} cut ({zk:+.1f} jackknife errors); a cut inside "
-                       f"the drift's transition biases the root low, and a collapsed set (no root in (0, lam), "
-                       f"a narrow spectrum) looks like this")
+    zk, w = _transition_z(c, scan, min_increments)
+    if zk < -stable_z:
+        out.append(f"transition near the cut: kappa_hat falls from {c.kappa.value:.3g} at the {c.level:.1%} cut "
+                   f"to {w.kappa.value:.3g} at the {w.level:.1%} cut ({zk:+.1f} jackknife errors); a cut inside "
+                   f"the drift's transition biases the root low, and a collapsed set (no root in (0, lam), "
+                   f"a narrow spectrum) looks like this")
     return out
 
 
@@ -467,7 +545,11 @@ def beta_dynamics(zeta, step, *, late_fraction: float = 0.5, cut: float | None =
         Refusals (``beta.value`` NaN, numbers kept in ``scan``): UNAVAILABLE for too few
         far-left increments, no positive root ("no root: collapsed or no plateau"),
         Delta * kappa_hat > max_delta_kappa, or a root carried by < :data:`MIN_ESS` effective
-        increments; NOT_IDENTIFIED for an unstable cut scan or no jackknife error.
+        increments; NOT_IDENTIFIED for an unstable cut scan, no jackknife error, or common shocks
+        (increments of different neurons at one record correlated by more than
+        :data:`COMMON_SHOCK_RHO`). Caveats in ``beta.flag`` (status OK): a jackknife bias above
+        0.25 se, the far-left drift falling significantly between the cut and the 15 % cut
+        ("transition near the cut"), a record F above :data:`COMMON_SHOCK_F`.
 
     Raises
     ------
@@ -483,18 +565,23 @@ def beta_dynamics(zeta, step, *, late_fraction: float = 0.5, cut: float | None =
     correlated in time), with the cut held at its full-data value.
 
     The data-driven cut (``cut=None``) scans :data:`CUT_LEVELS` (2-15 % quantiles of the late
-    zeta) and, from the default :data:`DEFAULT_CUT` (5 %) downwards, takes the first level whose
-    beta_hat and kappa_hat agree with those at every deeper level within ``stable_z`` jackknife
-    errors of the difference. A cut inside the drift's transition biases the root low (the drift
-    there is below kappa), so the rule only moves deeper; larger cuts are reported in the scan but
-    not chosen (on the independent generator, moving up to the largest "stable" cut took the
-    coverage from 0.69/0.93 to 0.58/0.87: the stability test cannot see a bias of about one
-    error). When no level above the deepest agrees with all deeper ones the scan is unstable.
+    zeta). It starts at :data:`DEFAULT_CUT` (5 %), or at :data:`TRANSITION_CUT` (3 %) when
+    kappa_hat at the widest cut is more than ``stable_z`` jackknife errors below kappa_hat at 5 %
+    (the drift's transition is near: a cut inside it biases the root low); from there it moves
+    deeper to the first level whose beta_hat agrees with those at every deeper level within
+    ``stable_z`` jackknife errors of the difference (the deeper sample is part of the wider one,
+    so the difference is jackknifed itself). It never moves to a cut wider than 5 %: on the
+    independent generator, taking the widest "stable" cut took the coverage from 0.69/0.93 to
+    0.58/0.87 (the stability test cannot see a bias of about one error). When no level above the
+    deepest agrees with all deeper ones, the scan is unstable (NOT_IDENTIFIED); when the transition
+    is near but no deeper cut is usable, the 5 % cut is used with its caveat.
 
     Known limits: the root cannot tell a collapsed set (no root in (0, lam): the empirical root
     then lies beyond lam, where E exp(-beta dZ) is infinite) from a concentrated one, nor an OU
-    drift, except through the drift changing across the scan; jumps common to many neurons (not
-    independent neurons) bias it and make the jackknife errors too small.
+    drift, except through the drift changing across the scan (the "transition" caveat, the
+    unstable scan) or a root on few effective increments; a transition that spans every scanned
+    cut biases it low unseen; jumps common to many neurons bias it and make the jackknife errors
+    too small (seen through the record F, the one-way ANOVA of the late increments by record).
 
     Sources: the estimator is the empirical adjustment (Lundberg) coefficient of ruin theory.
     Herkenrath (1986, Insurance Math. Econom. 5, 305) introduced estimating it by stochastic
@@ -516,13 +603,8 @@ def beta_dynamics(zeta, step, *, late_fraction: float = 0.5, cut: float | None =
     ('ok', True)
     """
     zeta, step = _check_args(zeta, step, late_fraction, cut, n_groups)
-    if not (math.isfinite(max_delta_kappa) and max_delta_kappa > 0):
-        raise ValueError(f"max_delta_kappa must be > 0; got {max_delta_kappa!r}")
-    if not (isinstance(min_increments, (int, np.integer)) and min_increments >= 1):
-        raise ValueError(f"min_increments must be an integer >= 1; got {min_increments!r}")
-    if not (math.isfinite(stable_z) and stable_z > 0):
-        raise ValueError(f"stable_z must be > 0; got {stable_z!r}")
-    z, dz, dt, neuron, values, delta, uniform = _late_increments(zeta, step, late_fraction)
+    _check_options(max_delta_kappa, min_increments, stable_z)
+    z, dz, dt, neuron, values, delta, uniform, record_f = _late_increments(zeta, step, late_fraction)
     notes = [] if uniform else [f"record intervals differ (largest {delta:.4g}): the root pools them (the "
                                 f"Lundberg equation holds at every lag); Delta * kappa_hat uses the largest"]
     Q = zeta.shape[1]
@@ -535,10 +617,10 @@ def beta_dynamics(zeta, step, *, late_fraction: float = 0.5, cut: float | None =
     lab = neuron_groups(Q, G)[neuron]
     levels = sorted(set(CUT_LEVELS) | ({float(cut)} if cut is not None else set()))
     scan = tuple(_cut_estimate(p, float(np.quantile(values, p)), z, dz, dt, neuron, lab, G) for p in levels)
-    return _verdict(scan, cut, delta, uniform, notes, max_delta_kappa, min_increments, stable_z)
+    return _verdict(scan, cut, delta, uniform, notes, record_f, max_delta_kappa, min_increments, stable_z)
 
 
-def _verdict(scan, cut, delta, uniform, notes, max_delta_kappa, min_increments, stable_z):
+def _verdict(scan, cut, delta, uniform, notes, record_f, max_delta_kappa, min_increments, stable_z):
     levels = [c.level for c in scan]
     unstable = None
     if cut is not None:
@@ -552,17 +634,25 @@ def _verdict(scan, cut, delta, uniform, notes, max_delta_kappa, min_increments, 
         elif note:
             notes.append(note)
     c = scan[k]
+    f, rho = record_f
     refused = _refusal(c, delta, max_delta_kappa, min_increments)
     if refused is None and unstable is not None:
         refused = (Status.NOT_IDENTIFIED, unstable)
+    if refused is None and rho > COMMON_SHOCK_RHO:
+        refused = (Status.NOT_IDENTIFIED, f"common shocks: the neurons' increments at one record correlate "
+                   f"(rho_hat = {rho:.2f} > {COMMON_SHOCK_RHO:g}, record F = {f:.3g}): the neurons are not "
+                   f"independent, the root is biased and the neuron-group jackknife too small")
     if refused is not None:
         status, message = refused
         beta = unavailable(message)
     else:
         cav = _caveats(c, scan, min_increments, stable_z)
+        if f > COMMON_SHOCK_F:
+            cav.append(f"neurons not independent: record F = {f:.3g} > {COMMON_SHOCK_F:g} (rho_hat = {rho:.3f}); "
+                       f"the jackknife errors may be too small")
         status, message = Status.OK, "; ".join(cav)
         beta = Estimate(c.beta.value, c.beta.se, message or None)
     return DynamicsRoot(beta=beta, status=status, message=message, cut=c.level, z_cut=c.z_cut,
                         chosen_by=chosen_by, n_increments=c.n, n_neurons=c.n_neurons, delta=delta,
                         uniform=uniform, kappa=c.kappa, delta_kappa=delta * c.kappa.value, ess=c.ess,
-                        bias=c.bias, scan=scan, notes=notes)
+                        bias=c.bias, scan=scan, notes=notes, record_f=record_f[0], shock_rho=record_f[1])
