@@ -45,6 +45,7 @@ from numba import config as _nb_config  # noqa: E402
 from numba import cuda  # noqa: E402
 from numba import types as _nbt  # noqa: E402
 
+from levysde.core.validate import check_int  # noqa: E402
 from levysde.simulation import (
     _rng,
     _step,  # noqa: E402
@@ -342,9 +343,7 @@ def _key(seed):
 def _layout(gstart, threads_per_block):
     """(threads per block, blocks per group): each block serves one group."""
     m = int(np.max(np.diff(gstart)))
-    tpb = int(threads_per_block or THREADS_PER_BLOCK)
-    if tpb < 1 or tpb > 1024:
-        raise ValueError(f"threads_per_block must be in [1, 1024]; got {tpb}")
+    tpb = check_int("threads_per_block", threads_per_block or THREADS_PER_BLOCK, 1, 1024)
     block = min(tpb, 32 * ((m + 31) // 32))
     return block, (m + block - 1) // block
 

@@ -16,26 +16,17 @@ import numba
 import numpy as np
 
 from levysde import __version__
+from levysde.core.validate import check_array, check_int, check_real
 from levysde.simulation import _checks, _rng
 from levysde.simulation._backend import check_backend, cpu_name, load_cuda
-from levysde.simulation._checks import (
-    DivergenceError,
-    check_dt,
-    check_eps,
-    check_int,
-    finite,
-    jump_params,
-    scalar_param,
-    step_size,
-    time_grid,
-)
+from levysde.simulation._checks import DivergenceError, jump_params, step_size, time_grid
 from levysde.simulation._jumptable import jump_table
 from levysde.simulation._kernels import BLOCK, WINDOW, increments_kernel, run_chunk
 from levysde.simulation.bias import bias_budget, default_threshold
 from levysde.simulation.drift import OUDrift, SaturatingDrift, TabulatedDrift
 from levysde.simulation.result import SimulationResult
 from levysde.simulation.scheme import jump_scheme, beta_model, default_eps, poisson_table, simulation_eps
-from levysde.theory.params import DEFAULTS
+from levysde.theory.params import DEFAULTS, check_param
 from levysde.theory.phases import classify
 
 __all__ = ["simulate", "sample_increments", "DEFAULT_RECORD_EVERY", "group_starts", "chunk_bounds"]
@@ -108,10 +99,10 @@ def sample_increments(n, dt, *, alpha, lam, eta_j, eps=None, seed=0, eta_g=0.0):
     Raises ValueError naming a bad argument.
     """
     n = check_int("n", n, 1)
-    dt = check_dt(dt)
+    dt = check_real("dt", dt, 0.0, lo_open=True)
     a, lm, ej = jump_params(alpha, lam, eta_j)
-    eg = scalar_param("eta_g", eta_g)
-    eps = default_eps(dt, eta_j=ej, alpha=a) if eps is None else check_eps(eps)
+    eg = check_param("eta_g", eta_g, scalar=True)
+    eps = default_eps(dt, eta_j=ej, alpha=a) if eps is None else check_real("eps", eps, 0.0, lo_open=True)
     rate, sig2, exp_prop = jump_scheme(dt, eps, a, lm, ej, eg)
     tile = 4096
     n_tiles = (n + tile - 1) // tile
@@ -190,7 +181,7 @@ def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particle
     """The checks of :func:`simulate` that need no theory, in the order of its signature
     (ValueError naming the argument; StepSizeError for ``|F'| dt > MAX_SLOPE_DT``)."""
     a, lm, ej = jump_params(alpha, lam, eta_j)
-    eg = _checks.scalar_param("eta_g", eta_g)
+    eg = check_param("eta_g", eta_g, scalar=True)
     shape = {"kappa": kappa, "gamma": gamma, "z0": z0}
     if drift is None:
         drift = SaturatingDrift(*(_DRIFT_DEFAULTS[k] if v is None else v for k, v in shape.items()))
@@ -204,31 +195,24 @@ def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particle
                              f"give either drift or kappa/gamma/z0, not both")
     if isinstance(drift, OUDrift):
         _checks.restoring_gamma(drift.gamma, drift.name)
-    dt = check_dt(dt)
+    dt = check_real("dt", dt, 0.0, lo_open=True)
     particles = check_int("particles", particles, 1)
-    n_groups = check_int("n_groups", n_groups, 1)
-    if n_groups > particles:
-        raise ValueError(f"n_groups must be in [1, particles = {particles}]; got {n_groups}")
+    n_groups = check_int("n_groups", n_groups, 1, particles, why="at most particles")
     n_steps, rec_start = time_grid(t_end, burn_in, dt)
     step_size(drift.slope, dt, isinstance(drift, TabulatedDrift))
-    eps = None if eps is None else check_eps(eps)             # None: simulation_eps after the checks
-    bin_width = finite("bin_width", bin_width)
-    if bin_width <= 0:
-        raise ValueError(f"bin_width must be in (0, inf); got {bin_width!r}")
+    eps = None if eps is None else check_real("eps", eps, 0.0, lo_open=True)   # None: simulation_eps later
+    bin_width = check_real("bin_width", bin_width, 0.0, lo_open=True)
     traj_particles = check_int("traj_particles", traj_particles, 0)
     if traj_every is not None and traj_particles == 0:
         raise ValueError("traj_every applies only with traj_particles >= 1 (no trajectories are kept "
                          "with traj_particles = 0)")
     traj_every = check_int("traj_every", 100 if traj_every is None else traj_every, 1)
     if threshold_u is not None:
-        threshold_u = finite("threshold_u", threshold_u)
+        threshold_u = check_real("threshold_u", threshold_u)
     n_rec_steps = n_steps - rec_start
     if record_every is None:
         record_every = min(DEFAULT_RECORD_EVERY, n_rec_steps)
-    record_every = check_int("record_every", record_every, 1)
-    if record_every > n_rec_steps:
-        raise ValueError(f"record_every must be in [1, {n_rec_steps}] (the steps after burn-in); "
-                         f"got {record_every}")
+    record_every = check_int("record_every", record_every, 1, n_rec_steps, why="the steps after burn-in")
     return _Config(ej, eg, a, lm, drift, dt, eps, particles, n_groups, n_steps, rec_start, bin_width,
                    min(traj_particles, particles), traj_every, threshold_u, record_every)
 
@@ -262,9 +246,7 @@ def _layout(cfg: _Config, tail_rate, hist_halfwidth, window) -> _Layout:
     if hist_halfwidth is None:
         r = tail_rate if (math.isfinite(tail_rate) and tail_rate > 0) else 0.0
         hist_halfwidth = 400.0 if r == 0 else min(400.0, max(25.0, 45.0 / r))
-    hist_halfwidth = finite("hist_halfwidth", hist_halfwidth)
-    if hist_halfwidth <= 0:
-        raise ValueError(f"hist_halfwidth must be in (0, inf); got {hist_halfwidth!r}")
+    hist_halfwidth = check_real("hist_halfwidth", hist_halfwidth, 0.0, lo_open=True)
     half_bins = max(1, int(math.ceil(hist_halfwidth / bin_width)))
     n_bins = 2 * half_bins
     hist_lo = zeq - half_bins * bin_width
@@ -279,7 +261,9 @@ def _layout(cfg: _Config, tail_rate, hist_halfwidth, window) -> _Layout:
             f"the equilibrium {{z0}} = {zeq:.3g} is too far from 0: float64 cannot resolve bins of "
             f"width {bin_width:g} there; use |z0| <= {z_max - hist_halfwidth:.3g} (the tail rate "
             f"does not depend on z0)")
-    win_lo, win_hi = _checks.window(window)
+    win_lo, win_hi = (float(w) for w in check_array("window", window, shape=(2,)))
+    if not win_lo < win_hi:
+        raise ValueError(f"window must be (lo, hi) with lo < hi; got {window!r}")
     return _Layout(zeq, hist_lo, bin_width, n_bins, edges, win_lo, win_hi)
 
 
@@ -292,12 +276,11 @@ def _initial_state(cfg: _Config, lay: _Layout, seed, z_init, streams=True) -> _S
     if z_init is None:
         z = np.full(particles, lay.zeq)
     else:
+        z = check_array("z_init", z_init)
         try:
-            z = np.array(np.broadcast_to(np.asarray(z_init, dtype=float), (particles,)))
+            z = np.array(np.broadcast_to(z, (particles,)))
         except ValueError:
             raise ValueError(f"z_init must be a scalar or have length particles = {particles}") from None
-        if not np.all(np.isfinite(z)):
-            raise ValueError("z_init must be finite")
         if not np.all((z > lay.win_lo) & (z < lay.win_hi)):
             raise ValueError(f"z_init must lie inside the divergence window ({lay.win_lo:g}, "
                              f"{lay.win_hi:g}); got values in [{z.min():g}, {z.max():g}]")

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from levysde.simulation._checks import finite, restoring_gamma, scalar_param
+from levysde.core.validate import check_array, check_real
+from levysde.simulation._checks import restoring_gamma
 from levysde.simulation._kernels import DRIFT_OU, DRIFT_SATURATING, DRIFT_TABULATED
-from levysde.theory.params import DEFAULTS
+from levysde.theory.params import DEFAULTS, check_param
 
 __all__ = ["SaturatingDrift", "OUDrift", "TabulatedDrift"]
 
@@ -51,9 +52,9 @@ class SaturatingDrift(_Centred):
     name = "saturating"
 
     def __post_init__(self):
-        object.__setattr__(self, "kappa", scalar_param("kappa", self.kappa))
-        object.__setattr__(self, "gamma", finite("gamma", self.gamma))
-        object.__setattr__(self, "z0", finite("z0", self.z0))
+        object.__setattr__(self, "kappa", check_param("kappa", self.kappa, scalar=True))
+        object.__setattr__(self, "gamma", check_real("gamma", self.gamma))
+        object.__setattr__(self, "z0", check_real("z0", self.z0))
         restoring_gamma(self.gamma, self.name)
 
     def __call__(self, z):
@@ -80,8 +81,8 @@ class OUDrift(_Centred):
     name = "ou"
 
     def __post_init__(self):
-        object.__setattr__(self, "gamma", finite("gamma", self.gamma))
-        object.__setattr__(self, "z0", finite("z0", self.z0))
+        object.__setattr__(self, "gamma", check_real("gamma", self.gamma))
+        object.__setattr__(self, "z0", check_real("z0", self.z0))
 
     def __call__(self, z):
         return -self.gamma * (np.asarray(z, float) - self.z0)
@@ -104,20 +105,14 @@ class TabulatedDrift:
     equilibrium is the first downward zero crossing of the interpolant (or the
     grid point of smallest |F| when there is none).
 
-    Raises ValueError naming ``grid`` or ``values`` on bad shapes or values.
+    Raises ValueError naming ``grid`` or ``values`` on bad shapes or values (1-d, same length).
     """
 
     name = "tabulated"
 
     def __init__(self, grid, values):
-        g = np.array(grid, dtype=float).ravel()
-        v = np.array(values, dtype=float).ravel()
-        if g.size < 2 or g.size != v.size:
-            raise ValueError(f"grid and values must have the same length >= 2; got {g.size} and {v.size}")
-        if not np.all(np.isfinite(g)) or np.any(np.diff(g) <= 0):
-            raise ValueError("grid must be finite and strictly increasing")
-        if not np.all(np.isfinite(v)):
-            raise ValueError("values must be finite")
+        g = np.array(check_array("grid", grid, ndim=1, min_size=2, increasing=True))
+        v = np.array(check_array("values", values, shape=(g.size,)))
         g.flags.writeable = False
         v.flags.writeable = False
         self.grid, self.values = g, v

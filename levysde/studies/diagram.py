@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from levysde.core.validate import check_array, check_choice, check_int
 from levysde.io.files import atomic_write
-from levysde.simulation import simulate
+from levysde.simulation import BACKENDS, simulate
 from levysde.studies.sweep import run_sweep
-from levysde.theory.params import DEFAULTS, check_int, check_param
+from levysde.theory.params import DEFAULTS, check_param
 from levysde.theory.phases import PHASES, classify
 
 __all__ = ["AXES", "PhaseDiagram", "phase_diagram", "DEFAULT_RANGES", "simulated_overlay",
@@ -99,9 +100,7 @@ def phase_diagram(x: str = "eta_j", y: str = "kappa", *, x_range=None, y_range=N
     ValueError for unknown or equal axes, bad ranges or grid sizes, or parameter
     values outside their allowed ranges (named).
     """
-    for name, val in (("x", x), ("y", y)):
-        if val not in AXES:
-            raise ValueError(f"{name} axis must be one of {', '.join(AXES)}; got {val!r}")
+    x, y = check_choice("x", x, AXES), check_choice("y", y, AXES)
     if x == y:
         raise ValueError(f"x and y axes must differ; both are {x!r}")
     unknown = set(fixed) - set(AXES)
@@ -112,12 +111,11 @@ def phase_diagram(x: str = "eta_j", y: str = "kappa", *, x_range=None, y_range=N
         raise ValueError(f"{', '.join(sorted(clash))} is an axis and cannot also be fixed")
     nx, ny = check_int("nx", nx, 2), check_int("ny", ny, 2)
     grids = []
-    for axis, rng, log in ((x, x_range, log_x), (y, y_range, log_y)):
-        lo, hi = DEFAULT_RANGES[axis] if rng is None else rng
-        if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-            raise ValueError(f"{axis} range must be finite with lo < hi; got ({lo}, {hi})")
-        if log and lo <= 0:
-            raise ValueError(f"{axis} range must be > 0 on a log axis; got ({lo}, {hi})")
+    for axis, rng, log, name in ((x, x_range, log_x, "x_range"), (y, y_range, log_y, "y_range")):
+        lo, hi = check_array(name, DEFAULT_RANGES[axis] if rng is None else rng, shape=(2,),
+                             lo=0.0 if log else None, lo_open=True, why="a log axis" if log else "")
+        if not lo < hi:
+            raise ValueError(f"{name} (the {axis} axis) must be (lo, hi) with lo < hi; got ({lo:g}, {hi:g})")
         g = np.geomspace(lo, hi, int(nx if axis == x else ny)) if log else \
             np.linspace(lo, hi, int(nx if axis == x else ny))
         check_param(axis, g)
@@ -204,8 +202,7 @@ def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick:
     unknown = set(settings or {}) - set(SIM_SETTINGS["full"])
     if unknown:
         raise ValueError(f"unknown settings {sorted(unknown)}; allowed: {', '.join(SIM_SETTINGS['full'])}")
-    if backend not in ("cpu", "cuda"):
-        raise ValueError(f"backend must be 'cpu' or 'cuda'; got {backend!r}")
+    backend = check_choice("backend", backend, BACKENDS)
     cfg = dict(SIM_SETTINGS["quick" if quick else "full"], **(settings or {}))
     if backend != "cpu":                    # cpu points stay as before: existing stores resume
         cfg["backend"] = backend

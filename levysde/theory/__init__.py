@@ -39,7 +39,7 @@ from levysde.theory.levy import (
     psi_unit_over_beta,
     variance,
 )
-from levysde.theory.params import DEFAULTS, RANGES, SDEParams, check_int, check_param, check_params, describe_range
+from levysde.theory.params import DEFAULTS, RANGES, SDEParams, check_param, check_params, describe_range
 from levysde.theory.phases import (
     CRITICAL_TOL,
     PHASES,
@@ -53,4 +53,4 @@ from levysde.theory.phases import (
 )
 from levysde.theory.roots import chandrupatla
 
-__all__ = ['DEFAULTS', 'RANGES', 'SDEParams', 'describe_range', 'check_param', 'check_int', 'check_params', 'c_alpha', 'psi', 'psi_adjoint', 'psi_unit_over_beta', 'char_exponent', 'variance', 'cumulant', 'cumulant4', 'psi_mp', 'chandrupatla', 'phi', 'beta_star', 'eta_j_star', 'eta_j_critical', 'classify', 'tail_rate', 'PhaseResult', 'PHASES', 'CRITICAL_TOL', 'envelope', 'envelope_samples', 'envelope_hist', 'envelope_density', 'SampleEnvelope', 'tauberian_prediction', 'valid_lag_max', 'AsymptoticEnvelope', 'asymptotic_envelope', 'unit_crossing', 'local_slope', 'fit_slope', 'SlopeFit', 'classify_decay', 'DecayClass', 'DECAY_CLASSES', 'kappa_alpha', 'sample_complexity', 'learnability_window', 'window_scaling_law']
+__all__ = ['DEFAULTS', 'RANGES', 'SDEParams', 'describe_range', 'check_param', 'check_params', 'c_alpha', 'psi', 'psi_adjoint', 'psi_unit_over_beta', 'char_exponent', 'variance', 'cumulant', 'cumulant4', 'psi_mp', 'chandrupatla', 'phi', 'beta_star', 'eta_j_star', 'eta_j_critical', 'classify', 'tail_rate', 'PhaseResult', 'PHASES', 'CRITICAL_TOL', 'envelope', 'envelope_samples', 'envelope_hist', 'envelope_density', 'SampleEnvelope', 'tauberian_prediction', 'valid_lag_max', 'AsymptoticEnvelope', 'asymptotic_envelope', 'unit_crossing', 'local_slope', 'fit_slope', 'SlopeFit', 'classify_decay', 'DecayClass', 'DECAY_CLASSES', 'kappa_alpha', 'sample_complexity', 'learnability_window', 'window_scaling_law']

@@ -13,7 +13,7 @@ import numpy as np
 from levysde.core.validate import check_array, describe_interval
 
 #: CLI / example defaults of docs/specification.md §4 (eta_J has no default: it is the control parameter)
-__all__ = ["DEFAULTS", "RANGES", "SDEParams", "describe_range", "check_param", "check_int", "check_params"]
+__all__ = ["DEFAULTS", "RANGES", "SDEParams", "describe_range", "check_param", "check_params"]
 
 DEFAULTS = {"eta_g": 0.1, "kappa": 1.0, "alpha": 1.5, "lam": 2.0}
 
@@ -74,19 +74,6 @@ def check_param(name: str, value, *, scalar: bool = False):
                          f"per call: loop, or sweep with levysde.studies.sweep, for several); got an "
                          f"array of shape {arr.shape}")
     return float(arr.reshape(()))
-
-
-def check_int(name: str, value, lo: int) -> int:
-    """``int(value)``; ValueError naming ``name`` unless ``value`` is an integer >= ``lo``
-    (numpy integers and integral floats pass; bools, None, strings and arrays do not). The one
-    integer check of the package (grid sizes, seeds, particle counts, worker counts)."""
-    try:
-        ok = not isinstance(value, (bool, str, bytes)) and int(value) == value and value >= lo
-    except (TypeError, ValueError, OverflowError):
-        ok = False
-    if not ok:
-        raise ValueError(f"{name} must be an integer >= {lo}; got {value!r}")
-    return int(value)
 
 
 def check_params(**kwargs) -> dict:

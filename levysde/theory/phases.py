@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 
+from levysde.core.validate import check_choice, check_int, check_real
 from levysde.theory import levy
 from levysde.theory.params import DEFAULTS, SDEParams, check_param
 from levysde.theory.roots import chandrupatla
@@ -52,11 +53,11 @@ def _params(eta_j, eta_g, kappa, alpha, lam):
     return np.broadcast_arrays(*vals)
 
 
-def _check_precision(precision, dps=40):
-    if precision not in ("double", "mp"):
-        raise ValueError(f"precision must be 'double' or 'mp'; got {precision!r}")
-    if not (isinstance(dps, (int, np.integer)) and 20 <= dps <= 10000):
-        raise ValueError(f"dps must be an integer in [20, 10000]; got {dps!r}")
+def _check_precision(precision, dps=40) -> int:
+    """ValueError naming ``precision`` unless "double" or "mp", or ``dps`` unless an integer in
+    [20, 10000]; returns dps as an int."""
+    check_choice("precision", precision, ("double", "mp"))
+    return check_int("dps", dps, 20, 10000)
 
 
 def _out(arr):
@@ -116,7 +117,7 @@ def eta_j_star(eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAULTS[
     the threshold is undefined). Arguments broadcast; ``precision="mp"`` evaluates
     the closed form in mpmath (``dps`` digits). ValueError on bad ranges.
     """
-    _check_precision(precision, dps)
+    dps = _check_precision(precision, dps)
     _, eg, k, a, lm = _params(0.0, eta_g, kappa, alpha, lam)
     pos = lm > 0
     if precision == "mp":
@@ -140,7 +141,7 @@ def eta_j_critical(eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFAU
     +inf when Psi_1(1) underflows to 0 (alpha -> 0, where Psi_1(1) -> 0).
     Arguments broadcast; ``precision`` as in :func:`eta_j_star`; ValueError on bad ranges.
     """
-    _check_precision(precision, dps)
+    dps = _check_precision(precision, dps)
     _, eg, k, a, lm = _params(0.0, eta_g, kappa, alpha, lam)
     ok = lm > 1
     lm2 = np.where(ok, lm, 2.0)
@@ -212,7 +213,7 @@ def beta_star(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEF
     ------
     ValueError naming an out-of-range parameter or an unknown ``precision``.
     """
-    _check_precision(precision, dps)
+    dps = _check_precision(precision, dps)
     ej, eg, k, a, lm = _params(eta_j, eta_g, kappa, alpha, lam)
     shape = ej.shape
     ej, eg, k, a, lm = (v.ravel() for v in (ej, eg, k, a, lm))
@@ -344,8 +345,7 @@ def classify(eta_j, eta_g=DEFAULTS["eta_g"], kappa=DEFAULTS["kappa"], alpha=DEFA
     ------
     ValueError naming an out-of-range parameter, or for critical_tol < 0.
     """
-    if not (critical_tol >= 0 and math.isfinite(critical_tol)):
-        raise ValueError(f"critical_tol must be finite and >= 0; got {critical_tol!r}")
+    check_real("critical_tol", critical_tol, 0.0)
     ej, eg, k, a, lm = _params(eta_j, eta_g, kappa, alpha, lam)
     b = np.asarray(beta_star(ej, eg, k, a, lm, precision=precision, dps=dps), dtype=float)
     has = np.isfinite(b)
