@@ -154,7 +154,7 @@ def gaussian_euler(n, steps, layout="lockstep", seed=0, clock=time.perf_counter)
     (:func:`levysde.simulation._simulate.chunk_bounds`) and (for "lockstep") its 64 groups of
     256-particle blocks; returns particle-steps per second of ``clock``."""
     _, _, s_gauss = _scheme()
-    kind, dpar, grid, vals = S.SaturatingDrift(KAPPA, GAMMA, Z0)._kernel_args()
+    kind, dpar, grid, vals = S.SaturatingDrift(KAPPA, GAMMA, Z0).kernel_args()
     z = np.full(n, Z0)
     states = _rng.seed_states(seed, n)
     old = numba.set_parallel_chunksize(1)                # as in the simulator

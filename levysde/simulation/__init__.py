@@ -2,8 +2,9 @@
 
 One module per concept; the entry point :func:`simulate` only wires them together:
 
-* :mod:`levysde.simulation.drift`: the drifts F (:class:`SaturatingDrift`, :class:`OUDrift`,
-  :class:`TabulatedDrift`);
+* :mod:`levysde.simulation.drift`: the drifts F, each a :class:`Drift` (:class:`SaturatingDrift`,
+  :class:`OUDrift`, :class:`TabulatedDrift`, or a subclass of one's own) that gives the compiled
+  drift its :class:`KernelArgs`;
 * :mod:`levysde.simulation.scheme`: the jump law of the scheme (cut eps, big-jump rate,
   small-jump variance and symbol, the simulated model's tail rate :func:`beta_model`);
 * :mod:`levysde.simulation.result`: :class:`SimulationResult` (``.npz`` save/load, tail estimates);
@@ -11,8 +12,9 @@ One module per concept; the entry point :func:`simulate` only wires them togethe
 * ``levysde.simulation._step``: drift and big-jump rejection, written once for both backends;
 * ``levysde.simulation._backend``, ``levysde.simulation._cuda``: the backend choice and the CUDA
   kernel (numba-cuda, imported only for ``backend="cuda"``);
-* ``levysde.simulation._checks``: the argument checks and the errors
-  (:class:`DivergenceError`, :class:`SimulationInputError`, :class:`StepSizeError`);
+* ``levysde.simulation._checks``: the simulator's own checks (the generic ones are
+  :mod:`levysde.core.validate`'s) and the errors (:class:`DivergenceError`,
+  :class:`SimulationInputError`, :class:`StepSizeError`);
 * ``levysde.simulation._simulate``: :func:`simulate` and :func:`sample_increments`.
 
 Random numbers: one xoshiro256++ stream per particle, seeded from one
@@ -25,7 +27,16 @@ error to the bulk; with exact jump counts the tail rate does not depend on dt (d
 from levysde.simulation._backend import BACKENDS, CudaUnavailableError, load_cuda
 from levysde.simulation._checks import MAX_SLOPE_DT, MAX_STEPS, DivergenceError, SimulationInputError, StepSizeError
 from levysde.simulation._simulate import DEFAULT_RECORD_EVERY, group_starts, sample_increments, simulate
-from levysde.simulation.drift import OUDrift, SaturatingDrift, TabulatedDrift
+from levysde.simulation.drift import (
+           DRIFT_OU,
+           DRIFT_SATURATING,
+           DRIFT_TABULATED,
+           Drift,
+           KernelArgs,
+           OUDrift,
+           SaturatingDrift,
+           TabulatedDrift,
+)
 from levysde.simulation.result import SimulationResult
 from levysde.simulation.scheme import (
            DEFAULT_EPS_FACTOR,
@@ -40,7 +51,8 @@ from levysde.simulation.scheme import (
            small_jump_variance,
 )
 
-__all__ = ["simulate", "SimulationResult", "SaturatingDrift", "OUDrift", "TabulatedDrift",
+__all__ = ["simulate", "SimulationResult", "Drift", "KernelArgs", "SaturatingDrift", "OUDrift", "TabulatedDrift",
+           "DRIFT_SATURATING", "DRIFT_OU", "DRIFT_TABULATED",
            "sample_increments", "default_eps", "big_jump_rate", "small_jump_variance",
            "small_jump_symbol", "beta_model", "DivergenceError", "SimulationInputError",
            "StepSizeError", "DEFAULT_EPS_FACTOR", "MAX_SLOPE_DT", "MAX_JUMPS_PER_STEP", "MAX_STEPS",

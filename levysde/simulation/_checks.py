@@ -72,14 +72,16 @@ def time_grid(t_end, burn_in, dt):
     return n_steps, rec_start
 
 
-def step_size(slope, dt, tabulated):
-    """StepSizeError when ``slope * dt > MAX_SLOPE_DT`` (Euler accuracy/stability of the drift
-    step, docs/simulate.md "Bias"); ``tabulated`` words the message for a tabulated drift."""
+def step_size(drift, dt):
+    """StepSizeError when ``drift.slope * dt > MAX_SLOPE_DT`` (Euler accuracy/stability of the drift
+    step, docs/simulate.md "Bias"); the message names the drift's ``slope_name`` (a parameter
+    such as gamma, or the slope of a table)."""
+    slope, name = drift.slope, drift.slope_name
     if slope * dt > MAX_SLOPE_DT:
-        if tabulated:
-            what, name = "the tabulated drift's slope: max |dF/dz|*dt", "max |dF/dz|"
+        if name.isidentifier():
+            what = f"{{{name}}}: {name}*dt"
         else:
-            what, name = "{gamma}: gamma*dt", "gamma"
+            what = f"the {drift.name} drift's slope: {name}*dt"
         raise StepSizeError(
             f"{{dt}} too large for {what} = {slope * dt:.3g} > {MAX_SLOPE_DT:g} (Euler would be "
             f"biased or unstable); use dt <= {MAX_SLOPE_DT:g}/{name} = {MAX_SLOPE_DT / slope:.3g}")

@@ -366,7 +366,7 @@ def run(z, *, seed, gstart, n_steps, rec_start, dt, drift_args, s_gauss, rate, e
     """Run the scheme on the GPU (docs/specification.md §7); the caller has checked every argument.
 
     z : (N,) float64 initial states; gstart : (G + 1,) int64 group boundaries; drift_args :
-    (kind, dpar(3,), grid, vals) as from a drift's ``_kernel_args``; hist_lo, bin_width,
+    (kind, dpar(3,), grid, vals): a drift's ``kernel_args()``; hist_lo, bin_width,
     n_bins : the histogram; exc_level : excursion level (the equilibrium); window (win_lo,
     win_hi); n_traj paths thinned by traj_every. progress(particle_steps) is called after each
     launch. threads_per_block : default THREADS_PER_BLOCK (results do not depend on it).

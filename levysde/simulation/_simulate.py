@@ -23,7 +23,7 @@ from levysde.simulation._checks import DivergenceError, jump_params, step_size, 
 from levysde.simulation._jumptable import jump_table
 from levysde.simulation._kernels import BLOCK, WINDOW, increments_kernel, run_chunk
 from levysde.simulation.bias import bias_budget, default_threshold
-from levysde.simulation.drift import OUDrift, SaturatingDrift, TabulatedDrift
+from levysde.simulation.drift import Drift, KernelArgs, SaturatingDrift
 from levysde.simulation.result import SimulationResult
 from levysde.simulation.scheme import jump_scheme, beta_model, default_eps, poisson_table, simulation_eps
 from levysde.theory.params import DEFAULTS, check_param
@@ -175,6 +175,22 @@ class _State:
     traj: np.ndarray         # (n_traj, n_traj_rec) thinned paths
 
 
+def _check_drift(drift) -> Drift:
+    """``drift`` (default ``SaturatingDrift()``) when it is a :class:`Drift` that the simulator
+    accepts (``check_restoring``) and whose ``kernel_args()`` is a :class:`KernelArgs`."""
+    if drift is None:
+        return SaturatingDrift()
+    if not isinstance(drift, Drift):
+        raise ValueError(f"drift must be a levysde.simulation.Drift (SaturatingDrift, OUDrift, "
+                         f"TabulatedDrift or a subclass of Drift); got {drift!r}")
+    drift.check_restoring()
+    args = drift.kernel_args()
+    if not isinstance(args, KernelArgs):
+        raise ValueError(f"drift.kernel_args() must return a levysde.simulation.KernelArgs; got "
+                         f"{type(args).__name__} from {drift!r}")
+    return drift
+
+
 def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particles, t_end, burn_in,
                      dt, eps, n_groups, bin_width, traj_particles, traj_every, threshold_u,
                      record_every) -> _Config:
@@ -185,21 +201,18 @@ def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particle
     shape = {"kappa": kappa, "gamma": gamma, "z0": z0}
     if drift is None:
         drift = SaturatingDrift(*(_DRIFT_DEFAULTS[k] if v is None else v for k, v in shape.items()))
-    elif not isinstance(drift, (SaturatingDrift, OUDrift, TabulatedDrift)):
-        raise ValueError(f"drift must be a SaturatingDrift, OUDrift or TabulatedDrift; got {drift!r}")
     else:
         clash = [k for k, v in shape.items() if v is not None]
         if clash:
             raise ValueError(f"{' and '.join(clash)} conflict{'s' if len(clash) == 1 else ''} with drift = "
                              f"{drift!r}: the drift carries its own plateau, slope and equilibrium; "
                              f"give either drift or kappa/gamma/z0, not both")
-    if isinstance(drift, OUDrift):
-        _checks.restoring_gamma(drift.gamma, drift.name)
+    drift = _check_drift(drift)
     dt = check_real("dt", dt, 0.0, lo_open=True)
     particles = check_int("particles", particles, 1)
     n_groups = check_int("n_groups", n_groups, 1, particles, why="at most particles")
     n_steps, rec_start = time_grid(t_end, burn_in, dt)
-    step_size(drift.slope, dt, isinstance(drift, TabulatedDrift))
+    step_size(drift, dt)
     eps = None if eps is None else check_real("eps", eps, 0.0, lo_open=True)   # None: simulation_eps later
     bin_width = check_real("bin_width", bin_width, 0.0, lo_open=True)
     traj_particles = check_int("traj_particles", traj_particles, 0)
@@ -321,7 +334,7 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
     Raises DivergenceError (with the likely cause) after the first chunk in which a particle
     left the window or became non-finite."""
     n_steps, particles = cfg.n_steps, cfg.particles
-    kind, dpar, grid, vals = cfg.drift._kernel_args()
+    kind, dpar, grid, vals = cfg.drift.kernel_args()
     bounds = chunk_bounds(n_steps, particles)
     n_chunks = len(bounds) - 1
     jargs = _jump_args(rate, cfg.eps, cfg.alpha, cfg.lam)
@@ -359,7 +372,7 @@ def _advance_cuda(cu, cfg: _Config, lay: _Layout, st: _State, seed, rate, exp_pr
     bar = _progress_bar(cfg, progress)
     try:
         out = cu.run(st.z, seed=seed, gstart=st.gstart, n_steps=cfg.n_steps, rec_start=cfg.rec_start,
-                     dt=cfg.dt, drift_args=cfg.drift._kernel_args(), s_gauss=s_gauss, rate=rate,
+                     dt=cfg.dt, drift_args=cfg.drift.kernel_args(), s_gauss=s_gauss, rate=rate,
                      eps=cfg.eps, alpha=cfg.alpha, lam=cfg.lam, exp_prop=exp_prop,
                      hist_lo=lay.hist_lo, bin_width=lay.bin_width, n_bins=lay.n_bins,
                      exc_level=lay.zeq, win_lo=lay.win_lo, win_hi=lay.win_hi, n_traj=cfg.n_traj,
@@ -431,8 +444,8 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     ----------
     eta_j, eta_g, alpha, lam : model parameters (docs/specification.md §2-§4; eta_J >= 0, eta_G >= 0,
         alpha in (0, 2), lam >= 0).
-    drift : SaturatingDrift | OUDrift | TabulatedDrift; default
-        ``SaturatingDrift(kappa, gamma, z0)``.
+    drift : :class:`Drift` (SaturatingDrift, OUDrift, TabulatedDrift or a subclass of Drift,
+        :mod:`levysde.simulation.drift`); default ``SaturatingDrift(kappa, gamma, z0)``.
     kappa, gamma, z0 : the default drift's plateau (> 0, default 1), slope at the
         equilibrium (> 0, default 1) and equilibrium (default 0); only without ``drift``
         (giving both is a ValueError naming them, not a silent choice).
@@ -537,17 +550,18 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     return res
 
 
-def _divergence_cause(drift, dt, alpha, lam, eta_j, noise=None, win=None):
+def _divergence_cause(drift, dt, alpha, lam, eta_j, noise, win):
     causes = []
-    if isinstance(drift, TabulatedDrift) and not (drift.values[0] > 0 and drift.values[-1] < 0):
-        causes.append("the tabulated drift does not restore at both ends "
-                      f"(F(left) = {drift.values[0]:g}, F(right) = {drift.values[-1]:g})")
+    f_lo, f_hi = (float(f) for f in np.asarray(drift(np.array(win, dtype=float)), dtype=float))
+    if not (f_lo > 0 and f_hi < 0):
+        causes.append(f"the {drift.name} drift does not restore at both ends of the window "
+                      f"(F({win[0]:g}) = {f_lo:g}, F({win[1]:g}) = {f_hi:g})")
     if drift.slope * dt >= 2:
         causes.append(f"dt too large for the drift slope (slope*dt = {drift.slope * dt:g} >= 2: Euler is unstable)")
     if lam == 0 and eta_j > 0:
         causes.append("untempered jumps (lam = 0) reach huge sizes"
                       + (" and have no stationary law for alpha <= 1" if alpha <= 1 else ""))
-    if noise is not None and noise > 0.1 * (win[1] - win[0]):
+    if noise > 0.1 * (win[1] - win[0]):
         causes.append(f"the noise per step ({noise:.3g}) is comparable to the window "
                       f"[{win[0]:g}, {win[1]:g}] (eta_J, eta_G or eps too large)")
     if not causes:
