@@ -178,7 +178,7 @@ def numba_rate(n, steps, *, eta_j=ETA_J, record=True, backend="cpu", cpu=False, 
     t_end = steps * DT
     burn = 0.0 if record else t_end - DT
     kw = {} if backend == "cpu" else {"backend": backend}
-    r = S.simulate(eta_j, eta_g=ETA_G, kappa=KAPPA, alpha=ALPHA, lam=LAM, gamma=GAMMA, z0=Z0,
+    r = S.simulate(eta_j, eta_g=ETA_G, alpha=ALPHA, lam=LAM, drift=S.SaturatingDrift(KAPPA, GAMMA, Z0),
                    particles=n, t_end=t_end, burn_in=burn, dt=DT, seed=1, n_groups=n_groups, **kw, **extra)
     if cpu:
         return n * steps / r.meta["cpu_time_s"], r.meta["threads"]

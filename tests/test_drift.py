@@ -1,6 +1,6 @@
 """The drift base class: a drift written by a user runs in simulate() exactly as the built-in
 drift with the same kernel, the simulator accepts drifts by their base class and reads their
-kernel arguments through the public ``kernel_args()``."""
+kernel arguments through the public ``kernel_args()``, and ``simulate`` has no kappa/gamma/z0."""
 import numpy as np
 import pytest
 
@@ -117,3 +117,8 @@ def test_kernel_args_are_checked():
     with pytest.raises(ValueError, match=r"values must have shape \(2,\); got \(3,\)"):
         S.KernelArgs(S.DRIFT_TABULATED, np.zeros(3), [0.0, 1.0], [1.0, 0.0, -1.0])
 
+
+@pytest.mark.parametrize("kw", [{"kappa": 2.0}, {"gamma": 1.0}, {"z0": 0.0}, {"kappa": 1.0, "z0": 1.0}])
+def test_simulate_has_no_kappa_gamma_z0(kw):
+    with pytest.raises(TypeError, match="the drift carries its plateau kappa, slope gamma and equilibrium z0"):
+        S.simulate(1.0, particles=16, n_groups=2, t_end=0.5, burn_in=0.1, **kw)

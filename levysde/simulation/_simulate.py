@@ -8,6 +8,7 @@ of the model (beta*, beta_model), the histogram layout, the jump law
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, replace
@@ -57,9 +58,6 @@ def group_starts(particles, n_groups):
     aligned = 8 * ((even + 4) // 8)
     aligned[-1] = particles
     return aligned if np.all(np.diff(aligned) > 0) else even
-
-#: the default drift's parameters (kappa: docs/specification.md §4 default plateau)
-_DRIFT_DEFAULTS = {"kappa": DEFAULTS["kappa"], "gamma": 1.0, "z0": 0.0}
 
 
 def _jump_args(rate, eps, alpha, lam):
@@ -191,22 +189,13 @@ def _check_drift(drift) -> Drift:
     return drift
 
 
-def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particles, t_end, burn_in,
+def _check_arguments(eta_j, eta_g, alpha, lam, drift, particles, t_end, burn_in,
                      dt, eps, n_groups, bin_width, traj_particles, traj_every, threshold_u,
                      record_every) -> _Config:
     """The checks of :func:`simulate` that need no theory, in the order of its signature
     (ValueError naming the argument; StepSizeError for ``|F'| dt > MAX_SLOPE_DT``)."""
     a, lm, ej = jump_params(alpha, lam, eta_j)
     eg = check_param("eta_g", eta_g, scalar=True)
-    shape = {"kappa": kappa, "gamma": gamma, "z0": z0}
-    if drift is None:
-        drift = SaturatingDrift(*(_DRIFT_DEFAULTS[k] if v is None else v for k, v in shape.items()))
-    else:
-        clash = [k for k, v in shape.items() if v is not None]
-        if clash:
-            raise ValueError(f"{' and '.join(clash)} conflict{'s' if len(clash) == 1 else ''} with drift = "
-                             f"{drift!r}: the drift carries its own plateau, slope and equilibrium; "
-                             f"give either drift or kappa/gamma/z0, not both")
     drift = _check_drift(drift)
     dt = check_real("dt", dt, 0.0, lo_open=True)
     particles = check_int("particles", particles, 1)
@@ -430,8 +419,24 @@ def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig
                             traj_t=traj_t, traj_zeta=st.traj if cfg.n_traj else None)
 
 
-def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEFAULTS["lam"],
-             drift=None, kappa=None, gamma=None, z0=None,
+def _drift_keywords_moved(func):
+    """A TypeError with the way forward for ``kappa``, ``gamma`` and ``z0``, which :func:`simulate`
+    took before its drift carried them (Python's own error would not say where they went)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        moved = [k for k in ("kappa", "gamma", "z0") if k in kwargs]
+        if moved:
+            raise TypeError(f"simulate() got {', '.join(moved)}: the drift carries its plateau kappa, "
+                            f"slope gamma and equilibrium z0; pass drift=SaturatingDrift(kappa=..., "
+                            f"gamma=..., z0=...) (or OUDrift(gamma, z0), TabulatedDrift(grid, values))")
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+@_drift_keywords_moved
+def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEFAULTS["lam"], drift=None,
              particles=16384, t_end=800.0, burn_in=50.0, dt=0.01, seed=0, eps=None,
              n_groups=64, bin_width=0.05, hist_halfwidth=None, window=None,
              z_init=None, traj_particles=0, traj_every=None, threshold_u=None, progress=False,
@@ -444,11 +449,10 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     ----------
     eta_j, eta_g, alpha, lam : model parameters (docs/specification.md §2-§4; eta_J >= 0, eta_G >= 0,
         alpha in (0, 2), lam >= 0).
-    drift : :class:`Drift` (SaturatingDrift, OUDrift, TabulatedDrift or a subclass of Drift,
-        :mod:`levysde.simulation.drift`); default ``SaturatingDrift(kappa, gamma, z0)``.
-    kappa, gamma, z0 : the default drift's plateau (> 0, default 1), slope at the
-        equilibrium (> 0, default 1) and equilibrium (default 0); only without ``drift``
-        (giving both is a ValueError naming them, not a silent choice).
+    drift : :class:`Drift`, default ``SaturatingDrift()`` (plateau kappa = 1, slope gamma = 1,
+        equilibrium z0 = 0): ``SaturatingDrift(kappa, gamma, z0)``, ``OUDrift(gamma, z0)``,
+        ``TabulatedDrift(grid, values)`` or a subclass of Drift (:mod:`levysde.simulation.drift`).
+        The drift carries kappa, gamma and z0: passing them to simulate is a TypeError.
     particles : int >= 1; t_end > 0 : simulated time (burn-in included);
     burn_in in [0, t_end) : time before recording; dt > 0 : time step.
     seed : int >= 0 (``numpy.random.SeedSequence`` entropy). Same seed -> same
@@ -498,6 +502,8 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
 
     Raises
     ------
+    TypeError for the keywords kappa, gamma, z0 (they belong to the drift).
+
     ValueError naming a bad argument (:class:`SimulationInputError` for the checks
     below), all before any step:
 
@@ -517,8 +523,8 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     or no numba-cuda is present, or the GPU lacks memory for the run.
     """
     backend = check_backend(backend)
-    cfg = _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particles, t_end,
-                           burn_in, dt, eps, n_groups, bin_width, traj_particles, traj_every, threshold_u,
+    cfg = _check_arguments(eta_j, eta_g, alpha, lam, drift, particles, t_end, burn_in, dt, eps, n_groups,
+                           bin_width, traj_particles, traj_every, threshold_u,
                            1 if backend == "cuda" else record_every)
     cu = load_cuda() if backend == "cuda" else None
     if cfg.eps is None:

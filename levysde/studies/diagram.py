@@ -17,7 +17,7 @@ import numpy as np
 
 from levysde.core.validate import check_array, check_choice, check_int
 from levysde.io.files import atomic_write
-from levysde.simulation import BACKENDS, simulate
+from levysde.simulation import BACKENDS, SaturatingDrift, simulate
 from levysde.studies.sweep import run_sweep
 from levysde.theory.params import DEFAULTS, check_param
 from levysde.theory.phases import PHASES, classify
@@ -161,9 +161,9 @@ def simulate_point(point: dict, seed: int) -> dict:
     thresholds a short run can resolve.
     """
 
-    res = simulate(point["eta_j"], eta_g=point["eta_g"], kappa=point["kappa"], alpha=point["alpha"],
-                   lam=point["lam"], gamma=2.0 * point["kappa"], particles=int(point["particles"]),
-                   t_end=point["t_end"],
+    drift = SaturatingDrift(kappa=point["kappa"], gamma=2.0 * point["kappa"])
+    res = simulate(point["eta_j"], eta_g=point["eta_g"], alpha=point["alpha"], lam=point["lam"],
+                   drift=drift, particles=int(point["particles"]), t_end=point["t_end"],
                    burn_in=point["burn_in"], dt=point["dt"], seed=seed, n_groups=32,
                    backend=point.get("backend", "cpu"))
     t = res.tail(point["u"])
