@@ -154,7 +154,7 @@ def gaussian_euler(n, steps, layout="lockstep", seed=0, clock=time.perf_counter)
     (:func:`levysde.simulation._simulate.chunk_bounds`) and (for "lockstep") its 64 groups of
     256-particle blocks; returns particle-steps per second of ``clock``."""
     _, _, s_gauss = _scheme()
-    kind, dpar, grid, vals = S.SaturatingDrift(KAPPA, GAMMA, Z0)._kernel_args()
+    kind, dpar, grid, vals = S.SaturatingDrift(KAPPA, GAMMA, Z0).kernel_args()
     z = np.full(n, Z0)
     states = _rng.seed_states(seed, n)
     old = numba.set_parallel_chunksize(1)                # as in the simulator
@@ -178,7 +178,7 @@ def numba_rate(n, steps, *, eta_j=ETA_J, record=True, backend="cpu", cpu=False, 
     t_end = steps * DT
     burn = 0.0 if record else t_end - DT
     kw = {} if backend == "cpu" else {"backend": backend}
-    r = S.simulate(eta_j, eta_g=ETA_G, kappa=KAPPA, alpha=ALPHA, lam=LAM, gamma=GAMMA, z0=Z0,
+    r = S.simulate(eta_j, eta_g=ETA_G, alpha=ALPHA, lam=LAM, drift=S.SaturatingDrift(KAPPA, GAMMA, Z0),
                    particles=n, t_end=t_end, burn_in=burn, dt=DT, seed=1, n_groups=n_groups, **kw, **extra)
     if cpu:
         return n * steps / r.meta.cpu_time_s, r.meta.threads

@@ -84,11 +84,12 @@ ALPHA_SMALL_SIZES = ((64, 128), (100, 200))
 
 def _sde(p, H, R, seed, *, z_init=None, burn_in=BURN_IN):
     """(zeta (R, H), t (R,)) of a simulated run (the simulator's thinned trajectories)."""
-    from levysde.simulation import simulate
+    from levysde.simulation import SaturatingDrift, simulate
 
     every = int(round(DT_REC / SIM_DT))
-    res = simulate(p["eta_j"], eta_g=p["eta_g"], alpha=p["alpha"], lam=p["lam"], kappa=p["kappa"],
-                   gamma=p["gamma"], particles=H, t_end=burn_in + R * DT_REC, burn_in=burn_in, dt=SIM_DT,
+    res = simulate(p["eta_j"], eta_g=p["eta_g"], alpha=p["alpha"], lam=p["lam"],
+                   drift=SaturatingDrift(kappa=p["kappa"], gamma=p["gamma"]), particles=H,
+                   t_end=burn_in + R * DT_REC, burn_in=burn_in, dt=SIM_DT,
                    seed=seed, traj_particles=H, traj_every=every, n_groups=min(64, H), z_init=z_init)
     return res.traj_zeta.T[-R:], res.traj_t[-R:]
 

@@ -305,7 +305,7 @@ def test_n_groups_below_8_is_refused(g, tmp_path):
     zeta, step = _iid_tail_zeta(40, 64, 1)
     for call in (lambda: check_trajectories(zeta, step, n_groups=g, closing_loop=False),
                  lambda: stationarity_test(zeta, step, n_groups=g)):
-        with pytest.raises(ValueError, match=r"n_groups.*\[8, inf\)"):
+        with pytest.raises(ValueError, match=r"n_groups must be an integer >= 8"):
             call()
     p = run(str(tmp_path / "r.npz"), "--n-groups", str(g))
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "--n-groups" in p.stderr

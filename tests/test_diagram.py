@@ -50,7 +50,7 @@ def test_any_pair_of_axes_and_data_file(tmp_path):
 
 
 @pytest.mark.parametrize("kwargs,msg", [
-    (dict(x="eta_j", y="eta_j"), "differ"), (dict(x="beta"), "x axis"),
+    (dict(x="eta_j", y="eta_j"), "differ"), (dict(x="beta"), "x must be one of 'eta_j'"),
     (dict(x_range=(2.0, 1.0)), "lo < hi"), (dict(nx=1), "nx"), (dict(kappa=1.0, y="kappa"), "axis"),
     (dict(x="alpha", x_range=(0.0, 1.0)), "alpha"), (dict(alpha=3.0), "alpha"),
 ])

@@ -10,15 +10,17 @@ from levysde.inference.drift_fit import increments
 from levysde.inference.noise_fit import estimate_noise
 from levysde.inference.sde_fit import fit_sde, predict
 from levysde.inference.spectrum import spread
-from levysde.simulation import simulate
+from levysde.simulation import SaturatingDrift, simulate
 
 # Gaussian core resolvable at the record step (dt = 0.01): eta_G dominates the small scales
 P = dict(eta_g=0.5, kappa=1.0, alpha=0.8, lam=1.0)
+#: the same model for simulate(), whose drift carries the plateau kappa
+SIM = dict(eta_g=0.5, alpha=0.8, lam=1.0, drift=SaturatingDrift(kappa=1.0))
 
 
 def trajectories(eta_j, seed=1):
     res = simulate(eta_j, particles=600, t_end=150.0, burn_in=30.0, dt=0.01, seed=seed,
-                   traj_particles=600, traj_every=1, **P)
+                   traj_particles=600, traj_every=1, **SIM)
     return res.traj_zeta.T, res.traj_t
 
 
@@ -69,7 +71,7 @@ def test_collapsed_case(collapsed):
 
 def test_no_jumps_reported_for_gaussian_noise():
     res = simulate(0.0, particles=300, t_end=80.0, burn_in=20.0, dt=0.01, seed=4,
-                   traj_particles=300, traj_every=1, **P)
+                   traj_particles=300, traj_every=1, **SIM)
     fit = fit_sde(res.traj_zeta.T, res.traj_t, late_fraction=1.0)
     n = fit.noise
     assert n.eta_j.value == 0.0 and "no jumps detected" in n.eta_j.flag

@@ -1,5 +1,4 @@
 """levysde without torch: the package, the CLI help and the ImportError message (no torch needed)."""
-import os
 import subprocess
 import sys
 import textwrap

@@ -527,7 +527,7 @@ def test_simulate_input_checks_before_running(monkeypatch, tmp_path):
     with pytest.raises(ValueError, match="t_end / dt"):
         S.simulate(3.0, dt=1e-300)
     with pytest.raises(ValueError, match="z0"):
-        S.simulate(3.0, z0=1e300)
+        S.simulate(3.0, drift=S.SaturatingDrift(z0=1e300))
     with pytest.raises(ValueError, match="t_end - burn_in"):
         S.simulate(3.0, t_end=1.0, dt=0.3, burn_in=0.95)
     monkeypatch.setattr(_checks, "available_memory", lambda: 10**6)

@@ -13,6 +13,7 @@ import re
 import sys
 
 from levysde.core.extras import require
+from levysde.core.validate import describe_integers, describe_interval, in_interval
 from levysde.theory.params import DEFAULTS
 
 
@@ -109,23 +110,13 @@ def fail(message: str, status: int = 2):
     raise SystemExit(status)
 
 
-def allowed_range(lo=None, hi=None, *, lo_open=False, hi_open=False, kind="real") -> str:
-    """A flag's allowed values in words: "a finite real number", "an integer >= 0", "(0, inf)"..."""
-    if kind == "integer":
-        return "an integer" + ("" if lo is None and hi is None else f" <= {hi}" if lo is None
-                               else f" >= {lo}" if hi is None else f" in [{lo}, {hi}]")
-    if lo is None and hi is None:
-        return "a finite real number"
-    left = "(-inf" if lo is None else ("(" if lo_open else "[") + f"{lo:g}"
-    right = "inf)" if hi is None else f"{hi:g}" + (")" if hi_open else "]")
-    return f"{left}, {right}"
-
-
 def real(lo: float | None = None, hi: float | None = None, *,
          lo_open: bool = False, hi_open: bool = False, allowed: str | None = None):
     """argparse type: a finite float in [lo, hi] (ends open when requested); ``allowed`` replaces
-    the range named in errors (a bound the library checks in its own words, e.g. --gamma)."""
-    rng = allowed or allowed_range(lo, hi, lo_open=lo_open, hi_open=hi_open)
+    the range named in errors (a bound the library checks in its own words, e.g. --gamma).
+    Range and wording are :mod:`levysde.core.validate`'s; the errors quote the flag's text."""
+    rng = allowed or ("a finite real number" if lo is None and hi is None
+                      else describe_interval(lo, hi, lo_open=lo_open, hi_open=hi_open))
 
     def parse(text: str) -> float:
         try:
@@ -136,8 +127,7 @@ def real(lo: float | None = None, hi: float | None = None, *,
             raise argparse.ArgumentTypeError(f"{text!r} is not finite; allowed: {rng}")
         if value != 0 and abs(value) < sys.float_info.min:
             raise argparse.ArgumentTypeError(f"{text} is subnormal; use 0 or a magnitude >= {sys.float_info.min:.3g}")
-        if ((lo is not None and (value < lo or (lo_open and value == lo)))
-                or (hi is not None and (value > hi or (hi_open and value == hi)))):
+        if not in_interval(value, lo, hi, lo_open=lo_open, hi_open=hi_open):
             raise argparse.ArgumentTypeError(f"{text} is out of range; allowed: {rng}")
         return value
 
@@ -146,8 +136,9 @@ def real(lo: float | None = None, hi: float | None = None, *,
 
 
 def integer(lo: int | None = None, hi: int | None = None, why: str = ""):
-    """argparse type: an integer in [lo, hi]; ``why`` (the reason for a bound) ends the error."""
-    rng = allowed_range(lo, hi, kind="integer") + (f" ({why})" if why else "")
+    """argparse type: an integer in [lo, hi] (compared exactly); ``why`` (the reason for a bound)
+    ends the error, worded as :func:`levysde.core.validate.describe_integers`."""
+    rng = describe_integers(lo, hi) + (f" ({why})" if why else "")
 
     def parse(text: str) -> int:
         try:

@@ -12,7 +12,17 @@ __getattr__, __dir__, __all__ = lazy.attach(
     submod_attrs={
         "status": ["Status", "Flag", "Estimate", "unavailable", "with_se"],
         "jsonable": ["finite_or_none", "to_jsonable"],
-        "validate": ["check_samples"],
+        "validate": [
+            "check_real",
+            "check_int",
+            "check_choice",
+            "check_bool",
+            "check_array",
+            "check_samples",
+            "describe_interval",
+            "describe_integers",
+            "in_interval",
+        ],
         "memory": ["available_memory"],
         "extras": ["EXTRAS", "MissingExtraError", "install_hint", "require"],
     },

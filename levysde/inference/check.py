@@ -36,6 +36,7 @@ from scipy import stats
 
 from levysde.core.jsonable import finite_or_none, to_jsonable
 from levysde.core.status import Estimate, Status, unavailable
+from levysde.core.validate import check_array, check_choice, check_int, check_real
 from levysde.inference.drift_fit import restoring_plateau
 from levysde.inference.sde_fit import FIT_KEYS, Prediction, SDEFit, fit_sde, predict
 from levysde.inference.spectrum import Spread, resolved_lag_max, spread
@@ -63,12 +64,6 @@ PHASE_MIN_PROBABILITY = 0.5
 #: fewest neuron groups of the jackknife: G - 1 degrees of freedom set the stationarity test's
 #: critical t (Student t_{G-1} at 1 %/5): with G = 2 or 3 it is 318 or 22 and nothing fails
 MIN_GROUPS = 8
-
-
-def _check_n_groups(n_groups):
-    if isinstance(n_groups, bool) or int(n_groups) != n_groups or n_groups < MIN_GROUPS:
-        raise ValueError(f"n_groups must be an integer in [{MIN_GROUPS}, inf) (neuron groups of the jackknife); "
-                         f"got {n_groups!r}")
 
 
 def load_run_arrays(path) -> dict:
@@ -205,7 +200,7 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, lev
     Raises ValueError for n_groups < 8 (MIN_GROUPS: fewer groups give a critical t so large that
     nothing fails, e.g. 318 for G = 2).
     """
-    _check_n_groups(n_groups)
+    check_int("n_groups", n_groups, MIN_GROUPS, why="neuron groups of the jackknife")
     zeta = np.asarray(zeta, dtype=float)
     step = np.asarray(step, dtype=float)
     R, Q = zeta.shape
@@ -481,15 +476,6 @@ def _closing_loop(fit: SDEFit, late, seed):
                                       f"(accepted <= {crit:.3g})"), tail
 
 
-def _real_array(name: str, a) -> np.ndarray:
-    """``a`` as a float64 array; ValueError naming ``name`` unless its entries are real numbers
-    (bool, integer or float: complex values would lose their imaginary part, text is no number)."""
-    arr = np.asarray(a)
-    if arr.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must be an array of real numbers; got dtype {arr.dtype}")
-    return arr.astype(float)
-
-
 def clean_columns(zeta, weights=None):
     """Non-finite entries as undefined, and one column per distinct neuron.
 
@@ -618,17 +604,13 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
     Returns CheckReport (phase None with reasons unless every gate passes).
     Raises ValueError for bad shapes or options (n_groups < 8, late_fraction outside (0, 1]).
     """
-    zeta, step = _real_array("zeta", zeta), _real_array("step", step)
-    if not 0 < late_fraction <= 1:
-        raise ValueError(f"late_fraction must be in (0, 1]; got {late_fraction!r}")
-    _check_n_groups(n_groups)
-    if zeta.ndim != 2 or step.shape != (zeta.shape[0],) or zeta.size == 0:
-        raise ValueError(f"zeta must be (records, neurons) and step (records,); got {zeta.shape}, {step.shape}")
-    if weights is not None and np.shape(weights) != (zeta.shape[1],):
-        raise ValueError(f"weights must have one entry per neuron ({zeta.shape[1]}); got shape {np.shape(weights)}")
-    if not (np.all(np.isfinite(step)) and np.all(np.diff(step) > 0)):
-        raise ValueError("step must be finite and strictly increasing (one training step per record); "
-                         "it is the time axis of every increment, window and drift")
+    zeta = check_array("zeta", zeta, ndim=2, min_size=1, allow_inf=True, allow_nan=True)
+    step = check_array("step", step, shape=(zeta.shape[0],), increasing=True,
+                       why="one training step per record: the time axis of every increment, window and drift")
+    check_real("late_fraction", late_fraction, 0.0, 1.0, lo_open=True)
+    check_int("n_groups", n_groups, MIN_GROUPS, why="neuron groups of the jackknife")
+    if weights is not None:
+        check_array("weights", weights, shape=(zeta.shape[1],), allow_inf=True, allow_nan=True)
     zeta, weights, notes = clean_columns(zeta, weights)
     if n_groups > zeta.shape[1] >= 2:
         notes.append(f"n_groups = {n_groups} exceeds the {zeta.shape[1]} neurons: {zeta.shape[1]} groups of one "
@@ -669,18 +651,16 @@ def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot
               seed: int = 0, closing_loop: bool = True, n_groups: int = 16) -> CheckReport:
     """:func:`check_trajectories` on a ``levysde train`` run file (the last record's Lambda
     weights the envelope). Raises ValueError for a bad file, variant, late_fraction or n_groups (< 8)."""
-    if variant not in ("gate", "jac"):
-        raise ValueError(f"variant must be 'gate' or 'jac'; got {variant!r}")
-    if not 0 < late_fraction <= 1:
-        raise ValueError(f"late_fraction must be in (0, 1]; got {late_fraction!r}")
-    _check_n_groups(n_groups)
+    check_choice("variant", variant, ("gate", "jac"))
+    check_real("late_fraction", late_fraction, 0.0, 1.0, lo_open=True)
+    check_int("n_groups", n_groups, MIN_GROUPS, why="neuron groups of the jackknife")
     run = load_run_arrays(path)
     key = "zeta" if variant == "gate" else "zeta_jac"
-    zeta = _real_array(f"the run file's {key!r}", run[key])
+    zeta = check_array(f"the run file's {key!r}", run[key], allow_inf=True, allow_nan=True)
     lam = np.asarray(run["Lambda"], dtype=float) if "Lambda" in run else None
     weights = lam[-1] if lam is not None and lam.shape == zeta.shape else None
-    rep = check_trajectories(zeta, _real_array("the run file's 'step'", run["step"]), lags=run["lags"],
-                             weights=weights,
+    step = check_array("the run file's 'step'", run["step"], allow_inf=True, allow_nan=True)
+    rep = check_trajectories(zeta, step, lags=run["lags"], weights=weights,
                              variant=variant, late_fraction=late_fraction, n_groups=n_groups, n_boot=n_boot,
                              seed=seed, closing_loop=closing_loop, config=run["config"])
     learned, ratio, reason = _learned(run)

@@ -15,6 +15,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from levysde.core.status import Estimate, Flag, Status, unavailable
+from levysde.core.validate import check_array, check_int, check_real
 
 __all__ = ['DriftEstimate', 'increments', 'estimate_drift', 'saturating_form', 'fit_saturating', 'kappa_flag',
            'restoring_plateau']
@@ -37,16 +38,9 @@ def increments(zeta, step, *, first_record: int = 0):
     ------
     ValueError for bad shapes or non-increasing steps.
     """
-    zeta = np.asarray(zeta, dtype=float)
-    step = np.asarray(step, dtype=float)
-    if zeta.ndim != 2:
-        raise ValueError(f"zeta must be 2-d (records, neurons); got shape {zeta.shape}")
-    if step.shape != (zeta.shape[0],):
-        raise ValueError(f"step must have one entry per record ({zeta.shape[0]}); got shape {step.shape}")
-    if not np.all(np.isfinite(step)) or np.any(np.diff(step) <= 0):
-        raise ValueError("step must be finite and strictly increasing")
-    if not 0 <= first_record < zeta.shape[0]:
-        raise ValueError(f"first_record must be in [0, {zeta.shape[0] - 1}]; got {first_record}")
+    zeta = check_array("zeta", zeta, ndim=2, allow_inf=True, allow_nan=True)
+    step = check_array("step", step, shape=(zeta.shape[0],), increasing=True)
+    first_record = check_int("first_record", first_record, 0, zeta.shape[0] - 1)
     zz = zeta[first_record:]
     st = step[first_record:]
     z0, z1 = zz[:-1], zz[1:]
@@ -258,10 +252,8 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
     """
     z = np.asarray(z, dtype=float)
     v = np.asarray(dz, dtype=float) / np.asarray(dt, dtype=float)
-    if int(bins) != bins or bins < 3:
-        raise ValueError(f"bins must be an integer >= 3; got {bins!r}")
-    if not 0 < drift_fraction <= 1:
-        raise ValueError(f"drift_fraction must be in (0, 1]; got {drift_fraction!r}")
+    bins = check_int("bins", bins, 3)
+    check_real("drift_fraction", drift_fraction, 0.0, 1.0, lo_open=True)
     if z.size < 2 * min_count:
         raise ValueError(f"too few increments ({z.size}) to estimate the drift; need >= {2 * min_count}")
     dzv = np.asarray(dz, dtype=float)

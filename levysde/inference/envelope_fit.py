@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from levysde.core.jsonable import finite_or_none
+from levysde.core.validate import check_array, check_choice, check_int, check_real
 from levysde.inference.spectrum import resolved_lag_max
 from levysde.stats.jackknife import jackknife_se
 from levysde.stats.tails import power_law_note, tail_check
@@ -92,9 +93,7 @@ def sampling_floor(n_indep: float) -> float:
     """Lowest f trusted from n independent samples: min(100, sqrt(n)) / n, the level where about
     min(100, sqrt(n)) samples still contribute to the mean of exp(-l e^zeta) (docs/specification.md §8:
     say how many independent samples back each value). Raises ValueError for n <= 0."""
-    n = float(n_indep)
-    if not (math.isfinite(n) and n > 0):
-        raise ValueError(f"n_indep must be finite and > 0; got {n_indep!r}")
+    n = check_real("n_indep", n_indep, 0.0, lo_open=True)
     return min(100.0, math.sqrt(n)) / n
 
 
@@ -105,10 +104,7 @@ def _chosen_floor(f_floor, default):
     """(f_floor, "given by the caller") after checking 0 <= f_floor < 1, or ``default`` when None."""
     if f_floor is None:
         return default
-    v = float(f_floor)
-    if not 0.0 <= v < 1.0:
-        raise ValueError(f"f_floor must be in [0, 1); got {f_floor!r}")
-    return v, "given by the caller"
+    return check_real("f_floor", f_floor, 0.0, 1.0, hi_open=True), "given by the caller"
 
 
 def lag_grid(lag_max: float, *, lags=None, lag_min: float | None = None,
@@ -119,16 +115,9 @@ def lag_grid(lag_max: float, *, lags=None, lag_min: float | None = None,
     Returns ndarray (n,) of lags > 0. Raises ValueError when lag_max <= lag_min, n_lags < 2, or
     an explicit lag is not finite and > 0."""
     if lags is not None:
-        out = np.unique(np.asarray(lags, dtype=float).ravel())
-        if out.size == 0 or not np.all(np.isfinite(out) & (out > 0)):
-            raise ValueError("lags must be finite and > 0")
-        return out
-    lag_min = LAG_MIN if lag_min is None else float(lag_min)
-    n_lags = N_LAGS if n_lags is None else int(n_lags)
-    if not (math.isfinite(lag_min) and lag_min > 0):
-        raise ValueError(f"lag_min must be finite and > 0; got {lag_min!r}")
-    if n_lags < 2:
-        raise ValueError(f"n_lags must be >= 2; got {n_lags}")
+        return np.unique(check_array("lags", lags, min_size=1, lo=0.0, lo_open=True).ravel())
+    lag_min = LAG_MIN if lag_min is None else check_real("lag_min", lag_min, 0.0, lo_open=True)
+    n_lags = N_LAGS if n_lags is None else check_int("n_lags", n_lags, 2)
     if not lag_max > lag_min:
         raise ValueError(f"lag_max ({lag_max:g}) must exceed lag_min ({lag_min:g})")
     return np.geomspace(lag_min, lag_max, n_lags)
@@ -267,12 +256,10 @@ def simulation_envelope(run: dict, *, source: str = "hist", lags=None, lag_min=N
     an unknown source, f_floor outside [0, 1), or a bad lag grid.
     """
     grid = dict(lags=lags, lag_min=lag_min, lag_max=lag_max, n_lags=n_lags)
-    if source == "hist":
+    if check_choice("source", source, ("hist", "samples")) == "hist":
         parts = _histogram_envelope(run, grid, f_floor)
-    elif source == "samples":
-        parts = _sample_envelope(run, grid, f_floor, n_samples, seed)
     else:
-        raise ValueError(f"source must be 'hist' or 'samples'; got {source!r}")
+        parts = _sample_envelope(run, grid, f_floor, n_samples, seed)
     beta, rate, phase = run_theory(run.get("meta", {}))
     return RunEnvelope(kind="simulation", beta_theory=beta, tail_rate=rate, phase=phase, **parts)
 

@@ -18,6 +18,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from levysde.core.status import Estimate, Flag, Status, unavailable, with_se
+from levysde.core.validate import check_choice, check_real
 from levysde.stats.jackknife import jackknife_se
 from levysde.stats.tails import hill_index
 from levysde.theory.levy import char_exponent
@@ -299,8 +300,7 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
     """
     r = np.asarray(residuals, dtype=float).ravel()
     dtv = np.broadcast_to(np.asarray(dt, dtype=float), r.shape).ravel()
-    if threshold <= 2:
-        raise ValueError(f"threshold must be > 2 (robust scales); got {threshold!r}")
+    check_real("threshold", threshold, 2.0, lo_open=True, why="robust scales")
     if groups is None:
         groups = np.arange(r.size) * 8 // max(r.size, 1)
     groups = np.asarray(groups).ravel()
@@ -322,8 +322,7 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
     u = float(np.median(ucut))
     hill = hill_index(a[jump], u) if k else []
     excess = k >= expected + 5 * math.sqrt(max(expected, 1.0))
-    if mode not in (None, "jumps", "gauss"):
-        raise ValueError(f"mode must be None, 'jumps' or 'gauss'; got {mode!r}")
+    check_choice("mode", mode, (None, "jumps", "gauss"))
     if mode == "gauss" or (mode is None and (k < min_jumps or not excess)):
         eg = Estimate(s * s / 2, s * s * math.sqrt(_MAD_VAR / r.size) if errors else float("nan"))
         labels = np.unique(groups)

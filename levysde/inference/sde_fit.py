@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from levysde.core.status import Estimate, Status, unavailable, with_se
+from levysde.core.validate import check_array, check_real
 from levysde.inference.drift_fit import DriftEstimate, estimate_drift, increments, kappa_flag, restoring_plateau
 from levysde.inference.noise_fit import NoiseEstimate, edge_flags, estimate_noise, floor_se
 from levysde.stats.jackknife import jackknife_se, neuron_groups
@@ -107,11 +108,10 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fra
 
     Raises ValueError for bad shapes or too few increments (the message says which).
     """
-    zeta = np.asarray(zeta, dtype=float)
-    if not 0 < late_fraction <= 1:
-        raise ValueError(f"late_fraction must be in (0, 1]; got {late_fraction!r}")
-    if zeta.ndim != 2 or zeta.shape[0] < 3:
-        raise ValueError(f"zeta must be 2-d with >= 3 records; got shape {zeta.shape}")
+    zeta = check_array("zeta", zeta, ndim=2, allow_inf=True, allow_nan=True)
+    check_real("late_fraction", late_fraction, 0.0, 1.0, lo_open=True)
+    if zeta.shape[0] < 3:
+        raise ValueError(f"zeta must hold >= 3 records (rows); got shape {zeta.shape}")
     first = int(zeta.shape[0] * (1 - late_fraction))
     first = min(first, zeta.shape[0] - 3)
     notes = []

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from levysde.core.jsonable import to_jsonable
+from levysde.core.validate import check_int
 
 __all__ = ['Spread', 'spread', 'resolved_lag_max']
 
@@ -73,9 +74,7 @@ def resolved_lag_max(zeta, *, min_neurons: int = 10) -> float:
     z = np.sort(z[np.isfinite(z)])
     if z.size == 0:
         raise ValueError("zeta has no finite value: no time scale to bound the lags")
-    if int(min_neurons) != min_neurons or min_neurons < 1:
-        raise ValueError(f"min_neurons must be an integer >= 1; got {min_neurons!r}")
-    k = min(int(min_neurons), z.size)
+    k = min(check_int("min_neurons", min_neurons, 1), z.size)
     if -z[k - 1] > _LOG_DOUBLE_MAX:
         raise ValueError(f"the time scale exp(-zeta) of the {k}-th slowest neuron, exp({-z[k - 1]:.4g}), exceeds "
                          f"the largest double: no envelope lag range (zeta must be >= -709.78)")

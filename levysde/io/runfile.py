@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from levysde.core.validate import check_array
 from levysde.io.files import atomic_write, check_output
 
 __all__ = ["REQUIRED_KEYS", "save_run", "read_run", "load_run", "checkpoint_path", "check_writable"]
@@ -131,20 +132,12 @@ def _check_histogram(path: str | os.PathLike[str], edges: np.ndarray, counts: np
     """ValueError naming the file and the entry unless ``hist_edges`` is a 1-d, finite, strictly
     increasing grid of >= 2 edges and ``hist_counts`` holds finite counts >= 0 with shape
     (n_bins,) or (n_groups, n_bins), n_bins = len(hist_edges) - 1."""
-    if edges.ndim != 1 or edges.size < 2 or not np.issubdtype(edges.dtype, np.number):
-        raise ValueError(f"{path}: hist_edges must be a 1-d numeric array of >= 2 bin edges; got "
-                         f"shape {edges.shape}, dtype {edges.dtype}")
-    e = edges.astype(float)
-    if not (np.all(np.isfinite(e)) and np.all(np.diff(e) > 0)):
-        raise ValueError(f"{path}: hist_edges must be finite and strictly increasing (a corrupt or "
-                         f"hand-edited run file)")
-    if (counts.ndim not in (1, 2) or counts.shape[-1] != edges.size - 1
-            or not np.issubdtype(counts.dtype, np.number)):
+    check_array(f"{path}: hist_edges", edges, ndim=1, min_size=2, increasing=True,
+                why="a corrupt or hand-edited run file")
+    check_array(f"{path}: hist_counts", counts, ndim=(1, 2), lo=0.0)
+    if counts.shape[-1] != edges.size - 1:
         raise ValueError(f"{path}: hist_counts has shape {counts.shape}, expected (n_groups, "
                          f"{edges.size - 1}) for {edges.size} hist_edges")
-    c = counts.astype(float)
-    if not (np.all(np.isfinite(c)) and np.all(c >= 0)):
-        raise ValueError(f"{path}: hist_counts must be finite and >= 0")
 
 
 def load_run(path: str | os.PathLike[str]) -> dict[str, Any]:

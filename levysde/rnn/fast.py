@@ -17,6 +17,7 @@ CUDA, Adam/AdamW must be built with ``capturable=True`` (the trainer does this).
 """
 from __future__ import annotations
 
+from levysde.core.validate import check_int
 from levysde.rnn._torch import torch
 
 
@@ -38,8 +39,7 @@ class GraphStep:
 
     def __init__(self, forward_loss, update, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
                  *, capture: bool, warmup: int = 3):
-        if warmup < 1:
-            raise ValueError(f"warmup must be an integer >= 1, got {warmup!r}")
+        warmup = check_int("warmup", warmup, 1)
         self.forward_loss, self.update = forward_loss, update
         self.model, self.opt = model, optimizer
         self.capture, self.warmup = capture, warmup

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from levysde.core.jsonable import finite_or_none
+from levysde.core.validate import check_real
 from levysde.rnn.teacher import trivial_loss
 
 #: a run "learned" when its late loss is below this fraction of the trivial loss (docs/specification.md §8)
@@ -34,10 +35,8 @@ def learned_diagnostic(run: dict, threshold: float = LEARNED_THRESHOLD,
     ``trivial_loss``) or not > 0, or ``threshold`` / ``tail_fraction`` is out of range
     (threshold > 0, tail_fraction in (0, 1]).
     """
-    if not (isinstance(threshold, (int, float)) and np.isfinite(threshold) and threshold > 0):
-        raise ValueError(f"threshold must be a finite number > 0, got {threshold!r}")
-    if not (isinstance(tail_fraction, (int, float)) and 0 < tail_fraction <= 1):
-        raise ValueError(f"tail_fraction must be in (0, 1], got {tail_fraction!r}")
+    check_real("threshold", threshold, 0.0, lo_open=True)
+    check_real("tail_fraction", tail_fraction, 0.0, 1.0, lo_open=True)
     triv = None
     if "trivial_loss" in run:
         triv = float(np.asarray(run["trivial_loss"]).reshape(-1)[0])

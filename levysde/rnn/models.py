@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from levysde.core.validate import check_array, check_choice, check_int, check_real
 from levysde.rnn._torch import F, nn, torch
 
 MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
@@ -72,16 +73,9 @@ class Trace:
     y: torch.Tensor
 
 
-def _check_sizes(n_in, hidden, n_out):
-    for name, v in (("n_in", n_in), ("hidden", hidden), ("n_out", n_out)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
-
-
 def _chrono_T(n: int, t_max: float, generator: torch.Generator | None) -> torch.Tensor:
     """``n`` draws of ``T ~ U[1, t_max - 1]`` (chrono init); requires t_max > 2."""
-    if not (t_max > 2.0 and math.isfinite(t_max)):
-        raise ValueError(f"t_max must be a finite number > 2 for chrono init, got {t_max!r}")
+    check_real("t_max", t_max, 2.0, lo_open=True, why="chrono init")
     u = torch.rand(n, generator=generator, dtype=torch.float64)
     return (1.0 + u * (t_max - 2.0)).float()
 
@@ -102,8 +96,8 @@ class RNNModel(nn.Module):
 
     def __init__(self, n_in: int, hidden: int, n_out: int):
         super().__init__()
-        _check_sizes(n_in, hidden, n_out)
-        self.n_in, self.hidden, self.n_out = n_in, hidden, n_out
+        self.n_in, self.hidden, self.n_out = (check_int(k, v, 1) for k, v in
+                                              (("n_in", n_in), ("hidden", hidden), ("n_out", n_out)))
 
     # --- to implement -------------------------------------------------------------
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -163,8 +157,7 @@ class _Leaky(RNNModel):
     def __init__(self, n_in, hidden, n_out, init="default", t_max=None, gate_a=0.1,
                  generator=None):
         super().__init__(n_in, hidden, n_out)
-        if init not in INITS:
-            raise ValueError(f"init must be one of {INITS}, got {init!r}")
+        check_choice("init", init, INITS)
         H = hidden
         G = self.n_gate_fn(H)
         self.n_gate = G
@@ -294,8 +287,7 @@ class ConstGate(_Leaky):
             if a.numel() != hidden:
                 raise ValueError(f"gate_a must be a scalar or have length hidden={hidden}, "
                                  f"got {a.numel()} values")
-            if not bool(((a > 0) & (a < 1)).all()):
-                raise ValueError(f"gate_a must lie in (0, 1), got {a.tolist()[:5]}")
+            check_array("gate_a", a.numpy(), lo=0.0, hi=1.0, lo_open=True, hi_open=True)
         self.register_buffer("a", a.float())
         # -log(1 - a) kept in float64 (a buffer: follows .to(device), and .double())
         self.register_buffer("neg_log_r_const", -torch.log1p(-a))
@@ -348,8 +340,7 @@ class _TorchCell(RNNModel):
 
     def __init__(self, n_in, hidden, n_out, init="default", t_max=None, gate_a=None, generator=None):
         super().__init__(n_in, hidden, n_out)
-        if init not in INITS:
-            raise ValueError(f"init must be one of {INITS}, got {init!r}")
+        check_choice("init", init, INITS)
         self.rnn = self.module_cls(n_in, hidden, batch_first=True)
         H = hidden
         kk = 1.0 / math.sqrt(H)
@@ -500,8 +491,7 @@ def build_model(name: str, n_in: int, hidden: int, n_out: int, *, init: str = "d
     ``gate_a`` is ConstGate's constant(s) in (0, 1) (ignored by the other models).
 
     Raises ValueError for an unknown name/init or bad sizes."""
-    if name not in _CLASSES:
-        raise ValueError(f"model must be one of {MODELS}, got {name!r}")
+    check_choice("model", name, MODELS)
     gen = None
     if seed is not None:
         gen = torch.Generator().manual_seed(int(seed))

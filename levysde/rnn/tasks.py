@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from levysde.core.validate import check_choice, check_int, check_real
 from levysde.rnn._torch import torch
 from levysde.rnn.teacher import teacher_scale, teacher_time_scales
 
@@ -66,8 +67,7 @@ def sas_noise(shape, alpha: float, generator: torch.Generator | None = None,
     V ~ U(-pi/2, pi/2), W ~ Exp(1); alpha = 1 gives Cauchy tan(V); alpha = 2 gives N(0, 2).
     Computed in float64, returned as ``dtype`` on CPU. Raises ValueError unless 0 < alpha <= 2.
     """
-    if not (0 < alpha <= 2):
-        raise ValueError(f"alpha must be in (0, 2], got {alpha!r}")
+    check_real("alpha", alpha, 0.0, 2.0, lo_open=True)
     u = torch.rand(shape, generator=generator, dtype=torch.float64)
     v = (u - 0.5) * math.pi
     e = torch.rand(shape, generator=generator, dtype=torch.float64)
@@ -227,12 +227,10 @@ def build_task(name: str, seq_len: int, *, loss_from: int | None = None, delay: 
     ``target_noise`` not finite >= 0; ``input_alpha`` not None or in (0, 2) (or given for
     adding); ``n_mem`` < 1; ``mem_lag_max`` < 2; ``mem_gamma`` not finite >= 0.
     """
-    if name not in TASKS:
-        raise ValueError(f"task must be one of {TASKS}, got {name!r}")
-    lo_T = 3 if name == "adding" else 2
-    if not isinstance(seq_len, int) or isinstance(seq_len, bool) or seq_len < lo_T:
-        why = " (the adding task needs two marker positions before the loss window)" if name == "adding" else ""
-        raise ValueError(f"seq_len must be an integer >= {lo_T}{why}, got {seq_len!r}")
+    check_choice("task", name, TASKS)
+    adding = name == "adding"
+    seq_len = check_int("seq_len", seq_len, 3 if adding else 2,
+                        why="the adding task needs two marker positions before the loss window" if adding else "")
     if name == "longmem":
         if loss_from is not None:
             raise ValueError(f"loss_from must be None for the longmem task (the probe measures the last "
@@ -242,23 +240,18 @@ def build_task(name: str, seq_len: int, *, loss_from: int | None = None, delay: 
         loss_from = max(seq_len // 2, 2) if name == "adding" else seq_len // 2
     lo = 2 if name == "adding" else 0
     hi = PROBE_CHUNKS * seq_len - 1 if name == "longmem" else seq_len - 1
-    if not isinstance(loss_from, int) or not lo <= loss_from <= hi:
-        raise ValueError(f"loss_from must be an integer in [{lo}, {hi}], got {loss_from!r}")
-    if name == "delay" and not (isinstance(delay, int) and 1 <= delay <= seq_len - 1):
-        raise ValueError(f"delay must be an integer in [1, {seq_len - 1}], got {delay!r}")
+    loss_from = check_int("loss_from", loss_from, lo, hi)
+    if name == "delay":
+        delay = check_int("delay", delay, 1, seq_len - 1)
     if name == "powerlaw":
-        if not (isinstance(p, (int, float)) and np.isfinite(p) and p > 0):
-            raise ValueError(f"p (power-law exponent) must be a finite number > 0, got {p!r}")
-        if not (isinstance(kernel, int) and 0 <= kernel <= seq_len):
-            raise ValueError(f"kernel must be an integer in [0, {seq_len}], got {kernel!r}")
-    if not (isinstance(target_noise, (int, float)) and math.isfinite(target_noise) and target_noise >= 0):
-        raise ValueError(f"target_noise must be a finite number >= 0, got {target_noise!r}")
+        check_real("p", p, 0.0, lo_open=True, why="power-law exponent")
+        kernel = check_int("kernel", kernel, 0, seq_len)
+    check_real("target_noise", target_noise, 0.0)
     if input_alpha is not None:
         if name == "adding":
             raise ValueError("input_alpha must be None for the adding task (its inputs are uniform values "
                              "and markers)")
-        if not (isinstance(input_alpha, (int, float)) and 0 < input_alpha < 2):
-            raise ValueError(f"input_alpha must be None or a number in (0, 2), got {input_alpha!r}")
+        check_real("input_alpha", input_alpha, 0.0, 2.0, lo_open=True, hi_open=True, why="or None")
     if name == "longmem":
         teacher_time_scales(n_mem, mem_lag_max, mem_gamma)  # validates the three
     return Task(name=name, seq_len=seq_len, loss_from=loss_from, delay=int(delay), p=float(p),

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from levysde.core.validate import check_int, check_real
+
 
 # --------------------------------------------------------------------------------------
 # the "learned" diagnostic (docs/specification.md §8 (i)), torch-free so that ``levysde check`` needs numpy only
@@ -20,12 +22,8 @@ def teacher_time_scales(n_mem: int, lag_max: int, gamma: float = 0.0) -> np.ndar
     ``[lag_max]``. Raises ValueError unless n_mem is an integer >= 1, lag_max an integer >= 2
     and gamma a finite number >= 0.
     """
-    if not (isinstance(n_mem, (int, np.integer)) and not isinstance(n_mem, bool) and n_mem >= 1):
-        raise ValueError(f"n_mem must be an integer >= 1, got {n_mem!r}")
-    if not (isinstance(lag_max, (int, np.integer)) and not isinstance(lag_max, bool) and lag_max >= 2):
-        raise ValueError(f"mem_lag_max must be an integer >= 2, got {lag_max!r}")
-    if not (isinstance(gamma, (int, float, np.floating)) and np.isfinite(gamma) and gamma >= 0):
-        raise ValueError(f"mem_gamma must be a finite number >= 0, got {gamma!r}")
+    n_mem, lag_max = check_int("n_mem", n_mem, 1), check_int("mem_lag_max", lag_max, 2)
+    check_real("mem_gamma", gamma, 0.0)
     if n_mem == 1:
         return np.array([float(lag_max)])
     u = np.arange(n_mem) / (n_mem - 1.0)

@@ -64,6 +64,7 @@ import numpy as np
 
 from levysde import __version__
 from levysde.core.memory import available_memory
+from levysde.core.validate import check_bool, check_choice, check_int, check_real
 from levysde.io.runfile import check_writable, checkpoint_path, save_run
 from levysde.rnn._torch import torch
 from levysde.rnn.checkpoint import load_checkpoint, save_checkpoint
@@ -162,53 +163,45 @@ class TrainConfig:
     fast: bool = False
 
     def validate(self) -> "TrainConfig":
-        """Raise ValueError naming the first bad field and its allowed range; return self."""
-        def need(ok, name, allowed):
-            if not ok:
-                raise ValueError(f"{name} must be {allowed}, got {getattr(self, name)!r}")
+        """Raise ValueError naming the first bad field and its allowed range
+        (:mod:`levysde.core.validate`); integer fields become Python ints. Returns self."""
+        def optional(check, name, *args, **kw):
+            if getattr(self, name) is not None:
+                check(name, getattr(self, name), *args, **kw)
 
-        def is_int(v):
-            return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+        def integer(name, lo, hi=None, why=""):
+            if getattr(self, name) is not None:
+                setattr(self, name, check_int(name, getattr(self, name), lo, hi, why=why))
 
-        def is_num(v):
-            return isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool) \
-                and math.isfinite(v)
-
-        need(self.model in MODELS, "model", f"one of {MODELS}")
-        need(is_int(self.hidden) and self.hidden >= 1, "hidden", "an integer >= 1")
-        need(self.optimizer in OPTIMIZERS, "optimizer", f"one of {OPTIMIZERS}")
-        need(is_num(self.lr) and self.lr > 0, "lr", "a finite number > 0")
-        need(self.lr_scaling in LR_SCALINGS, "lr_scaling", f"one of {LR_SCALINGS}")
-        need(is_int(self.lr_base_width) and self.lr_base_width >= 1, "lr_base_width", "an integer >= 1")
-        need(self.weight_decay is None or (is_num(self.weight_decay) and self.weight_decay >= 0),
-             "weight_decay", "None or a finite number >= 0")
-        need(isinstance(self.gate_decay, bool), "gate_decay", "a bool")
-        need(self.clip is None or (is_num(self.clip) and self.clip > 0), "clip", "None or a number > 0")
-        need(self.task in TASKS, "task", f"one of {TASKS}")
-        need(is_int(self.batch) and self.batch >= 1, "batch", "an integer >= 1")
-        need(self.probe_batch is None or (is_int(self.probe_batch) and self.probe_batch >= 1),
-             "probe_batch", "None or an integer >= 1")
-        need(is_int(self.steps) and self.steps >= 0, "steps", "an integer >= 0")
-        need(is_int(self.record_every) and self.record_every >= 1, "record_every", "an integer >= 1")
-        need(is_int(self.seed) and 0 <= self.seed < 2 ** 32, "seed", "an integer in [0, 2^32)")
-        need(self.init in INITS, "init", f"one of {INITS}")
-        need(self.t_max is None or (is_num(self.t_max) and self.t_max > 2), "t_max", "None or a number > 2")
-        need(is_num(self.gate_a) and 0 < self.gate_a < 1, "gate_a", "a number in (0, 1)")
-        need(self.inject_alpha is None or (is_num(self.inject_alpha) and 0 < self.inject_alpha <= 2),
-             "inject_alpha", "None or a number in (0, 2]")
-        need(is_num(self.inject_scale) and self.inject_scale >= 0, "inject_scale", "a finite number >= 0")
-        need(self.inject_target in INJECT_TARGETS, "inject_target", f"one of {INJECT_TARGETS}")
-        need(is_int(self.n_lags) and self.n_lags >= 2, "n_lags", "an integer >= 2")
-        need(is_int(self.lag_max) and 2 <= self.lag_max <= MAX_LAG, "lag_max",
-             "an integer in [2, 2^53] (lags are exact float64 integers)")
-        need(self.lag_max >= self.n_lags, "n_lags", f"<= lag_max = {self.lag_max} (distinct integer lags)")
-        need(isinstance(self.transport, bool), "transport", "a bool")
-        need(self.device in ("cpu", "cuda"), "device", "'cpu' or 'cuda'")
-        need(self.threads is None or (is_int(self.threads) and self.threads >= 1), "threads",
-             "None or an integer >= 1")
-        need(isinstance(self.fast, bool), "fast", "a bool")
-        need(not self.fast or self.model in ("constgate", "sharedgate", "diaggate"), "fast",
-             "False for GRU/LSTM (they already run torch's fused cuDNN kernels)")
+        check_choice("model", self.model, MODELS)
+        integer("hidden", 1)
+        check_choice("optimizer", self.optimizer, OPTIMIZERS)
+        check_real("lr", self.lr, 0.0, lo_open=True)
+        check_choice("lr_scaling", self.lr_scaling, LR_SCALINGS)
+        integer("lr_base_width", 1)
+        optional(check_real, "weight_decay", 0.0)
+        check_bool("gate_decay", self.gate_decay)
+        optional(check_real, "clip", 0.0, lo_open=True)
+        check_choice("task", self.task, TASKS)
+        integer("batch", 1)
+        integer("probe_batch", 1)
+        integer("steps", 0)
+        integer("record_every", 1)
+        integer("seed", 0, 2 ** 32 - 1)
+        check_choice("init", self.init, INITS)
+        optional(check_real, "t_max", 2.0, lo_open=True)
+        check_real("gate_a", self.gate_a, 0.0, 1.0, lo_open=True, hi_open=True)
+        optional(check_real, "inject_alpha", 0.0, 2.0, lo_open=True)
+        check_real("inject_scale", self.inject_scale, 0.0)
+        check_choice("inject_target", self.inject_target, INJECT_TARGETS)
+        integer("lag_max", 2, MAX_LAG, why="lags are exact float64 integers")
+        integer("n_lags", 2, self.lag_max, why="distinct integer lags up to lag_max")
+        check_bool("transport", self.transport)
+        check_choice("device", self.device, ("cpu", "cuda"))
+        integer("threads", 1)
+        if check_bool("fast", self.fast) and self.model not in ("constgate", "sharedgate", "diaggate"):
+            raise ValueError(f"fast must be False for GRU/LSTM (they already run torch's fused cuDNN "
+                             f"kernels); got model {self.model!r}")
         self.make_task()  # validates the task's fields
         return self
 
@@ -289,11 +282,8 @@ def integer_lag_grid(n_lags: int, lag_max: int) -> np.ndarray:
     the next free integer (and the top end is kept at ``lag_max``), so the grid is linear
     (1, 2, 3, ...) where the log spacing is below 1 and logarithmic above.
     Raises ValueError unless 2 <= n_lags <= lag_max <= MAX_LAG = 2^53 (exact in float64)."""
-    n_lags, lag_max = int(n_lags), int(lag_max)
-    if not 2 <= lag_max <= MAX_LAG:
-        raise ValueError(f"lag_max must be an integer in [2, 2^53] (exact in float64), got {lag_max}")
-    if not 2 <= n_lags <= lag_max:
-        raise ValueError(f"n_lags must be in [2, lag_max = {lag_max}], got {n_lags}")
+    lag_max = check_int("lag_max", lag_max, 2, MAX_LAG, why="exact in float64")
+    n_lags = check_int("n_lags", n_lags, 2, lag_max, why="at most lag_max")
     lags = np.round(np.geomspace(1.0, lag_max, n_lags)).astype(np.int64)
     lags[0], lags[-1] = 1, lag_max
     for i in range(1, n_lags):               # strictly increasing

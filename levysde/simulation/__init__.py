@@ -2,8 +2,9 @@
 
 One module per concept; the entry point :func:`simulate` only wires them together:
 
-* :mod:`levysde.simulation.drift`: the drifts F (:class:`SaturatingDrift`, :class:`OUDrift`,
-  :class:`TabulatedDrift`);
+* :mod:`levysde.simulation.drift`: the drifts F, each a :class:`Drift` (:class:`SaturatingDrift`,
+  :class:`OUDrift`, :class:`TabulatedDrift`, or a subclass of one's own) that gives the compiled
+  drift its :class:`KernelArgs`;
 * :mod:`levysde.simulation.scheme`: the jump law of the scheme (cut eps, big-jump rate,
   small-jump variance and symbol, the simulated model's tail rate :func:`beta_model`);
 * :mod:`levysde.simulation.result`: :class:`SimulationResult` (``.npz`` save/load, tail estimates)
@@ -12,8 +13,9 @@ One module per concept; the entry point :func:`simulate` only wires them togethe
 * ``levysde.simulation._step``: drift and big-jump rejection, written once for both backends;
 * ``levysde.simulation._backend``, ``levysde.simulation._cuda``: the backend choice and the CUDA
   kernel (numba-cuda, imported only for ``backend="cuda"``);
-* ``levysde.simulation._checks``: the argument checks and the errors
-  (:class:`DivergenceError`, :class:`SimulationInputError`, :class:`StepSizeError`);
+* ``levysde.simulation._checks``: the simulator's own checks (the generic ones are
+  :mod:`levysde.core.validate`'s) and the errors (:class:`DivergenceError`,
+  :class:`SimulationInputError`, :class:`StepSizeError`);
 * ``levysde.simulation._simulate``: :func:`simulate` and :func:`sample_increments`.
 
 Random numbers: one xoshiro256++ stream per particle, seeded from one
@@ -34,7 +36,16 @@ __getattr__, __dir__, __all__ = lazy.attach(
         "_backend": ["BACKENDS", "CudaUnavailableError", "load_cuda"],
         "_checks": ["MAX_SLOPE_DT", "MAX_STEPS", "DivergenceError", "SimulationInputError", "StepSizeError"],
         "_simulate": ["DEFAULT_RECORD_EVERY", "group_starts", "sample_increments", "simulate"],
-        "drift": ["OUDrift", "SaturatingDrift", "TabulatedDrift"],
+        "drift": [
+            "Drift",
+            "KernelArgs",
+            "OUDrift",
+            "SaturatingDrift",
+            "TabulatedDrift",
+            "DRIFT_SATURATING",
+            "DRIFT_OU",
+            "DRIFT_TABULATED",
+        ],
         "result": ["SimulationResult", "SimulationMeta"],
         "scheme": [
             "DEFAULT_EPS_FACTOR",

@@ -6,6 +6,8 @@ from __future__ import annotations
 import platform
 import types
 
+from levysde.core.validate import check_choice
+
 BACKENDS = ("cpu", "cuda")
 
 
@@ -16,9 +18,7 @@ class CudaUnavailableError(RuntimeError):
 
 def check_backend(backend: str) -> str:
     """Validate the name: "cpu" or "cuda"; ValueError naming ``backend`` otherwise."""
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}; got {backend!r}")
-    return backend
+    return check_choice("backend", backend, BACKENDS)
 
 
 def load_cuda() -> types.ModuleType:

@@ -1,14 +1,13 @@
-"""Argument checks and errors of the simulator (one place for every check of :mod:`levysde.simulation`).
+"""The simulator's own checks and errors (the generic ones are :mod:`levysde.core.validate`'s).
 
 Each check raises ``ValueError`` naming the parameter and its allowed range; the errors
 that :func:`levysde.simulation.simulate` raises before or during a run are defined here.
 """
 from __future__ import annotations
 
-import math
-
-from levysde.core.memory import available_memory  # noqa: F401  (re-exported)
-from levysde.theory.params import check_int, check_param, describe_range  # noqa: F401  (check_int re-exported)
+from levysde.core.memory import available_memory
+from levysde.core.validate import check_real
+from levysde.theory.params import check_param
 
 __all__ = ["DivergenceError", "SimulationInputError", "StepSizeError", "MAX_SLOPE_DT", "MAX_STEPS"]
 
@@ -46,48 +45,11 @@ class StepSizeError(SimulationInputError, DivergenceError):
     biased: e.g. ``--dt 5`` with the saturating drift gave beta_hat 0.44 for beta* 0.81)."""
 
 
-def finite(name, value) -> float:
-    """``float(value)``; ValueError naming ``name`` unless it is a finite real number."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite real number; got {value!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be a finite real number; got {value!r}")
-    return v
-
-
-def positive(name, value) -> float:
-    """``float(value)``; ValueError naming ``name`` unless it is finite and in (0, inf)."""
-    v = finite(name, value)
-    if v <= 0:
-        raise ValueError(f"{name} must be finite and in (0, inf); got {value!r}")
-    return v
-
-
-def check_eps(eps) -> float:
-    return positive("eps", eps)
-
-
-def check_dt(dt) -> float:
-    return positive("dt", dt)
-
-
-def scalar_param(name, value) -> float:
-    """A model parameter of one run as a float: :func:`levysde.theory.params.check_param` (ValueError
-    naming ``name`` and its range) and a scalar (ValueError naming ``name`` for an array: one
-    simulation per call; loop, or sweep with :mod:`levysde.studies.sweep`, for several values)."""
-    arr = check_param(name, value)
-    if arr.ndim != 0 and arr.size != 1:
-        raise ValueError(f"{name} must be a single real number in {describe_range(name)} (one "
-                         f"simulation per call; loop or use levysde.sweep for several values); "
-                         f"got an array of shape {arr.shape}")
-    return float(arr.reshape(()))
-
-
 def jump_params(alpha, lam, eta_j):
-    """(alpha, lam, eta_j) as floats, each a scalar checked against its range (:func:`scalar_param`)."""
-    return scalar_param("alpha", alpha), scalar_param("lam", lam), scalar_param("eta_j", eta_j)
+    """(alpha, lam, eta_j) as floats, each a single number in its range
+    (:func:`levysde.theory.params.check_param` with ``scalar=True``)."""
+    return (check_param("alpha", alpha, scalar=True), check_param("lam", lam, scalar=True),
+            check_param("eta_j", eta_j, scalar=True))
 
 
 def time_grid(t_end, burn_in, dt):
@@ -95,12 +57,8 @@ def time_grid(t_end, burn_in, dt):
 
     ValueError unless t_end > 0 and 0 <= burn_in < t_end; SimulationInputError when
     t_end/dt > MAX_STEPS or fewer than one step is recorded."""
-    t_end = finite("t_end", t_end)
-    burn_in = finite("burn_in", burn_in)
-    if t_end <= 0:
-        raise ValueError(f"t_end must be in (0, inf); got {t_end!r}")
-    if not 0 <= burn_in < t_end:
-        raise ValueError(f"burn_in must be in [0, t_end = {t_end:g}); got {burn_in!r}")
+    t_end = check_real("t_end", t_end, 0.0, lo_open=True)
+    burn_in = check_real("burn_in", burn_in, 0.0, t_end, hi_open=True, why=f"t_end = {t_end:g}")
     if not t_end / dt <= MAX_STEPS:
         raise SimulationInputError(
             f"{{t_end}} / {{dt}} = {t_end / dt:.3g} steps exceeds the cap of {MAX_STEPS:.0e}; "
@@ -114,14 +72,16 @@ def time_grid(t_end, burn_in, dt):
     return n_steps, rec_start
 
 
-def step_size(slope, dt, tabulated):
-    """StepSizeError when ``slope * dt > MAX_SLOPE_DT`` (Euler accuracy/stability of the drift
-    step, docs/simulate.md "Bias"); ``tabulated`` words the message for a tabulated drift."""
+def step_size(drift, dt):
+    """StepSizeError when ``drift.slope * dt > MAX_SLOPE_DT`` (Euler accuracy/stability of the drift
+    step, docs/simulate.md "Bias"); the message names the drift's ``slope_name`` (a parameter
+    such as gamma, or the slope of a table)."""
+    slope, name = drift.slope, drift.slope_name
     if slope * dt > MAX_SLOPE_DT:
-        if tabulated:
-            what, name = "the tabulated drift's slope: max |dF/dz|*dt", "max |dF/dz|"
+        if name.isidentifier():
+            what = f"{{{name}}}: {name}*dt"
         else:
-            what, name = "{gamma}: gamma*dt", "gamma"
+            what = f"the {drift.name} drift's slope: {name}*dt"
         raise StepSizeError(
             f"{{dt}} too large for {what} = {slope * dt:.3g} > {MAX_SLOPE_DT:g} (Euler would be "
             f"biased or unstable); use dt <= {MAX_SLOPE_DT:g}/{name} = {MAX_SLOPE_DT / slope:.3g}")
@@ -145,17 +105,6 @@ def threshold_depth(depth, halfwidth):
         raise SimulationInputError(
             f"{{threshold_u}} must be in (0, {halfwidth:g}): a depth beyond the equilibrium inside the "
             f"histogram of zeta (half-width {halfwidth:g}); got {depth:g}")
-
-
-def window(value):
-    """(lo, hi) floats with lo < hi; ValueError naming ``window`` otherwise."""
-    try:
-        lo, hi = (finite("window", w) for w in value)
-    except TypeError:
-        raise ValueError(f"window must be (lo, hi) with lo < hi; got {value!r}") from None
-    if not lo < hi:
-        raise ValueError(f"window must be (lo, hi) with lo < hi; got {value!r}")
-    return lo, hi
 
 
 def memory(particles, n_groups, n_bins, n_traj, n_traj_rec):

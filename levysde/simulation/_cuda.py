@@ -45,6 +45,7 @@ from numba import config as _nb_config  # noqa: E402
 from numba import cuda  # noqa: E402
 from numba import types as _nbt  # noqa: E402
 
+from levysde.core.validate import check_int  # noqa: E402
 from levysde.simulation import (
     _rng,
     _step,  # noqa: E402
@@ -342,9 +343,7 @@ def _key(seed):
 def _layout(gstart, threads_per_block):
     """(threads per block, blocks per group): each block serves one group."""
     m = int(np.max(np.diff(gstart)))
-    tpb = int(threads_per_block or THREADS_PER_BLOCK)
-    if tpb < 1 or tpb > 1024:
-        raise ValueError(f"threads_per_block must be in [1, 1024]; got {tpb}")
+    tpb = check_int("threads_per_block", threads_per_block or THREADS_PER_BLOCK, 1, 1024)
     block = min(tpb, 32 * ((m + 31) // 32))
     return block, (m + block - 1) // block
 
@@ -367,7 +366,7 @@ def run(z, *, seed, gstart, n_steps, rec_start, dt, drift_args, s_gauss, rate, e
     """Run the scheme on the GPU (docs/specification.md §7); the caller has checked every argument.
 
     z : (N,) float64 initial states; gstart : (G + 1,) int64 group boundaries; drift_args :
-    (kind, dpar(3,), grid, vals) as from a drift's ``_kernel_args``; hist_lo, bin_width,
+    (kind, dpar(3,), grid, vals): a drift's ``kernel_args()``; hist_lo, bin_width,
     n_bins : the histogram; exc_level : excursion level (the equilibrium); window (win_lo,
     win_hi); n_traj paths thinned by traj_every. progress(particle_steps) is called after each
     launch. threads_per_block : default THREADS_PER_BLOCK (results do not depend on it).

@@ -34,6 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from levysde.core.validate import check_real
+from levysde.theory.params import check_param
+
 #: relative cell width q - 1, tempering e-folds per cell d, tail share of the envelope area,
 #: most cells (defaults of :func:`jump_table`)
 _Q, _D, _TAIL_SHARE, _MAX_CELLS = 1.03, 0.03, 1e-3, 4096
@@ -123,12 +126,8 @@ def jump_table(eps, alpha, lam, *, q=_Q, d=_D, tail_share=_TAIL_SHARE, max_cells
 
     Returns a :class:`JumpTable`. Raises ValueError for parameters out of range.
     """
-    if not (eps > 0.0 and math.isfinite(eps)):
-        raise ValueError(f"eps must be finite and > 0; got {eps!r}")
-    if not 0.0 < alpha < 2.0:
-        raise ValueError(f"alpha must be in (0, 2); got {alpha!r}")
-    if not (lam >= 0.0 and math.isfinite(lam)):
-        raise ValueError(f"lam must be finite and >= 0; got {lam!r}")
+    eps = check_real("eps", eps, 0.0, lo_open=True)
+    alpha, lam = check_param("alpha", alpha, scalar=True), check_param("lam", lam, scalar=True)
     with np.errstate(all="ignore"):                             # overflow: checked below
         xs = _edges(eps, alpha, lam, q, d, tail_share, max_cells)
         x, x1 = xs[:-1], xs[1:]

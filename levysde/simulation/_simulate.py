@@ -8,6 +8,7 @@ of the model (beta*, beta_model), the histogram layout, the jump law
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, replace
@@ -17,26 +18,17 @@ import numpy as np
 
 from levysde import __version__
 from levysde.core.jsonable import finite_or_none
+from levysde.core.validate import check_array, check_int, check_real
 from levysde.simulation import _checks, _rng
 from levysde.simulation._backend import check_backend, cpu_name, load_cuda
-from levysde.simulation._checks import (
-    DivergenceError,
-    check_dt,
-    check_eps,
-    check_int,
-    finite,
-    jump_params,
-    scalar_param,
-    step_size,
-    time_grid,
-)
+from levysde.simulation._checks import DivergenceError, jump_params, step_size, time_grid
 from levysde.simulation._jumptable import jump_table
 from levysde.simulation._kernels import BLOCK, WINDOW, increments_kernel, run_chunk
 from levysde.simulation.bias import bias_budget, default_threshold
-from levysde.simulation.drift import OUDrift, SaturatingDrift, TabulatedDrift
+from levysde.simulation.drift import Drift, KernelArgs, SaturatingDrift
 from levysde.simulation.result import SimulationMeta, SimulationResult
 from levysde.simulation.scheme import beta_model, default_eps, jump_scheme, poisson_table, simulation_eps
-from levysde.theory.params import DEFAULTS
+from levysde.theory.params import DEFAULTS, check_param
 from levysde.theory.phases import classify
 
 __all__ = ["simulate", "sample_increments", "DEFAULT_RECORD_EVERY", "group_starts", "chunk_bounds"]
@@ -67,9 +59,6 @@ def group_starts(particles, n_groups):
     aligned = 8 * ((even + 4) // 8)
     aligned[-1] = particles
     return aligned if np.all(np.diff(aligned) > 0) else even
-
-#: the default drift's parameters (kappa: docs/specification.md §4 default plateau)
-_DRIFT_DEFAULTS = {"kappa": DEFAULTS["kappa"], "gamma": 1.0, "z0": 0.0}
 
 
 def _jump_args(rate, eps, alpha, lam):
@@ -109,10 +98,10 @@ def sample_increments(n, dt, *, alpha, lam, eta_j, eps=None, seed=0, eta_g=0.0):
     Raises ValueError naming a bad argument.
     """
     n = check_int("n", n, 1)
-    dt = check_dt(dt)
+    dt = check_real("dt", dt, 0.0, lo_open=True)
     a, lm, ej = jump_params(alpha, lam, eta_j)
-    eg = scalar_param("eta_g", eta_g)
-    eps = default_eps(dt, eta_j=ej, alpha=a) if eps is None else check_eps(eps)
+    eg = check_param("eta_g", eta_g, scalar=True)
+    eps = default_eps(dt, eta_j=ej, alpha=a) if eps is None else check_real("eps", eps, 0.0, lo_open=True)
     rate, sig2, exp_prop = jump_scheme(dt, eps, a, lm, ej, eg)
     tile = 4096
     n_tiles = (n + tile - 1) // tile
@@ -185,51 +174,48 @@ class _State:
     traj: np.ndarray         # (n_traj, n_traj_rec) thinned paths
 
 
-def _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particles, t_end, burn_in,
+def _check_drift(drift) -> Drift:
+    """``drift`` (default ``SaturatingDrift()``) when it is a :class:`Drift` that the simulator
+    accepts (``check_restoring``) and whose ``kernel_args()`` is a :class:`KernelArgs`."""
+    if drift is None:
+        return SaturatingDrift()
+    if not isinstance(drift, Drift):
+        raise ValueError(f"drift must be a levysde.simulation.Drift (SaturatingDrift, OUDrift, "
+                         f"TabulatedDrift or a subclass of Drift); got {drift!r}")
+    drift.check_restoring()
+    args = drift.kernel_args()
+    if not isinstance(args, KernelArgs):
+        raise ValueError(f"drift.kernel_args() must return a levysde.simulation.KernelArgs; got "
+                         f"{type(args).__name__} from {drift!r}")
+    return drift
+
+
+def _check_arguments(eta_j, eta_g, alpha, lam, drift, particles, t_end, burn_in,
                      dt, eps, n_groups, bin_width, traj_particles, traj_every, threshold_u,
                      record_every) -> _Config:
     """The checks of :func:`simulate` that need no theory, in the order of its signature
     (ValueError naming the argument; StepSizeError for ``|F'| dt > MAX_SLOPE_DT``)."""
     a, lm, ej = jump_params(alpha, lam, eta_j)
-    eg = _checks.scalar_param("eta_g", eta_g)
-    shape = {"kappa": kappa, "gamma": gamma, "z0": z0}
-    if drift is None:
-        drift = SaturatingDrift(*(_DRIFT_DEFAULTS[k] if v is None else v for k, v in shape.items()))
-    elif not isinstance(drift, (SaturatingDrift, OUDrift, TabulatedDrift)):
-        raise ValueError(f"drift must be a SaturatingDrift, OUDrift or TabulatedDrift; got {drift!r}")
-    else:
-        clash = [k for k, v in shape.items() if v is not None]
-        if clash:
-            raise ValueError(f"{' and '.join(clash)} conflict{'s' if len(clash) == 1 else ''} with drift = "
-                             f"{drift!r}: the drift carries its own plateau, slope and equilibrium; "
-                             f"give either drift or kappa/gamma/z0, not both")
-    if isinstance(drift, OUDrift):
-        _checks.restoring_gamma(drift.gamma, drift.name)
-    dt = check_dt(dt)
+    eg = check_param("eta_g", eta_g, scalar=True)
+    drift = _check_drift(drift)
+    dt = check_real("dt", dt, 0.0, lo_open=True)
     particles = check_int("particles", particles, 1)
-    n_groups = check_int("n_groups", n_groups, 1)
-    if n_groups > particles:
-        raise ValueError(f"n_groups must be in [1, particles = {particles}]; got {n_groups}")
+    n_groups = check_int("n_groups", n_groups, 1, particles, why="at most particles")
     n_steps, rec_start = time_grid(t_end, burn_in, dt)
-    step_size(drift.slope, dt, isinstance(drift, TabulatedDrift))
-    eps = None if eps is None else check_eps(eps)             # None: simulation_eps after the checks
-    bin_width = finite("bin_width", bin_width)
-    if bin_width <= 0:
-        raise ValueError(f"bin_width must be in (0, inf); got {bin_width!r}")
+    step_size(drift, dt)
+    eps = None if eps is None else check_real("eps", eps, 0.0, lo_open=True)   # None: simulation_eps later
+    bin_width = check_real("bin_width", bin_width, 0.0, lo_open=True)
     traj_particles = check_int("traj_particles", traj_particles, 0)
     if traj_every is not None and traj_particles == 0:
         raise ValueError("traj_every applies only with traj_particles >= 1 (no trajectories are kept "
                          "with traj_particles = 0)")
     traj_every = check_int("traj_every", 100 if traj_every is None else traj_every, 1)
     if threshold_u is not None:
-        threshold_u = finite("threshold_u", threshold_u)
+        threshold_u = check_real("threshold_u", threshold_u)
     n_rec_steps = n_steps - rec_start
     if record_every is None:
         record_every = min(DEFAULT_RECORD_EVERY, n_rec_steps)
-    record_every = check_int("record_every", record_every, 1)
-    if record_every > n_rec_steps:
-        raise ValueError(f"record_every must be in [1, {n_rec_steps}] (the steps after burn-in); "
-                         f"got {record_every}")
+    record_every = check_int("record_every", record_every, 1, n_rec_steps, why="the steps after burn-in")
     return _Config(ej, eg, a, lm, drift, dt, eps, particles, n_groups, n_steps, rec_start, bin_width,
                    min(traj_particles, particles), traj_every, threshold_u, record_every)
 
@@ -263,9 +249,7 @@ def _layout(cfg: _Config, tail_rate, hist_halfwidth, window) -> _Layout:
     if hist_halfwidth is None:
         r = tail_rate if (math.isfinite(tail_rate) and tail_rate > 0) else 0.0
         hist_halfwidth = 400.0 if r == 0 else min(400.0, max(25.0, 45.0 / r))
-    hist_halfwidth = finite("hist_halfwidth", hist_halfwidth)
-    if hist_halfwidth <= 0:
-        raise ValueError(f"hist_halfwidth must be in (0, inf); got {hist_halfwidth!r}")
+    hist_halfwidth = check_real("hist_halfwidth", hist_halfwidth, 0.0, lo_open=True)
     half_bins = max(1, int(math.ceil(hist_halfwidth / bin_width)))
     n_bins = 2 * half_bins
     hist_lo = zeq - half_bins * bin_width
@@ -280,7 +264,9 @@ def _layout(cfg: _Config, tail_rate, hist_halfwidth, window) -> _Layout:
             f"the equilibrium {{z0}} = {zeq:.3g} is too far from 0: float64 cannot resolve bins of "
             f"width {bin_width:g} there; use |z0| <= {z_max - hist_halfwidth:.3g} (the tail rate "
             f"does not depend on z0)")
-    win_lo, win_hi = _checks.window(window)
+    win_lo, win_hi = (float(w) for w in check_array("window", window, shape=(2,)))
+    if not win_lo < win_hi:
+        raise ValueError(f"window must be (lo, hi) with lo < hi; got {window!r}")
     return _Layout(zeq, hist_lo, bin_width, n_bins, edges, win_lo, win_hi)
 
 
@@ -293,12 +279,11 @@ def _initial_state(cfg: _Config, lay: _Layout, seed, z_init, streams=True) -> _S
     if z_init is None:
         z = np.full(particles, lay.zeq)
     else:
+        z = check_array("z_init", z_init)
         try:
-            z = np.array(np.broadcast_to(np.asarray(z_init, dtype=float), (particles,)))
+            z = np.array(np.broadcast_to(z, (particles,)))
         except ValueError:
             raise ValueError(f"z_init must be a scalar or have length particles = {particles}") from None
-        if not np.all(np.isfinite(z)):
-            raise ValueError("z_init must be finite")
         if not np.all((z > lay.win_lo) & (z < lay.win_hi)):
             raise ValueError(f"z_init must lie inside the divergence window ({lay.win_lo:g}, "
                              f"{lay.win_hi:g}); got values in [{z.min():g}, {z.max():g}]")
@@ -342,7 +327,7 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
     Raises DivergenceError (with the likely cause) after the first chunk in which a particle
     left the window or became non-finite."""
     n_steps, particles = cfg.n_steps, cfg.particles
-    kind, dpar, grid, vals = cfg.drift._kernel_args()
+    kind, dpar, grid, vals = cfg.drift.kernel_args()
     bounds = chunk_bounds(n_steps, particles)
     n_chunks = len(bounds) - 1
     jargs = _jump_args(rate, cfg.eps, cfg.alpha, cfg.lam)
@@ -380,7 +365,7 @@ def _advance_cuda(cu, cfg: _Config, lay: _Layout, st: _State, seed, rate, exp_pr
     bar = _progress_bar(cfg, progress)
     try:
         out = cu.run(st.z, seed=seed, gstart=st.gstart, n_steps=cfg.n_steps, rec_start=cfg.rec_start,
-                     dt=cfg.dt, drift_args=cfg.drift._kernel_args(), s_gauss=s_gauss, rate=rate,
+                     dt=cfg.dt, drift_args=cfg.drift.kernel_args(), s_gauss=s_gauss, rate=rate,
                      eps=cfg.eps, alpha=cfg.alpha, lam=cfg.lam, exp_prop=exp_prop,
                      hist_lo=lay.hist_lo, bin_width=lay.bin_width, n_bins=lay.n_bins,
                      exc_level=lay.zeq, win_lo=lay.win_lo, win_hi=lay.win_hi, n_traj=cfg.n_traj,
@@ -435,8 +420,24 @@ def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig
                             traj_t=traj_t, traj_zeta=st.traj if cfg.n_traj else None)
 
 
-def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEFAULTS["lam"],
-             drift=None, kappa=None, gamma=None, z0=None,
+def _drift_keywords_moved(func):
+    """A TypeError with the way forward for ``kappa``, ``gamma`` and ``z0``, which :func:`simulate`
+    took before its drift carried them (Python's own error would not say where they went)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        moved = [k for k in ("kappa", "gamma", "z0") if k in kwargs]
+        if moved:
+            raise TypeError(f"simulate() got {', '.join(moved)}: the drift carries its plateau kappa, "
+                            f"slope gamma and equilibrium z0; pass drift=SaturatingDrift(kappa=..., "
+                            f"gamma=..., z0=...) (or OUDrift(gamma, z0), TabulatedDrift(grid, values))")
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+@_drift_keywords_moved
+def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEFAULTS["lam"], drift=None,
              particles=16384, t_end=800.0, burn_in=50.0, dt=0.01, seed=0, eps=None,
              n_groups=64, bin_width=0.05, hist_halfwidth=None, window=None,
              z_init=None, traj_particles=0, traj_every=None, threshold_u=None, progress=False,
@@ -449,11 +450,10 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     ----------
     eta_j, eta_g, alpha, lam : model parameters (docs/specification.md §2-§4; eta_J >= 0, eta_G >= 0,
         alpha in (0, 2), lam >= 0).
-    drift : SaturatingDrift | OUDrift | TabulatedDrift; default
-        ``SaturatingDrift(kappa, gamma, z0)``.
-    kappa, gamma, z0 : the default drift's plateau (> 0, default 1), slope at the
-        equilibrium (> 0, default 1) and equilibrium (default 0); only without ``drift``
-        (giving both is a ValueError naming them, not a silent choice).
+    drift : :class:`Drift`, default ``SaturatingDrift()`` (plateau kappa = 1, slope gamma = 1,
+        equilibrium z0 = 0): ``SaturatingDrift(kappa, gamma, z0)``, ``OUDrift(gamma, z0)``,
+        ``TabulatedDrift(grid, values)`` or a subclass of Drift (:mod:`levysde.simulation.drift`).
+        The drift carries kappa, gamma and z0: passing them to simulate is a TypeError.
     particles : int >= 1; t_end > 0 : simulated time (burn-in included);
     burn_in in [0, t_end) : time before recording; dt > 0 : time step.
     seed : int >= 0 (``numpy.random.SeedSequence`` entropy). Same seed -> same
@@ -503,6 +503,8 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
 
     Raises
     ------
+    TypeError for the keywords kappa, gamma, z0 (they belong to the drift).
+
     ValueError naming a bad argument (:class:`SimulationInputError` for the checks
     below), all before any step:
 
@@ -522,8 +524,8 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     or no numba-cuda is present, or the GPU lacks memory for the run.
     """
     backend = check_backend(backend)
-    cfg = _check_arguments(eta_j, eta_g, alpha, lam, drift, kappa, gamma, z0, particles, t_end,
-                           burn_in, dt, eps, n_groups, bin_width, traj_particles, traj_every, threshold_u,
+    cfg = _check_arguments(eta_j, eta_g, alpha, lam, drift, particles, t_end, burn_in, dt, eps, n_groups,
+                           bin_width, traj_particles, traj_every, threshold_u,
                            1 if backend == "cuda" else record_every)
     cu = load_cuda() if backend == "cuda" else None
     if cfg.eps is None:
@@ -551,17 +553,18 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     return _result(cfg, th, lay, st, seed, rate, sig2, exp_prop, wall, run_on, cpu)
 
 
-def _divergence_cause(drift, dt, alpha, lam, eta_j, noise=None, win=None):
+def _divergence_cause(drift, dt, alpha, lam, eta_j, noise, win):
     causes = []
-    if isinstance(drift, TabulatedDrift) and not (drift.values[0] > 0 and drift.values[-1] < 0):
-        causes.append("the tabulated drift does not restore at both ends "
-                      f"(F(left) = {drift.values[0]:g}, F(right) = {drift.values[-1]:g})")
+    f_lo, f_hi = (float(f) for f in np.asarray(drift(np.array(win, dtype=float)), dtype=float))
+    if not (f_lo > 0 and f_hi < 0):
+        causes.append(f"the {drift.name} drift does not restore at both ends of the window "
+                      f"(F({win[0]:g}) = {f_lo:g}, F({win[1]:g}) = {f_hi:g})")
     if drift.slope * dt >= 2:
         causes.append(f"dt too large for the drift slope (slope*dt = {drift.slope * dt:g} >= 2: Euler is unstable)")
     if lam == 0 and eta_j > 0:
         causes.append("untempered jumps (lam = 0) reach huge sizes"
                       + (" and have no stationary law for alpha <= 1" if alpha <= 1 else ""))
-    if noise is not None and noise > 0.1 * (win[1] - win[0]):
+    if noise > 0.1 * (win[1] - win[0]):
         causes.append(f"the noise per step ({noise:.3g}) is comparable to the window "
                       f"[{win[0]:g}, {win[1]:g}] (eta_J, eta_G or eps too large)")
     if not causes:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-#: drift kinds (``drift._kernel_args()[0]``); the tabulated drift is the rest
+#: drift kinds (``drift.kernel_args().kind``); the tabulated drift is the rest
 DRIFT_SATURATING, DRIFT_OU, DRIFT_TABULATED = 0, 1, 2
 
 

@@ -1,27 +1,140 @@
 """Drifts F(zeta) of the simulated SDE ``dzeta = F(zeta) dt + sqrt(2 eta_G) dW + dJ`` (docs/specification.md §3).
 
-Each drift is a small object: callable on arrays (``F(z)``), with its ``plateau`` (the kappa
-of docs/specification.md §4, None when there is none), ``equilibrium``, ``slope`` (|F'| that bounds the
-Euler step, :data:`levysde.simulation.MAX_SLOPE_DT`), ``meta()`` (JSON-serialisable
-description stored with a run) and the arguments of the compiled drift of
-:mod:`levysde.simulation._kernels`.
+Every drift is a :class:`Drift`: callable on arrays (``F(z)``), with its ``plateau`` (the kappa
+of docs/specification.md §4, None when there is none), ``equilibrium``, ``slope`` (|F'| that
+bounds the Euler step, :data:`levysde.simulation.MAX_SLOPE_DT`), ``meta()`` (JSON-serialisable
+description stored with a run) and ``kernel_args()``: the :class:`KernelArgs` of the compiled
+drift that :func:`levysde.simulation.simulate` runs (one of the kinds
+:data:`DRIFT_SATURATING`, :data:`DRIFT_OU`, :data:`DRIFT_TABULATED`).
+
+The built-in drifts are :class:`SaturatingDrift`, :class:`OUDrift` and :class:`TabulatedDrift`;
+a drift of another form is a subclass of :class:`Drift` whose ``kernel_args`` gives one of
+the compiled kinds (e.g. a tabulation of F on a fine grid).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import abc
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from levysde.simulation._checks import finite, restoring_gamma, scalar_param
-from levysde.simulation._kernels import DRIFT_OU, DRIFT_SATURATING, DRIFT_TABULATED
-from levysde.theory.params import DEFAULTS
+from levysde.core.validate import check_array, check_int, check_real
+from levysde.simulation._checks import restoring_gamma
+from levysde.simulation._step import DRIFT_OU, DRIFT_SATURATING, DRIFT_TABULATED
+from levysde.theory.params import DEFAULTS, check_param
 
-__all__ = ["SaturatingDrift", "OUDrift", "TabulatedDrift"]
+__all__ = ["Drift", "KernelArgs", "SaturatingDrift", "OUDrift", "TabulatedDrift",
+           "DRIFT_SATURATING", "DRIFT_OU", "DRIFT_TABULATED"]
+
+def _unit():
+    return np.zeros(1)
 
 
-class _Centred:
+@dataclass(frozen=True, eq=False)
+class KernelArgs:
+    """What the compiled drift of the simulator needs (docs/specification.md §3); unpacks as
+    ``kind, params, grid, values``.
+
+    Attributes
+    ----------
+    kind : int
+        :data:`DRIFT_SATURATING` (``F = p0 tanh(p1 (p2 - z))``: p0 = kappa, p1 = gamma/kappa,
+        p2 = z0), :data:`DRIFT_OU` (``F = -p1 (z - p2)``: p1 = gamma, p2 = z0) or
+        :data:`DRIFT_TABULATED` (linear interpolation of ``values`` on ``grid``, constant beyond).
+    params : (3,) float64, finite
+        (p0, p1, p2); zeros for a tabulated drift.
+    grid, values : (m,) float64, finite
+        The table of a tabulated drift (m >= 2, grid strictly increasing); placeholders
+        (default length 1) for the other kinds.
+
+    Arrays are stored as fresh writeable float64 copies (one compiled type for every drift).
+
+    Raises
+    ------
+    ValueError
+        naming ``kind``, ``params``, ``grid`` or ``values`` when one breaks these rules.
+
+    Example
+    -------
+    >>> kind, params, grid, values = KernelArgs(DRIFT_OU, [0.0, 2.0, 0.5])
+    """
+
+    kind: int
+    params: np.ndarray
+    grid: np.ndarray = field(default_factory=_unit)
+    values: np.ndarray = field(default_factory=_unit)
+
+    def __post_init__(self):
+        object.__setattr__(self, "kind", check_int("kind", self.kind, 0, 2,
+                                                   why="DRIFT_SATURATING, DRIFT_OU or DRIFT_TABULATED"))
+        object.__setattr__(self, "params", np.array(check_array("params", self.params, shape=(3,))))
+        tabulated = self.kind == DRIFT_TABULATED
+        grid = np.array(check_array("grid", self.grid, ndim=1, min_size=2 if tabulated else 1,
+                                    increasing=tabulated))
+        values = np.array(check_array("values", self.values, shape=(grid.size,)))
+        object.__setattr__(self, "grid", grid)
+        object.__setattr__(self, "values", values)
+
+    def __iter__(self):
+        return iter((self.kind, self.params, self.grid, self.values))
+
+
+class Drift(abc.ABC):
+    """A drift F(zeta) that :func:`levysde.simulation.simulate` can integrate (docs/specification.md §3).
+
+    A subclass implements ``__call__``, ``plateau``, ``equilibrium``, ``slope``, ``meta`` and
+    ``kernel_args``, and sets ``name``. The simulator reads nothing else.
+
+    Attributes
+    ----------
+    name : str
+        Short name, stored in ``meta()["drift"]``.
+    slope_name : str
+        The symbol of ``slope`` in error messages (``"gamma"`` for the drifts with a slope
+        parameter gamma; an identifier names that parameter).
+    """
+
+    name: str = "drift"
+    slope_name: str = "max |dF/dz|"
+
+    @abc.abstractmethod
+    def __call__(self, z) -> np.ndarray:
+        """F(z) for an array z (1/time), elementwise."""
+
+    @property
+    @abc.abstractmethod
+    def plateau(self) -> float | None:
+        """kappa, the limit of F at zeta -> -inf (docs/specification.md §4), > 0; None without one."""
+
+    @property
+    @abc.abstractmethod
+    def equilibrium(self) -> float:
+        """The stable equilibrium z* (F(z*) = 0): the histogram's centre and the default start."""
+
+    @property
+    @abc.abstractmethod
+    def slope(self) -> float:
+        """|F'| that bounds the Euler step: ``slope * dt <= MAX_SLOPE_DT`` is required."""
+
+    @abc.abstractmethod
+    def meta(self) -> dict:
+        """JSON-serialisable description stored with a run: at least ``drift`` (the name),
+        ``kappa`` (the plateau or None), ``gamma`` and ``z0``."""
+
+    @abc.abstractmethod
+    def kernel_args(self) -> KernelArgs:
+        """The compiled drift that runs this one (:class:`KernelArgs`)."""
+
+    def check_restoring(self) -> None:
+        """Raise :class:`levysde.simulation.SimulationInputError` when the simulator must refuse
+        the drift: it has no stable equilibrium, so no stationary law. Default: accept."""
+
+
+class _Centred(Drift):
     """What the drifts with parameters (gamma, z0) share: the equilibrium z0, the slope gamma
     at it (|F'|, which sets the Euler stability bound dt < 2/slope) and their meta()."""
+
+    slope_name = "gamma"
 
     @property
     def equilibrium(self) -> float:
@@ -42,7 +155,14 @@ class SaturatingDrift(_Centred):
 
     Linear ``-gamma (z - z0)`` near z0, plateau +kappa on the far left, -kappa on
     the right. kappa > 0, gamma > 0 (gamma <= 0 is no restoring drift: the particles
-    drift away at speed kappa; ValueError naming gamma), z0 finite.
+    drift away at speed kappa; ValueError naming gamma), z0 finite. The default,
+    ``SaturatingDrift()``, is the drift of :func:`levysde.simulation.simulate`:
+    kappa = 1, gamma = 1, z0 = 0.
+
+    Example
+    -------
+    >>> SaturatingDrift(kappa=2.0).plateau
+    2.0
     """
 
     kappa: float = DEFAULTS["kappa"]
@@ -51,9 +171,9 @@ class SaturatingDrift(_Centred):
     name = "saturating"
 
     def __post_init__(self):
-        object.__setattr__(self, "kappa", scalar_param("kappa", self.kappa))
-        object.__setattr__(self, "gamma", finite("gamma", self.gamma))
-        object.__setattr__(self, "z0", finite("z0", self.z0))
+        object.__setattr__(self, "kappa", check_param("kappa", self.kappa, scalar=True))
+        object.__setattr__(self, "gamma", check_real("gamma", self.gamma))
+        object.__setattr__(self, "z0", check_real("z0", self.z0))
         restoring_gamma(self.gamma, self.name)
 
     def __call__(self, z):
@@ -64,8 +184,8 @@ class SaturatingDrift(_Centred):
         """kappa: the limit of F at zeta -> -inf (the kappa of docs/specification.md §4)."""
         return self.kappa
 
-    def _kernel_args(self):
-        return DRIFT_SATURATING, np.array([self.kappa, self.gamma / self.kappa, self.z0]), np.zeros(1), np.zeros(1)
+    def kernel_args(self) -> KernelArgs:
+        return KernelArgs(DRIFT_SATURATING, [self.kappa, self.gamma / self.kappa, self.z0])
 
 
 @dataclass(frozen=True)
@@ -73,26 +193,35 @@ class OUDrift(_Centred):
     """Ornstein-Uhlenbeck ``F(z) = -gamma (z - z0)`` (docs/specification.md §3): no plateau
     (the structural collapsed control). gamma, z0 finite. gamma <= 0 (no restoring or a repulsive
     drift) is accepted as a function, but :func:`levysde.simulation.simulate` refuses it
-    (SimulationInputError naming gamma: no stable equilibrium, no stationary law)."""
+    (SimulationInputError naming gamma: no stable equilibrium, no stationary law).
+
+    Example
+    -------
+    >>> float(OUDrift(gamma=2.0)(1.0))
+    -2.0
+    """
 
     gamma: float = 1.0
     z0: float = 0.0
     name = "ou"
 
     def __post_init__(self):
-        object.__setattr__(self, "gamma", finite("gamma", self.gamma))
-        object.__setattr__(self, "z0", finite("z0", self.z0))
+        object.__setattr__(self, "gamma", check_real("gamma", self.gamma))
+        object.__setattr__(self, "z0", check_real("z0", self.z0))
 
     def __call__(self, z):
         return -self.gamma * (np.asarray(z, float) - self.z0)
 
     plateau = None
 
-    def _kernel_args(self):
-        return DRIFT_OU, np.array([0.0, self.gamma, self.z0]), np.zeros(1), np.zeros(1)
+    def kernel_args(self) -> KernelArgs:
+        return KernelArgs(DRIFT_OU, [0.0, self.gamma, self.z0])
+
+    def check_restoring(self) -> None:
+        restoring_gamma(self.gamma, self.name)
 
 
-class TabulatedDrift:
+class TabulatedDrift(Drift):
     """Drift given on a grid: linear interpolation, constant extrapolation (docs/specification.md §3).
 
     Parameters
@@ -104,20 +233,22 @@ class TabulatedDrift:
     equilibrium is the first downward zero crossing of the interpolant (or the
     grid point of smallest |F| when there is none).
 
-    Raises ValueError naming ``grid`` or ``values`` on bad shapes or values.
+    Raises
+    ------
+    ValueError
+        naming ``grid`` or ``values`` on bad shapes or values.
+
+    Example
+    -------
+    >>> TabulatedDrift([-1.0, 1.0], [1.0, -1.0]).equilibrium
+    0.0
     """
 
     name = "tabulated"
 
     def __init__(self, grid, values):
-        g = np.array(grid, dtype=float).ravel()
-        v = np.array(values, dtype=float).ravel()
-        if g.size < 2 or g.size != v.size:
-            raise ValueError(f"grid and values must have the same length >= 2; got {g.size} and {v.size}")
-        if not np.all(np.isfinite(g)) or np.any(np.diff(g) <= 0):
-            raise ValueError("grid must be finite and strictly increasing")
-        if not np.all(np.isfinite(v)):
-            raise ValueError("values must be finite")
+        g = np.array(check_array("grid", grid, ndim=1, min_size=2, increasing=True))
+        v = np.array(check_array("values", values, shape=(g.size,)))
         g.flags.writeable = False
         v.flags.writeable = False
         self.grid, self.values = g, v
@@ -149,8 +280,8 @@ class TabulatedDrift:
     def slope(self) -> float:
         return float(np.max(np.abs(np.diff(self.values) / np.diff(self.grid))))
 
-    def _kernel_args(self):
-        return DRIFT_TABULATED, np.zeros(3), self.grid.copy(), self.values.copy()   # writeable: one compiled type
+    def kernel_args(self) -> KernelArgs:
+        return KernelArgs(DRIFT_TABULATED, np.zeros(3), self.grid, self.values)   # copied: writeable
 
     def meta(self) -> dict:
         return {"drift": self.name, "kappa": self.plateau, "gamma": None, "z0": self.equilibrium,

@@ -8,7 +8,6 @@ metadata; the ``.npz`` round trip is exact and uses no pickle.
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import MISSING, dataclass, field, fields
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from levysde.core.validate import check_real
 from levysde.io.files import atomic_write
 from levysde.io.runfile import read_run
 from levysde.stats.tails import TailEstimate, TemperedFit, tail_from_result, tempered_fit_result, threshold_scan_result
@@ -248,15 +248,9 @@ class SimulationResult:
         """``float(u)``; ValueError naming u and :meth:`threshold_range` unless u is finite and
         inside it (never a silent clamp to the histogram edge, never NaN fields)."""
         lo, hi = self.threshold_range()
-        try:
-            v = float(u)
-        except (TypeError, ValueError):
-            v = math.nan
-        if not (math.isfinite(v) and lo < v < hi):
-            raise ValueError(f"u must be finite and in ({lo:g}, {hi:g}): a threshold on X = -zeta "
-                             f"beyond the equilibrium (X = {lo:g}) and inside the histogram "
-                             f"(X < {hi:g}); got {u!r}")
-        return v
+        return check_real("u", u, lo, hi, lo_open=True, hi_open=True,
+                          why=f"a threshold on X = -zeta beyond the equilibrium (X = {lo:g}) and inside "
+                              f"the histogram (X < {hi:g})")
 
     def tail(self, u: float | None = None, **kwargs: Any) -> TailEstimate:
         """Left-tail rate estimate at threshold u on X = -zeta (default meta.threshold_u);

@@ -31,9 +31,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from levysde.simulation._checks import SimulationInputError, check_dt, check_eps, jump_params, scalar_param
+from levysde.core.validate import check_array, check_real
+from levysde.simulation._checks import SimulationInputError, jump_params
 from levysde.theory.levy import c_alpha, psi_unit_over_beta
-from levysde.theory.params import DEFAULTS
+from levysde.theory.params import DEFAULTS, check_param
 from levysde.theory.phases import beta_star
 from levysde.theory.roots import chandrupatla
 
@@ -70,9 +71,9 @@ def default_eps(dt: float, *, eta_j: float, alpha: float) -> float:
     for the defaults at eta_J = 3). docs/specification.md §7 fixes this default; pass a smaller
     eps for increment-law checks.
     """
-    dt = check_dt(dt)
-    a = scalar_param("alpha", alpha)
-    ej = scalar_param("eta_j", eta_j)
+    dt = check_real("dt", dt, 0.0, lo_open=True)
+    a = check_param("alpha", alpha, scalar=True)
+    ej = check_param("eta_j", eta_j, scalar=True)
     eps = DEFAULT_EPS_FACTOR * ((ej if ej > 0 else 1.0) * dt) ** (1.0 / a)
     if not (0.0 < eps < math.inf):
         raise SimulationInputError(
@@ -123,7 +124,7 @@ def big_jump_rate(eps: float, *, alpha: float, lam: float, eta_j: float) -> floa
 
     Raises ValueError for eps <= 0 or out-of-range parameters.
     """
-    eps = check_eps(eps)
+    eps = check_real("eps", eps, 0.0, lo_open=True)
     a, lm, ej = jump_params(alpha, lam, eta_j)
     if ej == 0:
         return 0.0
@@ -153,7 +154,7 @@ def small_jump_variance(eps: float, *, alpha: float, lam: float, eta_j: float) -
 
     Raises ValueError for eps <= 0 or out-of-range parameters.
     """
-    eps = check_eps(eps)
+    eps = check_real("eps", eps, 0.0, lo_open=True)
     a, lm, ej = jump_params(alpha, lam, eta_j)
     return float(2.0 * ej * float(c_alpha(a)) * _lower_gamma_moment(2.0 - a, eps, lm))
 
@@ -203,11 +204,9 @@ def small_jump_symbol(beta: ArrayLike, eps: float, *, alpha: float, lam: float, 
 
     Parameters: beta array_like (finite); eps > 0; alpha, lam, eta_j as in levy.psi.
     """
-    eps = check_eps(eps)
+    eps = check_real("eps", eps, 0.0, lo_open=True)
     a, lm, ej = jump_params(alpha, lam, eta_j)
-    b = np.asarray(beta, dtype=float)
-    if not np.all(np.isfinite(b)):
-        raise ValueError("beta must be finite")
+    b = check_array("beta", beta)
     pref = 2.0 * ej * float(c_alpha(a))
     bz = float(np.max(np.abs(b))) * eps if b.size else 0.0
     if not bz <= MAX_SERIES_BETA_EPS:
@@ -270,10 +269,10 @@ def beta_model(eta_j: float, eta_g: float = DEFAULTS["eta_g"], kappa: float = DE
     Raises ValueError on out-of-range parameters or eps <= 0.
     """
 
-    eps = check_eps(eps)
+    eps = check_real("eps", eps, 0.0, lo_open=True)
     a, lm, ej = jump_params(alpha, lam, eta_j)
-    eg = scalar_param("eta_g", eta_g)
-    k = scalar_param("kappa", kappa)
+    eg = check_param("eta_g", eta_g, scalar=True)
+    k = check_param("kappa", kappa, scalar=True)
     if lm == 0:
         return float("nan")
     pref = 2.0 * ej * float(c_alpha(a))
@@ -323,9 +322,7 @@ def poisson_table(mu: float) -> np.ndarray:
 
     Raises ValueError for mu < 0 or not finite.
     """
-    mu = float(mu)
-    if not (mu >= 0.0 and math.isfinite(mu)):
-        raise ValueError(f"mu must be finite and >= 0; got {mu!r}")
+    mu = check_real("mu", mu, 0.0)
     if mu == 0.0:
         return np.ones(1)
     k_max = int(mu + 40.0 * math.sqrt(mu) + 60.0)

@@ -12,17 +12,16 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
+from levysde.core.validate import check_int
+
 __all__ = ['neuron_groups', 'jackknife_se', 'jackknife_bias', 'JACKKNIFE_BIAS_LIMIT']
 
 
 def neuron_groups(n_neurons: int, n_groups: int = 16) -> np.ndarray:
     """Labels (n_neurons,) of the neuron groups resampled by the jackknife: neuron q -> q mod G,
     G = min(n_groups, n_neurons). Raises ValueError for n_neurons < 1 or n_groups < 2."""
-    if int(n_neurons) < 1:
-        raise ValueError(f"n_neurons must be >= 1; got {n_neurons!r}")
-    if int(n_groups) != n_groups or n_groups < 2:
-        raise ValueError(f"n_groups must be an integer >= 2; got {n_groups!r}")
-    return np.arange(int(n_neurons)) % min(int(n_groups), int(n_neurons))
+    n_neurons, n_groups = check_int("n_neurons", n_neurons, 1), check_int("n_groups", n_groups, 2)
+    return np.arange(n_neurons) % min(n_groups, n_neurons)
 
 
 def jackknife_se(values_loo: ArrayLike) -> float:

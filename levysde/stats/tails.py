@@ -38,7 +38,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize, stats
 
-from levysde.core.validate import check_samples
+from levysde.core.validate import check_real, check_samples
 from levysde.stats.jackknife import jackknife_se
 
 __all__ = ["TailEstimate", "hill_rate", "hill_index", "tail_from_samples", "tail_from_histogram",
@@ -469,8 +469,7 @@ def _log_amplitude(beta, c, n_w, u):
 
 
 def _default_threshold(x, w, tail_fraction):
-    if not 0 < tail_fraction < 1:
-        raise ValueError(f"tail_fraction must be in (0, 1); got {tail_fraction!r}")
+    check_real("tail_fraction", tail_fraction, 0.0, 1.0, lo_open=True, hi_open=True)
     order = np.argsort(x)
     cw = np.cumsum(w[order]) / w.sum()
     return float(x[order][min(np.searchsorted(cw, 1 - tail_fraction), x.size - 1)])
@@ -515,8 +514,8 @@ def tail_fit(zeta: ArrayLike, *, weights: ArrayLike | None = None, u: float | No
     x = -z
     if u is None:
         u = _default_threshold(x, w, tail_fraction)
-    elif not np.isfinite(u):
-        raise ValueError(f"u must be finite; got {u!r}")
+    else:
+        u = check_real("u", u)
     k = int(np.count_nonzero(x > u))
     if k < 10:
         raise ValueError(f"u: only {k} samples beyond the threshold u = {u:.6g}; need >= 10")

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from levysde.core.validate import check_array, check_choice, check_int
 from levysde.io.files import atomic_write
-from levysde.theory.params import DEFAULTS, check_int, check_param
+from levysde.theory.params import DEFAULTS, check_param
 from levysde.theory.phases import PHASES, classify
 
 __all__ = ["AXES", "PhaseDiagram", "phase_diagram", "DEFAULT_RANGES", "SIM_SETTINGS"]
@@ -98,9 +99,7 @@ def phase_diagram(x: str = "eta_j", y: str = "kappa", *, x_range=None, y_range=N
     ValueError for unknown or equal axes, bad ranges or grid sizes, or parameter
     values outside their allowed ranges (named).
     """
-    for name, val in (("x", x), ("y", y)):
-        if val not in AXES:
-            raise ValueError(f"{name} axis must be one of {', '.join(AXES)}; got {val!r}")
+    x, y = check_choice("x", x, AXES), check_choice("y", y, AXES)
     if x == y:
         raise ValueError(f"x and y axes must differ; both are {x!r}")
     unknown = set(fixed) - set(AXES)
@@ -111,12 +110,11 @@ def phase_diagram(x: str = "eta_j", y: str = "kappa", *, x_range=None, y_range=N
         raise ValueError(f"{', '.join(sorted(clash))} is an axis and cannot also be fixed")
     nx, ny = check_int("nx", nx, 2), check_int("ny", ny, 2)
     grids = []
-    for axis, rng, log in ((x, x_range, log_x), (y, y_range, log_y)):
-        lo, hi = DEFAULT_RANGES[axis] if rng is None else rng
-        if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-            raise ValueError(f"{axis} range must be finite with lo < hi; got ({lo}, {hi})")
-        if log and lo <= 0:
-            raise ValueError(f"{axis} range must be > 0 on a log axis; got ({lo}, {hi})")
+    for axis, rng, log, name in ((x, x_range, log_x, "x_range"), (y, y_range, log_y, "y_range")):
+        lo, hi = check_array(name, DEFAULT_RANGES[axis] if rng is None else rng, shape=(2,),
+                             lo=0.0 if log else None, lo_open=True, why="a log axis" if log else "")
+        if not lo < hi:
+            raise ValueError(f"{name} (the {axis} axis) must be (lo, hi) with lo < hi; got ({lo:g}, {hi:g})")
         g = np.geomspace(lo, hi, int(nx if axis == x else ny)) if log else \
             np.linspace(lo, hi, int(nx if axis == x else ny))
         check_param(axis, g)

@@ -10,10 +10,10 @@ import time
 
 import numpy as np
 
-from levysde.simulation import simulate
+from levysde.core.validate import check_choice, check_int
+from levysde.simulation import BACKENDS, SaturatingDrift, simulate
 from levysde.studies.diagram import SIM_SETTINGS, PhaseDiagram
 from levysde.studies.sweep import run_sweep
-from levysde.theory.params import check_int
 from levysde.theory.phases import classify
 
 __all__ = ["simulated_overlay", "simulate_point"]
@@ -36,9 +36,9 @@ def simulate_point(point: dict, seed: int) -> dict:
     thresholds a short run can resolve.
     """
 
-    res = simulate(point["eta_j"], eta_g=point["eta_g"], kappa=point["kappa"], alpha=point["alpha"],
-                   lam=point["lam"], gamma=2.0 * point["kappa"], particles=int(point["particles"]),
-                   t_end=point["t_end"],
+    drift = SaturatingDrift(kappa=point["kappa"], gamma=2.0 * point["kappa"])
+    res = simulate(point["eta_j"], eta_g=point["eta_g"], alpha=point["alpha"], lam=point["lam"],
+                   drift=drift, particles=int(point["particles"]), t_end=point["t_end"],
                    burn_in=point["burn_in"], dt=point["dt"], seed=seed, n_groups=32,
                    backend=point.get("backend", "cpu"))
     t = res.tail(point["u"])
@@ -77,8 +77,7 @@ def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick:
     unknown = set(settings or {}) - set(SIM_SETTINGS["full"])
     if unknown:
         raise ValueError(f"unknown settings {sorted(unknown)}; allowed: {', '.join(SIM_SETTINGS['full'])}")
-    if backend not in ("cpu", "cuda"):
-        raise ValueError(f"backend must be 'cpu' or 'cuda'; got {backend!r}")
+    backend = check_choice("backend", backend, BACKENDS)
     cfg = dict(SIM_SETTINGS["quick" if quick else "full"], **(settings or {}))
     if backend != "cpu":                    # cpu points stay as before: existing stores resume
         cfg["backend"] = backend

@@ -44,8 +44,8 @@ from collections.abc import Callable
 import numpy as np
 
 from levysde.core.extras import require
+from levysde.core.validate import check_int, check_real
 from levysde.io.files import atomic_write, check_regular, claim, lock_is_stale, refresh, release
-from levysde.theory.params import check_int
 
 __all__ = ["point_seed", "run_sweep", "load_point"]
 
@@ -373,9 +373,7 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
     n_workers = check_int("n_workers", n_workers, 1)
     if numba_threads is not None:
         numba_threads = check_int("numba_threads", numba_threads, 1)
-    if isinstance(connect_timeout, bool) or not isinstance(connect_timeout, (int, float)) \
-            or not connect_timeout > 0:
-        raise ValueError(f"connect_timeout must be > 0 seconds; got {connect_timeout!r}")
+    check_real("connect_timeout", connect_timeout, 0.0, lo_open=True, why="seconds")
     if store is not None and not isinstance(store, (str, os.PathLike)):
         raise ValueError(f"store must be a directory path (str or os.PathLike) or None; got {store!r}")
     seeds = [point_seed(master_seed, i) for i in range(len(points))]

@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
+from levysde.core.validate import check_real
 from levysde.theory.params import DEFAULTS
 from levysde.theory.phases import classify
 
@@ -161,9 +162,7 @@ def asymptotic_envelope(eta_j: float, eta_g: float | None = None, kappa: float |
     ValueError for out-of-range parameters (naming the parameter) or amplitude not finite and > 0.
     """
 
-    A = float(amplitude)
-    if not (math.isfinite(A) and A > 0):
-        raise ValueError(f"amplitude must be finite and > 0; got {amplitude!r}")
+    A = check_real("amplitude", amplitude, 0.0, lo_open=True)
     p = {k: DEFAULTS[k] if v is None else v
          for k, v in dict(eta_g=eta_g, kappa=kappa, alpha=alpha, lam=lam).items()}
     rec = classify(eta_j, p["eta_g"], p["kappa"], p["alpha"], p["lam"]).records()[0]

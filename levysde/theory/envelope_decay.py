@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from levysde.core.jsonable import finite_or_none
+from levysde.core.validate import check_array
 
 __all__ = ['local_slope', 'fit_slope', 'SlopeFit', 'classify_decay', 'DecayClass', 'DECAY_CLASSES']
 
@@ -26,16 +27,8 @@ DECAY_CLASSES = ("exponential", "polynomial", "logarithmic")
 
 
 def _check_curve(lags, f):
-    lag = np.asarray(lags, dtype=float)
-    fv = np.asarray(f, dtype=float)
-    if lag.ndim != 1 or lag.size < 2:
-        raise ValueError("lags must be a 1-d array of at least 2 values")
-    if fv.shape != lag.shape:
-        raise ValueError(f"f must have the shape of lags {lag.shape}; got {fv.shape}")
-    if not np.all(np.isfinite(lag)) or np.any(lag <= 0) or np.any(np.diff(lag) <= 0):
-        raise ValueError("lags must be finite, > 0 and strictly increasing")
-    if not np.all(np.isfinite(fv)) or np.any(fv < 0):
-        raise ValueError("f must be finite and >= 0")
+    lag = check_array("lags", lags, ndim=1, min_size=2, lo=0.0, lo_open=True, increasing=True)
+    fv = check_array("f", f, shape=lag.shape, lo=0.0)
     return lag, fv
 
 
@@ -97,9 +90,9 @@ def fit_slope(lags: ArrayLike, f: ArrayLike, *, lag_range: tuple[float, float] |
     """
     lag, fv = _check_curve(lags, f)
     if lag_range is not None:
-        lo, hi = (float(v) for v in lag_range)
-        if not (0 < lo < hi):
-            raise ValueError(f"lag_range must satisfy 0 < lo < hi; got {lag_range!r}")
+        lo, hi = (float(v) for v in check_array("lag_range", lag_range, shape=(2,), lo=0.0, lo_open=True))
+        if not lo < hi:
+            raise ValueError(f"lag_range must be (lo, hi) with 0 < lo < hi; got {lag_range!r}")
         ok = (lag >= lo) & (lag <= hi) & (fv > f_floor) & (fv > 0)
     else:
         ok = _fit_window(lag, fv, f_floor, f_start, 0.0)

@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import integrate, special
 
-from levysde.core.validate import check_samples
+from levysde.core.validate import check_array, check_real, check_samples
 
 if TYPE_CHECKING:
     from levysde.theory.phases import PhaseResult
@@ -64,33 +64,14 @@ _GL_X, _GL_W = np.polynomial.legendre.leggauss(8)
 Density = Callable[[NDArray[np.float64]], ArrayLike] | Callable[[float], float]
 
 
-def _check_lags(lags) -> np.ndarray:
-    try:
-        arr = np.asarray(lags, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"lags must be real numbers >= 0; got {lags!r}") from None
-    if arr.size == 0:
-        raise ValueError("lags must not be empty")
-    bad = ~np.isfinite(arr) | (arr < 0)
-    if np.any(bad):
-        raise ValueError(f"lags must be finite and >= 0; got {float(arr[bad].flat[0])!r}")
-    return arr
-
-
 def _check_hist(edges, counts):
-    e = np.asarray(edges, dtype=float)
-    c = np.asarray(counts, dtype=float)
-    if e.ndim != 1 or e.size < 2:
-        raise ValueError("hist edges must be a 1-d array of at least 2 bin edges")
-    if not np.all(np.isfinite(e)) or np.any(np.diff(e) <= 0):
-        raise ValueError("hist edges must be finite and strictly increasing")
+    e = check_array("hist edges", edges, ndim=1, min_size=2, increasing=True)
+    c = check_array("hist counts", counts, lo=0.0)
     if c.ndim == 2:
         c = c.sum(axis=0)
     if c.ndim != 1 or c.size != e.size - 1:
         raise ValueError(f"hist counts must have shape (n_bins,) or (n_groups, n_bins) with "
                          f"n_bins = len(edges) - 1 = {e.size - 1}; got {np.shape(counts)}")
-    if not np.all(np.isfinite(c)) or np.any(c < 0):
-        raise ValueError("hist counts must be finite and >= 0")
     if not c.sum() > 0:
         raise ValueError("hist counts must have a positive total")
     return e, c
@@ -220,10 +201,10 @@ def envelope_samples(lags: ArrayLike, zeta: ArrayLike, weights: ArrayLike | None
     ValueError for negative/non-finite lags, non-finite zeta, bad weights or a
     negative bin_width.
     """
-    lag = _check_lags(lags)
+    lag = check_array("lags", lags, min_size=1, lo=0.0)
     z, w = check_samples(zeta, weights)
-    if bin_width is not None and not (np.isfinite(bin_width) and bin_width >= 0):
-        raise ValueError(f"bin_width must be finite and >= 0; got {bin_width!r}")
+    if bin_width is not None:
+        check_real("bin_width", bin_width, 0.0)
     flat = lag.ravel()
     w2 = None if w is None else w * w
     wsum = float(z.size if w is None else w.sum())
@@ -371,7 +352,7 @@ def envelope_hist(lags: ArrayLike, edges: ArrayLike, counts: ArrayLike) -> np.nd
     ------
     ValueError for bad lags, edges or counts.
     """
-    lag = _check_lags(lags)
+    lag = check_array("lags", lags, min_size=1, lo=0.0)
     e, c = _check_hist(edges, counts)
     keep = c > 0
     a, b, c = e[:-1][keep], e[1:][keep], c[keep]
@@ -529,7 +510,7 @@ def envelope_density(lags: ArrayLike, *, tau_pdf: Density | None = None, zeta_pd
     negative/non-finite values, or the located mass is not 1 within mass_tol
     (unnormalised density, or a mass narrower than the 0.005 locating grid).
     """
-    lag = _check_lags(lags)
+    lag = check_array("lags", lags, min_size=1, lo=0.0)
     rho, name = _zeta_density(tau_pdf, zeta_pdf)
     if name == "tau_pdf":                 # the whole range where tau is a double
         Z = np.arange(_ZETA_TAU_MIN, _ZETA_TAU_MAX, _GRID_H)
@@ -671,16 +652,11 @@ def tauberian_prediction(lags: ArrayLike, *, A: float, beta: float | None = None
     ValueError for lags <= 0, A <= 0, not exactly one of beta/phase, beta <= 0,
     or a phase without a Cramer root (collapsed, logarithmic).
     """
-    lag = _check_lags(lags)
-    if np.any(lag == 0):
-        raise ValueError("lags must be > 0 for the asymptotic power law")
+    lag = check_array("lags", lags, min_size=1, lo=0.0, lo_open=True, why="the asymptotic power law")
     if (beta is None) == (phase is None):
         raise ValueError("give exactly one of beta, phase")
-    if not (np.isfinite(A) and A > 0):
-        raise ValueError(f"A must be finite and > 0; got {A!r}")
-    b = float(beta) if beta is not None else _phase_beta(phase)
-    if not (np.isfinite(b) and b > 0):
-        raise ValueError(f"beta must be finite and > 0; got {beta!r}")
+    A = check_real("A", A, 0.0, lo_open=True)
+    b = check_real("beta", _phase_beta(phase) if phase is not None else beta, 0.0, lo_open=True)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         direct = A * special.gamma(b) * lag ** (-b)
         # Gamma(beta) or lag^-beta out of the double range while the product is not: log space

@@ -20,6 +20,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from levysde.core.validate import check_array, check_choice, check_real
 from levysde.theory.roots import chandrupatla
 
 __all__ = ["kappa_alpha", "sample_complexity", "learnability_window", "window_scaling_law"]
@@ -32,22 +33,9 @@ def kappa_alpha(alpha_g: ArrayLike) -> float | np.ndarray:
     Returns a float (scalar input) or array; 2 at alpha_g = 2, -> inf as alpha_g -> 1.
     Raises ValueError naming alpha_g when any value is outside (1, 2] or not finite.
     """
-    a = np.asarray(alpha_g, dtype=float)
-    if not np.all(np.isfinite(a)) or np.any(a <= 1) or np.any(a > 2):
-        bad = a[~(np.isfinite(a) & (a > 1) & (a <= 2))] if a.ndim else a
-        raise ValueError(f"alpha_g must be finite and in (1, 2]; got {float(np.ravel(bad)[0])!r}")
+    a = check_array("alpha_g", alpha_g, lo=1.0, hi=2.0, lo_open=True)
     k = a / (a - 1)
     return float(k) if k.ndim == 0 else k
-
-
-def _check_pos(name, v):
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number > 0; got {v!r}") from None
-    if not (math.isfinite(x) and x > 0):
-        raise ValueError(f"{name} must be finite and > 0; got {v!r}")
-    return x
 
 
 def sample_complexity(f: ArrayLike, *, alpha_g: float = 2.0, C: float = 1.0) -> float | NDArray[np.float64]:
@@ -58,10 +46,8 @@ def sample_complexity(f: ArrayLike, *, alpha_g: float = 2.0, C: float = 1.0) -> 
     Raises ValueError for alpha_g outside (1, 2], C <= 0 or f outside (0, 1].
     """
     k = kappa_alpha(alpha_g)
-    C = _check_pos("C", C)
-    fv = np.asarray(f, dtype=float)
-    if not np.all(np.isfinite(fv)) or np.any(fv <= 0) or np.any(fv > 1):
-        raise ValueError("f must be in (0, 1] (N(l) is infinite where f = 0)")
+    C = check_real("C", C, 0.0, lo_open=True)
+    fv = check_array("f", f, lo=0.0, hi=1.0, lo_open=True, why="N(l) is infinite where f = 0")
     with np.errstate(over="ignore"):
         out = C * fv ** (-k)          # +inf beyond the double range (f ~ 0), no warning
     return float(out) if out.ndim == 0 else out
@@ -91,8 +77,8 @@ def learnability_window(N: float, *, lags: ArrayLike | None = None, f: ArrayLike
     starts below f* or ends above it (extend the lags), or an f_func that never
     drops below f* for l up to 1e300.
     """
-    N = _check_pos("N", N)
-    C = _check_pos("C", C)
+    N = check_real("N", N, 0.0, lo_open=True)
+    C = check_real("C", C, 0.0, lo_open=True)
     k = kappa_alpha(alpha_g)
     if (f_func is None) == (f is None):
         raise ValueError("give exactly one of f (with lags) or f_func")
@@ -104,14 +90,8 @@ def learnability_window(N: float, *, lags: ArrayLike | None = None, f: ArrayLike
     if f is not None:
         if lags is None:
             raise ValueError("lags are required with a tabulated f")
-        lag = np.asarray(lags, dtype=float)
-        fv = np.asarray(f, dtype=float)
-        if lag.ndim != 1 or fv.shape != lag.shape or lag.size < 2:
-            raise ValueError("lags and f must be 1-d arrays of the same length >= 2")
-        if not np.all(np.isfinite(lag)) or np.any(lag <= 0) or np.any(np.diff(lag) <= 0):
-            raise ValueError("lags must be finite, > 0 and strictly increasing")
-        if not np.all(np.isfinite(fv)) or np.any(fv < 0) or np.any(fv > 1 + 1e-12):
-            raise ValueError("f must be finite and in [0, 1]")
+        lag = check_array("lags", lags, ndim=1, min_size=2, lo=0.0, lo_open=True, increasing=True)
+        fv = check_array("f", f, shape=lag.shape, lo=0.0, hi=1.0 + 1e-12)
         with np.errstate(divide="ignore"):
             lf = np.log(fv)
         above = np.flatnonzero(lf >= log_thr)
@@ -165,18 +145,15 @@ def window_scaling_law(decay_class: str, N: ArrayLike, *, C: float = 1.0, alpha_
     alpha_g outside (1, 2], C <= 0 or N < C.
     """
     k = kappa_alpha(alpha_g)
-    C = _check_pos("C", C)
-    Nv = np.asarray(N, dtype=float)
-    if not np.all(np.isfinite(Nv)) or np.any(Nv < C):
-        raise ValueError("N must be finite and >= C")
+    C = check_real("C", C, 0.0, lo_open=True)
+    Nv = check_array("N", N, lo=C, why="N >= C")
     r = Nv / C
     params = {"exponential": ("tau", tau), "polynomial": ("beta", beta), "logarithmic": ("gamma", gamma)}
-    if decay_class not in params:
-        raise ValueError(f"decay_class must be one of {tuple(params)}; got {decay_class!r}")
+    decay_class = check_choice("decay_class", decay_class, tuple(params))
     pname, p = params[decay_class]
     if p is None:
         raise ValueError(f"{pname} is required for the {decay_class} law")
-    p = _check_pos(pname, p)
+    p = check_real(pname, p, 0.0, lo_open=True)
     with np.errstate(over="ignore"):
         if decay_class == "exponential":
             out = p / k * np.log(r)

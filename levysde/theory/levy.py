@@ -45,6 +45,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
+from levysde.core.validate import check_array, check_int
 from levysde.theory.params import check_param
 
 __all__ = ["c_alpha", "psi", "psi_adjoint", "psi_unit_over_beta", "char_exponent",
@@ -54,16 +55,6 @@ _SERIES_Y = 1.0 / 16.0       # series used for |x|^2 <= 1/16, i.e. |x| <= 1/4
 _SERIES_TERMS = 18           # (1/16)^17 < 1e-20: truncation far below rounding
 _ALPHA_LOW = 0.5            # alpha <= this: the direct forms in alpha instead of delta = alpha - 1
 _U_SCALED = 1e4              # char_exponent: xi/lam beyond this uses the overflow-free scaled form
-
-
-def _check_real(name: str, value) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number; got {value!r}") from None
-    if np.any(np.isnan(arr)):
-        raise ValueError(f"{name} must not be NaN")
-    return arr
 
 
 def _sin_half_pi(a):
@@ -247,7 +238,7 @@ def psi(beta: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike =
     ValueError naming the parameter when alpha, lam or eta_j is out of range or
     non-finite, or when beta is NaN.
     """
-    b = np.abs(_check_real("beta", beta))
+    b = np.abs(check_array("beta", beta, allow_inf=True))
     a = check_param("alpha", alpha)
     lm = check_param("lam", lam)
     ej = check_param("eta_j", eta_j)
@@ -272,7 +263,7 @@ def psi_adjoint(beta: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike,
     name is kept apart so that an asymmetric extension changes only :func:`psi`.
     Same arguments, broadcasting, returns and errors as :func:`psi`.
     """
-    return psi(-np.asarray(_check_real("beta", beta)), alpha=alpha, lam=lam, eta_j=eta_j)
+    return psi(-np.asarray(check_array("beta", beta, allow_inf=True)), alpha=alpha, lam=lam, eta_j=eta_j)
 
 
 def psi_unit_over_beta(beta: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike) -> float | NDArray[np.float64]:
@@ -316,7 +307,7 @@ def char_exponent(xi: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike,
     ------
     ValueError as in :func:`psi`.
     """
-    u0 = np.abs(_check_real("xi", xi))
+    u0 = np.abs(check_array("xi", xi, allow_inf=True))
     a = check_param("alpha", alpha)
     lm = check_param("lam", lam)
     ej = check_param("eta_j", eta_j)
@@ -354,9 +345,7 @@ def cumulant(n: int, *, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike = 1.0
     ------
     ValueError for n < 1 or out-of-range parameters.
     """
-    if int(n) != n or n < 1:
-        raise ValueError(f"n must be an integer >= 1; got {n!r}")
-    n = int(n)
+    n = check_int("n", n, 1)
     a = check_param("alpha", alpha)
     lm = check_param("lam", lam)
     ej = check_param("eta_j", eta_j)

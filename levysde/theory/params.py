@@ -11,8 +11,10 @@ from typing import Any
 
 import numpy as np
 
+from levysde.core.validate import check_array, describe_interval
+
 #: CLI / example defaults of docs/specification.md §4 (eta_J has no default: it is the control parameter)
-__all__ = ["DEFAULTS", "RANGES", "SDEParams", "describe_range", "check_param", "check_int", "check_params"]
+__all__ = ["DEFAULTS", "RANGES", "SDEParams", "describe_range", "check_param", "check_params"]
 
 DEFAULTS = {"eta_g": 0.1, "kappa": 1.0, "alpha": 1.5, "lam": 2.0}
 
@@ -27,58 +29,52 @@ RANGES = {
 
 
 def describe_range(name: str) -> str:
-    """Human-readable allowed range of parameter ``name``, e.g. ``'(0, 2)'``."""
+    """Human-readable allowed range of parameter ``name``, e.g. ``'(0, 2)'``
+    (:func:`levysde.core.validate.describe_interval` of ``RANGES[name]``)."""
     lo, hi, lo_open, hi_open = RANGES[name]
-    left = "(" if lo_open else "["
-    right = ")" if (hi_open or hi is None) else "]"
-    return f"{left}{'-inf' if lo is None else f'{lo:g}'}, {'inf' if hi is None else f'{hi:g}'}{right}"
+    return describe_interval(lo, hi, lo_open=lo_open, hi_open=hi_open)
 
 
-def check_param(name: str, value: Any) -> np.ndarray:
-    """Validate a parameter (scalar or array) against ``RANGES[name]``.
+def check_param(name: str, value: Any, *, scalar: bool = False) -> Any:
+    """Validate a model parameter (scalar or array) against ``RANGES[name]``.
 
-    Returns a float64 ndarray (0-d for scalars).
+    Parameters
+    ----------
+    name : str
+        A key of :data:`RANGES` (``alpha``, ``lam``, ``eta_j``, ``eta_g``, ``kappa``).
+    value : array_like of real numbers
+    scalar : bool
+        Require a single number (one simulation per call) and return a float.
+
+    Returns
+    -------
+    float64 ndarray (0-d for scalars; -0.0 as 0.0), or a float with ``scalar=True``.
 
     Raises
     ------
     ValueError
-        naming ``name`` and its allowed range when any element is non-finite or
-        out of range.
+        naming ``name`` and its allowed range (docs/specification.md §2-§4) when an element is
+        no real number, non-finite, out of range or subnormal, or when ``scalar`` and
+        ``value`` holds several numbers.
+
+    Example
+    -------
+    >>> float(check_param("alpha", 1.5)), check_param("lam", 2, scalar=True)
+    (1.5, 2.0)
     """
-    try:
-        if value is None or isinstance(value, (str, bytes)) or np.asarray(value).dtype.kind not in "biuf":
-            raise TypeError          # None, strings, nested None, ...: numpy would give NaN or parse text
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number in {describe_range(name)}; got {value!r}") from None
-    arr = arr + 0.0                       # -0.0 -> 0.0
     lo, hi, lo_open, hi_open = RANGES[name]
+    arr = check_array(name, value, lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open) + 0.0   # -0.0 -> 0.0
     tiny = np.finfo(float).tiny
     if np.any((arr != 0) & (np.abs(arr) < tiny)):
         raise ValueError(f"{name} must be 0 or at least {tiny:.3g} in magnitude (subnormal floats "
                          f"lose precision); got {float(arr[(arr != 0) & (np.abs(arr) < tiny)].flat[0])!r}")
-    bad = ~np.isfinite(arr)
-    if lo is not None:
-        bad |= (arr <= lo) if lo_open else (arr < lo)
-    if hi is not None:
-        bad |= (arr >= hi) if hi_open else (arr > hi)
-    if np.any(bad):
-        first = arr[bad].flat[0] if arr.ndim else arr
-        raise ValueError(f"{name} must be finite and in {describe_range(name)}; got {float(first)!r}")
-    return arr
-
-
-def check_int(name: str, value: Any, lo: int) -> int:
-    """``int(value)``; ValueError naming ``name`` unless ``value`` is an integer >= ``lo``
-    (numpy integers and integral floats pass; bools, None, strings and arrays do not). The one
-    integer check of the package (grid sizes, seeds, particle counts, worker counts)."""
-    try:
-        ok = not isinstance(value, (bool, str, bytes)) and int(value) == value and value >= lo
-    except (TypeError, ValueError, OverflowError):
-        ok = False
-    if not ok:
-        raise ValueError(f"{name} must be an integer >= {lo}; got {value!r}")
-    return int(value)
+    if not scalar:
+        return arr
+    if arr.size != 1:
+        raise ValueError(f"{name} must be a single real number in {describe_range(name)} (one value "
+                         f"per call: loop, or sweep with levysde.studies.sweep, for several); got an "
+                         f"array of shape {arr.shape}")
+    return float(arr.reshape(()))
 
 
 def check_params(**kwargs: Any) -> dict[str, np.ndarray]:
@@ -113,10 +109,7 @@ class SDEParams:
 
     def __post_init__(self) -> None:
         for name in ("eta_j", "eta_g", "kappa", "alpha", "lam"):
-            value = check_param(name, getattr(self, name))
-            if value.ndim != 0:
-                raise ValueError(f"{name} must be a scalar in SDEParams; use the vectorised functions for arrays")
-            object.__setattr__(self, name, float(value))
+            object.__setattr__(self, name, check_param(name, getattr(self, name), scalar=True))
 
     def asdict(self) -> dict:
         return {"eta_j": self.eta_j, "eta_g": self.eta_g, "kappa": self.kappa,

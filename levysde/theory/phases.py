@@ -20,7 +20,6 @@ eta_J -> eta_J*); the result is rounded to float64.
 """
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from levysde.core.jsonable import finite_or_none
+from levysde.core.validate import check_choice, check_int, check_real
 from levysde.theory import levy
 from levysde.theory.params import DEFAULTS, SDEParams, check_param
 from levysde.theory.roots import chandrupatla
@@ -55,11 +55,11 @@ def _params(eta_j, eta_g, kappa, alpha, lam):
     return np.broadcast_arrays(*vals)
 
 
-def _check_precision(precision, dps=40):
-    if precision not in ("double", "mp"):
-        raise ValueError(f"precision must be 'double' or 'mp'; got {precision!r}")
-    if not (isinstance(dps, (int, np.integer)) and 20 <= dps <= 10000):
-        raise ValueError(f"dps must be an integer in [20, 10000]; got {dps!r}")
+def _check_precision(precision, dps=40) -> int:
+    """ValueError naming ``precision`` unless "double" or "mp", or ``dps`` unless an integer in
+    [20, 10000]; returns dps as an int."""
+    check_choice("precision", precision, ("double", "mp"))
+    return check_int("dps", dps, 20, 10000)
 
 
 def _out(arr):
@@ -121,7 +121,7 @@ def eta_j_star(eta_g: ArrayLike = DEFAULTS["eta_g"], kappa: ArrayLike = DEFAULTS
     the threshold is undefined). Arguments broadcast; ``precision="mp"`` evaluates
     the closed form in mpmath (``dps`` digits). ValueError on bad ranges.
     """
-    _check_precision(precision, dps)
+    dps = _check_precision(precision, dps)
     _, eg, k, a, lm = _params(0.0, eta_g, kappa, alpha, lam)
     pos = lm > 0
     if precision == "mp":
@@ -146,7 +146,7 @@ def eta_j_critical(eta_g: ArrayLike = DEFAULTS["eta_g"], kappa: ArrayLike = DEFA
     +inf when Psi_1(1) underflows to 0 (alpha -> 0, where Psi_1(1) -> 0).
     Arguments broadcast; ``precision`` as in :func:`eta_j_star`; ValueError on bad ranges.
     """
-    _check_precision(precision, dps)
+    dps = _check_precision(precision, dps)
     _, eg, k, a, lm = _params(0.0, eta_g, kappa, alpha, lam)
     ok = lm > 1
     lm2 = np.where(ok, lm, 2.0)
@@ -220,7 +220,7 @@ def beta_star(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"]
     ------
     ValueError naming an out-of-range parameter or an unknown ``precision``.
     """
-    _check_precision(precision, dps)
+    dps = _check_precision(precision, dps)
     ej, eg, k, a, lm = _params(eta_j, eta_g, kappa, alpha, lam)
     shape = ej.shape
     ej, eg, k, a, lm = (v.ravel() for v in (ej, eg, k, a, lm))
@@ -350,8 +350,7 @@ def classify(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"],
     ------
     ValueError naming an out-of-range parameter, or for critical_tol < 0.
     """
-    if not (critical_tol >= 0 and math.isfinite(critical_tol)):
-        raise ValueError(f"critical_tol must be finite and >= 0; got {critical_tol!r}")
+    check_real("critical_tol", critical_tol, 0.0)
     ej, eg, k, a, lm = _params(eta_j, eta_g, kappa, alpha, lam)
     b = np.asarray(beta_star(ej, eg, k, a, lm, precision=precision, dps=dps), dtype=float)
     has = np.isfinite(b)
