@@ -110,7 +110,7 @@ def _one_real(name: str, value, rng: str) -> float:
         try:
             return float(value)
         except OverflowError:                 # an int beyond the float range
-            return math.inf if int(value) > 0 else -math.inf
+            return math.inf if value > 0 else -math.inf  # type: ignore[operator]  # an int here
     arr = None
     if value is not None and not isinstance(value, (str, bytes)):
         try:
