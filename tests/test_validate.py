@@ -71,7 +71,7 @@ def test_real_closed_ends_accepted_just_outside_refused():
 
 def test_real_open_ends_refused_just_inside_accepted():
     for end in (0.0, 1.0):
-        refuses(lambda: check_real("tail_fraction", end, 0.0, 1.0, lo_open=True, hi_open=True),
+        refuses(lambda end=end: check_real("tail_fraction", end, 0.0, 1.0, lo_open=True, hi_open=True),
                 f"tail_fraction must be finite and in (0, 1); got {end!r}")
     assert check_real("f", ABOVE_0, 0.0, 1.0, lo_open=True, hi_open=True) == ABOVE_0
     assert check_real("f", BELOW_1, 0.0, 1.0, lo_open=True, hi_open=True) == BELOW_1
@@ -141,13 +141,13 @@ def test_choice():
     refuses(lambda: check_choice("backend", "gpu", ("cpu", "cuda")), "backend must be one of 'cpu', 'cuda'; got 'gpu'")
     refuses(lambda: check_choice("mode", "none", (None, "jumps")), "mode must be one of None, 'jumps'; got 'none'")
     for bad in (True, 1.5, "1", [1], np.array([1, 2])):       # a bool is not the number 1
-        refuses(lambda: check_choice("kind", bad, (0, 1, 2)), "kind must be one of 0, 1, 2; got")
+        refuses(lambda bad=bad: check_choice("kind", bad, (0, 1, 2)), "kind must be one of 0, 1, 2; got")
 
 
 def test_bool():
     assert check_bool("fast", True) is True and check_bool("fast", np.False_) is False
     for bad in (1, 0, "yes", None, 1.0):
-        refuses(lambda: check_bool("fast", bad), "fast must be True or False; got")
+        refuses(lambda bad=bad: check_bool("fast", bad), "fast must be True or False; got")
 
 
 # ------------------------------------------------------------------ check_array
@@ -174,7 +174,7 @@ def test_array_dtype_ndim_shape_size():
 
 def test_array_finiteness():
     for bad in (np.nan, np.inf, -np.inf):
-        refuses(lambda: check_array("x", [0.0, bad]), f"x must be finite; got {float(bad)!r}")
+        refuses(lambda bad=bad: check_array("x", [0.0, bad]), f"x must be finite; got {float(bad)!r}")
     assert np.isnan(check_array("x", [0.0, np.nan], allow_nan=True)[1])
     refuses(lambda: check_array("x", [0.0, np.inf], allow_nan=True), "x must be finite (or NaN); got inf")
     assert check_array("beta", [-np.inf, np.inf], allow_inf=True).tolist() == [-np.inf, np.inf]
@@ -222,7 +222,7 @@ def test_model_parameter_ranges(name, inside, outside):
     for v in inside:
         assert float(check_param(name, v)) == v
     for v in outside:
-        msg = refuses(lambda: check_param(name, v), f"{name} must be finite and in {describe_range(name)}; got")
+        msg = refuses(lambda v=v: check_param(name, v), f"{name} must be finite and in {describe_range(name)}; got")
         assert msg.endswith(repr(float(v)))
     arr = check_param(name, np.array(inside))
     assert arr.tolist() == inside

@@ -32,7 +32,8 @@ def add_parser(sub):
                    help="skip the closing-loop simulation; the closing_loop gate (KS distance) is then not "
                         "applied, so a phase may be called without it")
     p.add_argument("--plot", metavar="FILE.png",
-                   help="4-panel figure (.png, .pdf or .svg; .png added to a name without a suffix); refuses an existing file unless --force")
+                   help="4-panel figure (.png, .pdf or .svg; .png added to a name without a suffix); "
+                        "refuses an existing file unless --force")
     p.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run)

@@ -336,7 +336,7 @@ def check_array(name: str, value, *, ndim=None, shape=None, min_size: int = 0, l
         want = " or ".join(f"{d}-d" for d in dims)
         raise ValueError(f"{name} must be {want}; got shape {arr.shape}")
     if shape is not None and (arr.ndim != len(shape) or any(
-            isinstance(s, int) and n != s for n, s in zip(arr.shape, shape))):
+            isinstance(s, int) and n != s for n, s in zip(arr.shape, shape, strict=True))):
         raise ValueError(f"{name} must have shape {_shape_text(shape)}; got {arr.shape}")
     if arr.size < min_size:
         raise ValueError(f"{name} must hold at least {min_size} value{'s' if min_size > 1 else ''}; "

@@ -214,7 +214,7 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = 16, lev
     if untested is not None:
         return Stationarity(False, untested, int(n_windows), level)
     edges = np.linspace(0, R, n_windows + 1).round().astype(int)
-    bounds = list(zip(edges[:-1], edges[1:]))
+    bounds = list(zip(edges[:-1], edges[1:], strict=True))
     z_left = float(np.nanquantile(zeta, left_quantile))
     x = np.arange(n_windows) - (n_windows - 1) / 2
 

@@ -162,7 +162,7 @@ class TrainConfig:
     threads: int | None = None
     fast: bool = False
 
-    def validate(self) -> "TrainConfig":
+    def validate(self) -> TrainConfig:
         """Raise ValueError naming the first bad field and its allowed range
         (:mod:`levysde.core.validate`); integer fields become Python ints. Returns self."""
         def optional(check, name, *args, **kw):
@@ -215,7 +215,7 @@ class TrainConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "TrainConfig":
+    def from_dict(cls, d: dict) -> TrainConfig:
         """Rebuild from a run file's config (extra keys such as ``kind``, versions are ignored).
         A config written before width scaling existed (no ``lr_scaling``) rebuilds with
         ``lr_scaling = "none"``, which is how it was trained."""

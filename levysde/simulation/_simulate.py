@@ -321,7 +321,8 @@ def _check_diverged(cfg: _Config, lay: _Layout, st: _State, s_gauss):
 
 
 def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, progress) -> float:
-    """Run the compiled stepper over all steps, in the chunks of :func:`chunk_bounds`; returns (wall time, CPU time of this process)
+    """Run the compiled stepper over all steps, in the chunks of :func:`chunk_bounds`; returns
+    (wall time, CPU time of this process)
     in seconds.
 
     Raises DivergenceError (with the likely cause) after the first chunk in which a particle
@@ -343,7 +344,8 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
             n_last = (e_ - s) % WINDOW                 # the chunk's last, shorter window
             run_chunk(st.z, st.states, st.exc_min, st.diverged, st.gstart, s, e_ - s,
                        cfg.rec_start, cfg.record_every, cfg.dt, kind, dpar, grid, vals, s_gauss, rate,
-                       cdf_full, poisson_table(rate * cfg.dt * n_last), *jargs, lay.hist_lo, 1.0 / lay.bin_width, lay.n_bins,
+                       cdf_full, poisson_table(rate * cfg.dt * n_last), *jargs, lay.hist_lo,
+                       1.0 / lay.bin_width, lay.n_bins,
                        st.acc, st.outside, st.exc_counts, lay.zeq, lay.win_lo, lay.win_hi,
                        st.traj, cfg.traj_every)
             _check_diverged(cfg, lay, st, s_gauss)
@@ -472,7 +474,8 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
         ``traj_particles`` paths; ``traj_every`` without trajectories is a ValueError.
     threshold_u : default tail threshold on X = -zeta as a depth beyond the equilibrium zeq (the tail
         X > -zeq + threshold_u; ``meta.threshold_u`` stores that absolute u, the default of
-        :meth:`SimulationResult.tail`), in (0, H) with H the histogram half-width (SimulationInputError naming threshold_u otherwise); default
+        :meth:`SimulationResult.tail`), in (0, H) with H the histogram half-width (SimulationInputError
+        naming threshold_u otherwise); default
         :func:`levysde.simulation.bias.default_threshold`: 3, or deeper where the drift is not
         yet saturated at 3 (predicted bias above 0.2 % of beta*).
     progress : show a tqdm bar on stderr.
@@ -495,7 +498,8 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     particle_steps_per_s, beta_theory (None when no admissible root or no plateau),
     beta_model, tail_rate_theory, phase, threshold_u, threads, version, notes (list of
     strings, e.g. beta_model unresolved), bias_budget (predicted bias of beta_hat at threshold_u
-    by source, :func:`levysde.simulation.bias.bias_budget`; None without beta*), record_every, cpu_time_s (CPU seconds of this
+    by source, :func:`levysde.simulation.bias.bias_budget`; None without beta*), record_every,
+    cpu_time_s (CPU seconds of this
     process in the stepper, all threads; None on cuda), backend ("cpu" or "cuda"), device (CPU model or
     GPU name). threads is the Numba thread count (cpu) or the CUDA block size (cuda).
     t_end and burn_in are the values actually simulated: round(t_end/dt) and

@@ -128,6 +128,7 @@ class Drift(abc.ABC):
     def check_restoring(self) -> None:
         """Raise :class:`levysde.simulation.SimulationInputError` when the simulator must refuse
         the drift: it has no stable equilibrium, so no stationary law. Default: accept."""
+        return None
 
 
 class _Centred(Drift):
