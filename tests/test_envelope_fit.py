@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from levysde.inference import envelope_fit as EF
+from levysde.inference import envelope_grid
 from levysde.theory import envelope_asymptotics as AS
 from levysde.theory.envelope_decay import fit_slope
 
@@ -66,11 +67,11 @@ def test_sampling_floor_and_lag_grid():
     assert EF.sampling_floor(100.0) == pytest.approx(0.1)                  # sqrt(n) / n
     with pytest.raises(ValueError, match="n_indep"):
         EF.sampling_floor(0)
-    np.testing.assert_allclose(EF.lag_grid(1e3, n_lags=4), [1.0, 10.0, 100.0, 1e3], rtol=1e-14)
-    np.testing.assert_array_equal(EF.lag_grid(1.0, lags=[3.0, 1.0, 3.0]), [1.0, 3.0])
+    np.testing.assert_allclose(envelope_grid.lag_grid(1e3, n_lags=4), [1.0, 10.0, 100.0, 1e3], rtol=1e-14)
+    np.testing.assert_array_equal(envelope_grid.lag_grid(1.0, lags=[3.0, 1.0, 3.0]), [1.0, 3.0])
     for kw, name in ((dict(lag_min=10.0), "lag_max"), (dict(n_lags=1), "n_lags"), (dict(lags=[0.0]), "lags")):
         with pytest.raises(ValueError, match=name):
-            EF.lag_grid(5.0, **kw)
+            envelope_grid.lag_grid(5.0, **kw)
 
 
 def test_rnn_envelope_is_the_exact_elr_sum():

@@ -11,7 +11,7 @@ import numpy as np
 
 from levysde.cli._common import UsageError, add_model_args, emit, image_output, integer, real, reject_flags
 from levysde.core.jsonable import finite_or_none
-from levysde.inference.envelope_fit import LAG_MIN, N_LAGS
+from levysde.inference.envelope_grid import LAG_MIN, N_LAGS
 
 
 def add_parser(sub):
@@ -92,7 +92,7 @@ def _grid(args) -> dict:
 
 def _model_output(args):
     """(lags, f or None, f_func or None, report fields) of the asymptotic prediction."""
-    from levysde.inference.envelope_fit import lag_grid
+    from levysde.inference.envelope_grid import lag_grid
     from levysde.theory.envelope_asymptotics import asymptotic_envelope
 
     g = _grid(args)

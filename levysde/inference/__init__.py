@@ -7,6 +7,7 @@ the test of the theory on a run (``check``) and the fit of a run's forgetting en
 * ``dynamics``: the model-free beta* of the far-left increments (the Lundberg root);
 * ``spectrum``: descriptors of a recorded spectrum (spread, supported lag range);
 * ``check``: ``levysde check``, the fit, the gates and the closing loop on a run;
+* ``envelope_grid``: the lag grid of an envelope table;
 * ``envelope_fit``: ``levysde envelope``, a run's envelope, its slope and decay class.
 
 Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
@@ -70,16 +71,14 @@ __getattr__, __dir__, __all__ = lazy.attach(
             "MIN_GROUPS",
             "PHASE_MIN_PROBABILITY",
         ],
+        "envelope_grid": ["LAG_MIN", "N_LAGS", "lag_grid"],
         "envelope_fit": [
             "RunEnvelope",
             "EnvelopeFits",
-            "LAG_MIN",
-            "N_LAGS",
             "MIN_EXCURSIONS",
             "RNN_F_FLOOR",
             "MAX_JACK_BLOCKS",
             "sampling_floor",
-            "lag_grid",
             "run_theory",
             "run_envelope",
             "simulation_envelope",

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from levysde.core.jsonable import finite_or_none
-from levysde.core.validate import check_array, check_choice, check_int, check_real
+from levysde.core.validate import check_choice, check_real
+from levysde.inference.envelope_grid import lag_grid
 from levysde.inference.spectrum import resolved_lag_max
 from levysde.stats.jackknife import jackknife_se
 from levysde.stats.tails import power_law_note, tail_check
@@ -32,12 +33,9 @@ from levysde.theory.envelope_decay import classify_decay, fit_slope
 from levysde.theory.envelope_map import envelope_hist, envelope_samples, valid_lag_max
 from levysde.theory.phases import classify
 
-__all__ = ["RunEnvelope", "EnvelopeFits", "LAG_MIN", "N_LAGS", "MIN_EXCURSIONS", "RNN_F_FLOOR",
-           "MAX_JACK_BLOCKS", "sampling_floor", "lag_grid", "run_theory", "run_envelope",
+__all__ = ["RunEnvelope", "EnvelopeFits", "MIN_EXCURSIONS", "RNN_F_FLOOR",
+           "MAX_JACK_BLOCKS", "sampling_floor", "run_theory", "run_envelope",
            "simulation_envelope", "rnn_envelope", "jackknife_slope_se", "fit_run_envelope"]
-
-#: defaults of the log lag grid (steps)
-LAG_MIN, N_LAGS = 1.0, 200
 
 #: simulation runs: trust f(l) only at lags that at least this many independent excursions reached
 MIN_EXCURSIONS = 100.0
@@ -105,22 +103,6 @@ def _chosen_floor(f_floor, default):
     if f_floor is None:
         return default
     return check_real("f_floor", f_floor, 0.0, 1.0, hi_open=True), "given by the caller"
-
-
-def lag_grid(lag_max: float, *, lags=None, lag_min: float | None = None,
-             n_lags: int | None = None) -> np.ndarray:
-    """The lags of an envelope table: the sorted distinct explicit ``lags`` when given, else the
-    log grid geomspace(lag_min, lag_max, n_lags) (defaults :data:`LAG_MIN`, :data:`N_LAGS`).
-
-    Returns ndarray (n,) of lags > 0. Raises ValueError when lag_max <= lag_min, n_lags < 2, or
-    an explicit lag is not finite and > 0."""
-    if lags is not None:
-        return np.unique(check_array("lags", lags, min_size=1, lo=0.0, lo_open=True).ravel())
-    lag_min = LAG_MIN if lag_min is None else check_real("lag_min", lag_min, 0.0, lo_open=True)
-    n_lags = N_LAGS if n_lags is None else check_int("n_lags", n_lags, 2)
-    if not lag_max > lag_min:
-        raise ValueError(f"lag_max ({lag_max:g}) must exceed lag_min ({lag_min:g})")
-    return np.geomspace(lag_min, lag_max, n_lags)
 
 
 def run_theory(meta: dict):
