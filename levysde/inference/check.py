@@ -37,6 +37,7 @@ from scipy import stats
 from levysde.core.jsonable import finite_or_none, to_jsonable
 from levysde.core.status import Estimate, Status, unavailable
 from levysde.inference.drift_fit import restoring_plateau
+from levysde.inference.dynamics import DynamicsRoot, beta_dynamics
 from levysde.inference.sde_fit import FIT_KEYS, Prediction, SDEFit, fit_sde, predict
 from levysde.inference.spectrum import Spread, resolved_lag_max, spread
 from levysde.io.runfile import load_run
@@ -282,6 +283,8 @@ class CheckReport:
     ``early_spread``: :class:`levysde.inference.spectrum.Spread` of the last and of an early
     record (None: not measured); ``stationarity``: :class:`Stationarity` (None: not tested);
     ``ks``, ``beta_sim_tail``: the closing loop (status NOT_RUN when skipped on request);
+    ``dynamics``: the model-free root of the far-left increments
+    (:func:`levysde.inference.dynamics.beta_dynamics`, None when it could not be run);
     ``extra``: further JSON keys (``check_run`` adds learned and loss_ratio).
     """
 
@@ -301,6 +304,7 @@ class CheckReport:
     withheld: list[str] = field(default_factory=list)
     lag_max: float = float("nan")
     extra: dict = field(default_factory=dict)
+    dynamics: DynamicsRoot | None = None
 
     def add_gate(self, name: str, passed: bool, reason: str = "") -> None:
         """Record a gate (again under the same name: it replaces the earlier one); a failed one
@@ -309,6 +313,16 @@ class CheckReport:
         self.gates[name] = Gate(name, Status.OK if passed else Status.FAILED, "" if passed else reason or name)
         if not passed:
             self.withheld.append(reason or name)
+
+    @property
+    def beta_dynamics(self) -> Estimate:
+        """beta* from the dynamics (:attr:`dynamics`), or unavailable with the reason."""
+        d = self.dynamics
+        if d is None:
+            return unavailable("dynamics root not computed")
+        if d.ok:
+            return d.beta
+        return Estimate(float("nan"), float("nan"), d.message or str(d.status), status=d.status)
 
     @property
     def phase(self):
@@ -344,6 +358,8 @@ class CheckReport:
         out["stationary"] = bool(st is not None and st.stationary)
         out["stationarity"] = st.as_json() if st is not None else {}
         out.update(self.beta_tail.as_json("beta_tail"))
+        out.update(self.beta_dynamics.as_json("beta_dynamics"))
+        out["dynamics"] = dynamics_json(self.dynamics)
         out.update(self.beta_envelope.as_json("beta_envelope"))
         out["envelope_lag_max"] = finite_or_none(self.lag_max)
         out["zeta_spread"] = self.zeta_spread.as_json() if self.zeta_spread is not None else {}
@@ -355,6 +371,30 @@ class CheckReport:
         out.update(self.extra)
         out["notes"] = self.notes
         return out
+
+
+def dynamics_json(d: DynamicsRoot | None) -> dict:
+    """The JSON object ``dynamics`` of ``levysde check --json``: the cut used, the counts,
+    Delta kappa_hat and a compact cut scan (``[level, beta, se, n]`` rows, None for NaN); ``{}``
+    when the root was not computed."""
+    if d is None:
+        return {}
+    return {"status": str(d.status), "message": d.message, "cut": finite_or_none(d.cut),
+            "z_cut": finite_or_none(d.z_cut), "chosen_by": d.chosen_by, "n_increments": int(d.n_increments),
+            "n_neurons": int(d.n_neurons), "delta": finite_or_none(d.delta),
+            "delta_kappa": finite_or_none(d.delta_kappa), **d.kappa.as_json("kappa_hat"),
+            "ess": finite_or_none(d.ess), "shock_rho": finite_or_none(d.shock_rho),
+            "scan": [[c.level, finite_or_none(c.beta.value), finite_or_none(c.beta.se), int(c.n)] for c in d.scan]}
+
+
+def _dynamics(zeta, step, late_fraction, n_groups, notes):
+    """:func:`levysde.inference.dynamics.beta_dynamics` on the late records (None, with a note,
+    when the data are outside its domain, e.g. fewer than 3 records or 2 neurons)."""
+    try:
+        return beta_dynamics(zeta, step, late_fraction=late_fraction, n_groups=n_groups)
+    except ValueError as exc:
+        notes.append(f"dynamics root not computed: {exc}")
+        return None
 
 
 def _learned(run):
@@ -647,6 +687,7 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
     Q = fit.n_neurons if fit is not None else zeta.shape[1]
     stat = stationarity_test(late if Q > 1 else late[:, :1], step[first:], n_groups=n_groups)
     beta_tail = _beta_tail(late, n_groups)
+    dyn = _dynamics(zeta, step, late_fraction, n_groups, notes)
     if variant == "gate":
         beta_env, lag_max = _beta_envelope(np.ones(1) if lags is None else lags, zeta[-1], weights, n_groups)
     else:
@@ -660,7 +701,7 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
     rep = CheckReport(variant=variant, fit=fit, prediction=prediction, beta_tail=beta_tail,
                       beta_envelope=beta_env, zeta_spread=spread(late[-1:]), early_spread=spread(early[-1:]),
                       ks=ks, beta_sim_tail=sim_tail, notes=notes, config=dict(config or {}),
-                      stationarity=stat, lag_max=lag_max)
+                      stationarity=stat, lag_max=lag_max, dynamics=dyn)
     _gates(rep, R, Q)
     return rep
 
