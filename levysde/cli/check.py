@@ -87,6 +87,11 @@ def run(args) -> int:
                       ("beta (dynamics)", "beta_dynamics"), ("beta (envelope)", "beta_envelope"), ("KS(sim, net)", "ks_distance"),
                       ("beta (sim tail)", "beta_sim_tail")):
         print(_line(name, d, key))
+    cz = d.get("closure_z")
+    print(f"  {'closure z':<16} " + ("untested" if cz is None else
+                                     f"{cz:+.2f} (tail vs dynamics; they agree when |z| <= {d['closure_critical']:g})")
+          + (f"   beta (combined) {d['beta_combined']:.4g} +- {d['beta_combined_se']:.2g}"
+             if d.get("beta_combined") is not None else ""))
     s, e = d["zeta_spread"], d["zeta_spread_early"]
 
     def g(v):
