@@ -85,9 +85,14 @@ def run(args) -> int:
     st = d["stationarity"]
     print(f"  {'stationary':<16} {d['stationary']}   [{st.get('reason', '')}]")
     for name, key in (("beta* (theory)", "beta_theory"), ("beta (tail)", "beta_tail"),
-                      ("beta (envelope)", "beta_envelope"), ("KS(sim, net)", "ks_distance"),
+                      ("beta (dynamics)", "beta_dynamics"), ("beta (envelope)", "beta_envelope"), ("KS(sim, net)", "ks_distance"),
                       ("beta (sim tail)", "beta_sim_tail")):
         print(_line(name, d, key))
+    cz = d.get("closure_z")
+    print(f"  {'closure z':<16} " + ("untested" if cz is None else
+                                     f"{cz:+.2f} (tail vs dynamics; they agree when |z| <= {d['closure_critical']:g})")
+          + (f"   beta (combined) {d['beta_combined']:.4g} +- {d['beta_combined_se']:.2g}"
+             if d.get("beta_combined") is not None else ""))
     s, e = d["zeta_spread"], d["zeta_spread_early"]
 
     def g(v):

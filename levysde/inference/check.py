@@ -18,12 +18,15 @@ Every standard error resamples whole neurons (docs/specification.md §8; coverag
 delete-a-group jackknife on the log scale, the noise parameters, beta_envelope and the
 stationarity statistics by a delete-a-group jackknife that refits, beta_tail by a
 delete-one-neuron jackknife. Exact-duplicate neurons are merged and infinite entries treated
-as NaN first (:func:`clean_columns`). The phase and beta* are withheld, with the reasons,
-unless every gate passes: enough records and distinct neurons, a stationary late part, a
-significant plateau that the data reach and that the saturating form fits, an identified jump
-law inside its fitted range, a closing-loop KS distance within its critical value (docs/specification.md
-§8 (i)-(iii)), and a phase that has the largest probability, at least 0.5, under the
-jackknife covariance.
+as NaN first (:func:`clean_columns`). The phase is withheld, with the reasons,
+unless every gate passes: enough records and distinct neurons, a stationary late part, the
+closure (the spectrum's tail rate ``beta_tail`` and the dynamics' root ``beta_dynamics``,
+:func:`levysde.inference.dynamics.beta_dynamics`, agree within :data:`CLOSURE_Z` combined errors:
+:func:`closure_test`), a significant plateau that the data reach and that the saturating form fits,
+a closing-loop KS distance within its critical value (docs/specification.md §8 (i)-(iii)), and a
+combined beta whose phase has probability at least 0.5. The phase is that of the inverse-variance
+combination of beta_tail and beta_dynamics; the jump fit and the fitted parameters' own phase odds
+are reported as diagnostics and do not withhold it.
 """
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ from levysde.core.jsonable import finite_or_none, to_jsonable
 from levysde.core.status import Estimate, Status, unavailable
 from levysde.core.validate import check_array, check_choice, check_int, check_real
 from levysde.inference.drift_fit import restoring_plateau
+from levysde.inference.dynamics import DynamicsRoot, beta_dynamics
 from levysde.inference.sde_fit import FIT_KEYS, Prediction, SDEFit, fit_sde, predict
 from levysde.inference.spectrum import Spread, resolved_lag_max, spread
 from levysde.io.runfile import load_run
@@ -48,7 +52,8 @@ from levysde.stats.tails import power_law_note, tail_from_result, tail_from_samp
 from levysde.theory.envelope_decay import fit_slope
 from levysde.theory.envelope_map import envelope_samples
 
-__all__ = ["load_run_arrays", "check_run", "check_trajectories", "CheckReport", "Gate", "Stationarity",
+__all__ = ["load_run_arrays", "check_run", "check_trajectories", "CheckReport", "Gate", "Closure", "closure_test",
+           "CLOSURE_Z", "Stationarity",
            "StationarityStat", "ks_to_histogram",
            "stationarity_test", "ks_critical", "clean_columns", "MIN_RECORDS", "MIN_NEURONS", "MIN_GROUPS",
            "PHASE_MIN_PROBABILITY"]
@@ -61,6 +66,9 @@ MIN_NEURONS = 32
 #: a phase is called only when its own probability (normal draws with the jackknife covariance) is
 #: the largest and at least this (docs/calibration.md)
 PHASE_MIN_PROBABILITY = 0.5
+#: two-sided critical value of the closure test (docs/calibration.md): beta_tail and beta_dynamics
+#: agree when |z| <= 2.576, the normal 1 % level
+CLOSURE_Z = 2.576
 #: fewest neuron groups of the jackknife: G - 1 degrees of freedom set the stationarity test's
 #: critical t (Student t_{G-1} at 1 %/5): with G = 2 or 3 it is 318 or 22 and nothing fails
 MIN_GROUPS = 8
@@ -267,6 +275,78 @@ class Gate:
         return self.status is Status.OK
 
 
+@dataclass(frozen=True)
+class Closure:
+    """The closure test of :func:`closure_test`: the stationary tail rate against the dynamics' root.
+
+    Attributes
+    ----------
+    status : OK (the two agree), FAILED (they differ: |z| > critical) or UNAVAILABLE (either one
+        missing, not OK, or without a standard error)
+    z : ``(beta_tail - beta_dynamics) / sqrt(se_tail^2 + se_dyn^2)`` (NaN when unavailable)
+    critical : the critical value of |z| used
+    combined : the inverse-variance combination of the two (unavailable unless they agree)
+    phase : "concentrated" (beta > 1) or "broad" (beta < 1) from ``combined``; None unless they agree
+    probabilities : ``{phase: P}`` under the normal law of ``combined`` ({} unless they agree)
+    reason : why it failed or is unavailable ("" when it passed)
+    """
+
+    status: Status
+    z: float
+    critical: float
+    combined: Estimate
+    phase: str | None = None
+    probabilities: dict = field(default_factory=dict)
+    reason: str = ""
+
+    def as_json(self) -> dict:
+        """``closure_z``, ``closure_critical`` and ``beta_combined`` (None for NaN)."""
+        return {"closure_z": finite_or_none(self.z), "closure_critical": self.critical,
+                **self.combined.as_json("beta_combined")}
+
+
+def closure_test(beta_tail: Estimate, beta_dyn: Estimate, critical: float = CLOSURE_Z) -> Closure:
+    """Do the spectrum's tail rate and the dynamics' root agree (docs/specification.md §4, §8)?
+
+    The theory says the stationary left tail decays like e^{beta* zeta} with beta* the root of the
+    far-left dynamics: ``beta_tail`` (Hill/MLE of the late spectrum) and ``beta_dynamics`` (Lundberg
+    root of the far-left increments) estimate the same number from different features of the data.
+    ``z = (beta_tail - beta_dynamics) / sqrt(se_tail^2 + se_dyn^2)`` treats the two as independent
+    (they share neurons; a positive correlation makes |z| smaller, the test conservative). When
+    |z| <= ``critical`` the inverse-variance combination ``beta_c = sum w_i b_i / sum w_i``,
+    ``w_i = 1/se_i^2``, se ``1/sqrt(sum w_i)``, gives the phase and its odds
+    ``P(beta > 1) = Phi((beta_c - 1)/se_c)``.
+
+    Parameters
+    ----------
+    beta_tail, beta_dyn : Estimate
+        Both must have status OK and a finite, positive standard error; otherwise UNAVAILABLE.
+    critical : float, default :data:`CLOSURE_Z`
+
+    Returns
+    -------
+    Closure
+    """
+    none = unavailable("the closure test did not pass")
+    missing = [f"{name}: {e.flag or e.status}" for name, e in (("beta_tail", beta_tail), ("beta_dynamics", beta_dyn))
+               if not (e.status is Status.OK and e.ok and math.isfinite(e.se) and e.se > 0)]
+    if missing:
+        return Closure(Status.UNAVAILABLE, float("nan"), critical, none, reason="closure untested: " + "; ".join(missing))
+    v = beta_tail.se ** 2 + beta_dyn.se ** 2
+    z = (beta_tail.value - beta_dyn.value) / math.sqrt(v)
+    if not abs(z) <= critical:
+        return Closure(Status.FAILED, z, critical, none,
+                       reason=f"closure: beta_tail {beta_tail.value:.3g} +- {beta_tail.se:.2g} and beta_dynamics "
+                              f"{beta_dyn.value:.3g} +- {beta_dyn.se:.2g} differ (|z| = {abs(z):.2f} > {critical:g}): "
+                              f"the spectrum's tail is not the dynamics' stationary tail")
+    w = np.array([beta_tail.se, beta_dyn.se]) ** -2.0
+    b = float(w @ [beta_tail.value, beta_dyn.value] / w.sum())
+    se = float(w.sum() ** -0.5)
+    p_conc = float(stats.norm.sf(1.0, loc=b, scale=se))
+    probs = {"concentrated": p_conc, "broad": 1.0 - p_conc}
+    return Closure(Status.OK, z, critical, Estimate(b, se), "concentrated" if b > 1 else "broad", probs)
+
+
 @dataclass
 class CheckReport:
     """Everything :func:`check_trajectories` measured (see :meth:`as_json` for the keys).
@@ -277,6 +357,8 @@ class CheckReport:
     ``early_spread``: :class:`levysde.inference.spectrum.Spread` of the last and of an early
     record (None: not measured); ``stationarity``: :class:`Stationarity` (None: not tested);
     ``ks``, ``beta_sim_tail``: the closing loop (status NOT_RUN when skipped on request);
+    ``dynamics``: the model-free root of the far-left increments
+    (:func:`levysde.inference.dynamics.beta_dynamics`, None when it could not be run);
     ``extra``: further JSON keys (``check_run`` adds learned and loss_ratio).
     """
 
@@ -296,22 +378,45 @@ class CheckReport:
     withheld: list[str] = field(default_factory=list)
     lag_max: float = float("nan")
     extra: dict = field(default_factory=dict)
+    dynamics: DynamicsRoot | None = None
+    closure: Closure | None = None
+    diagnostics: dict[str, Gate] = field(default_factory=dict)
 
-    def add_gate(self, name: str, passed: bool, reason: str = "") -> None:
+    def add_gate(self, name: str, passed: bool, reason: str = "", *, blocking: bool = True,
+                 status: Status = Status.FAILED) -> None:
         """Record a gate (again under the same name: it replaces the earlier one); a failed one
-        withholds the phase and beta* with ``reason``."""
+        withholds the phase and beta* with ``reason``. ``blocking=False``: a diagnostic, recorded in
+        ``diagnostics`` (its reason in ``notes``), which withholds nothing. ``status``: of a failed
+        gate (FAILED, or UNAVAILABLE when it could not be evaluated)."""
         passed = bool(passed)
-        self.gates[name] = Gate(name, Status.OK if passed else Status.FAILED, "" if passed else reason or name)
+        gate = Gate(name, Status.OK if passed else status, "" if passed else reason or name)
+        if not blocking:
+            self.diagnostics[name] = gate
+            if not passed:
+                self.notes.append(f"diagnostic {name} (does not withhold the phase): {reason or name}")
+            return
+        self.gates[name] = gate
         if not passed:
             self.withheld.append(reason or name)
 
     @property
+    def beta_dynamics(self) -> Estimate:
+        """beta* from the dynamics (:attr:`dynamics`), or unavailable with the reason."""
+        d = self.dynamics
+        if d is None:
+            return unavailable("dynamics root not computed")
+        if d.ok:
+            return d.beta
+        return Estimate(float("nan"), float("nan"), d.message or str(d.status), status=d.status)
+
+    @property
     def phase(self):
-        """The predicted phase, or None when withheld or unavailable."""
-        p = self.prediction
-        if self.withheld or p is None or p.status is not Status.OK:
+        """The phase of the closure's combined beta (:class:`Closure`), or None when withheld or
+        when the closure did not pass."""
+        c = self.closure
+        if self.withheld or c is None or c.status is not Status.OK:
             return None
-        return p.phase
+        return c.phase
 
     def as_json(self) -> dict:
         out = {"variant": self.variant}
@@ -329,16 +434,27 @@ class CheckReport:
         failed = [k for k, g in self.gates.items() if not g.passed]
         withheld = (f"withheld: gates {', '.join(failed) or 'failed'} (reasons in phase_withheld)"
                     if self.withheld else None)
+        jf = self.diagnostics.get("jump_fit")
+        if not withheld and jf is not None and not jf.passed:
+            withheld = "withheld: the jump fit is not resolved (diagnostic jump_fit)"
         beta = p.beta if p else none
         out.update((Estimate(float("nan"), float("nan"), withheld) if withheld else beta).as_json("beta_theory"))
         out["phase"] = self.phase
         out["phase_withheld"] = list(self.withheld)
-        out["phase_probabilities"] = p.phase_probabilities if (p and not self.withheld) else {}
+        c = self.closure
+        out["phase_probabilities"] = c.probabilities if (c is not None and self.phase is not None) else {}
+        out["phase_probabilities_theory"] = p.phase_probabilities if (p and not self.withheld) else {}
         out["gates"] = {k: g.passed for k, g in self.gates.items()}
+        out["diagnostics"] = {k: g.passed for k, g in self.diagnostics.items()}
+        out.update(c.as_json() if c is not None else Closure(Status.UNAVAILABLE, float("nan"), CLOSURE_Z,
+                                                             unavailable("closure untested")).as_json())
+        out.update(self._theory_z(beta if not withheld else none))
         st = self.stationarity
         out["stationary"] = bool(st is not None and st.stationary)
         out["stationarity"] = st.as_json() if st is not None else {}
         out.update(self.beta_tail.as_json("beta_tail"))
+        out.update(self.beta_dynamics.as_json("beta_dynamics"))
+        out["dynamics"] = dynamics_json(self.dynamics)
         out.update(self.beta_envelope.as_json("beta_envelope"))
         out["envelope_lag_max"] = finite_or_none(self.lag_max)
         out["zeta_spread"] = self.zeta_spread.as_json() if self.zeta_spread is not None else {}
@@ -350,6 +466,41 @@ class CheckReport:
         out.update(self.extra)
         out["notes"] = self.notes
         return out
+
+
+    def _theory_z(self, beta: Estimate) -> dict:
+        """z of beta_theory against beta_tail and against beta_dynamics (None where either lacks an error)."""
+        out = {}
+        for key, other in (("tail", self.beta_tail), ("dynamics", self.beta_dynamics)):
+            z = float("nan")
+            if beta.ok and other.ok and math.isfinite(beta.se) and math.isfinite(other.se) and beta.se + other.se > 0:
+                z = (beta.value - other.value) / math.hypot(beta.se, other.se)
+            out[f"closure_z_theory_{key}"] = finite_or_none(z)
+        return out
+
+
+def dynamics_json(d: DynamicsRoot | None) -> dict:
+    """The JSON object ``dynamics`` of ``levysde check --json``: the cut used, the counts,
+    Delta kappa_hat and a compact cut scan (``[level, beta, se, n]`` rows, None for NaN); ``{}``
+    when the root was not computed."""
+    if d is None:
+        return {}
+    return {"status": str(d.status), "message": d.message, "cut": finite_or_none(d.cut),
+            "z_cut": finite_or_none(d.z_cut), "chosen_by": d.chosen_by, "n_increments": int(d.n_increments),
+            "n_neurons": int(d.n_neurons), "delta": finite_or_none(d.delta),
+            "delta_kappa": finite_or_none(d.delta_kappa), **d.kappa.as_json("kappa_hat"),
+            "ess": finite_or_none(d.ess), "shock_rho": finite_or_none(d.shock_rho),
+            "scan": [[c.level, finite_or_none(c.beta.value), finite_or_none(c.beta.se), int(c.n)] for c in d.scan]}
+
+
+def _dynamics(zeta, step, late_fraction, n_groups, notes):
+    """:func:`levysde.inference.dynamics.beta_dynamics` on the late records (None, with a note,
+    when the data are outside its domain, e.g. fewer than 3 records or 2 neurons)."""
+    try:
+        return beta_dynamics(zeta, step, late_fraction=late_fraction, n_groups=n_groups)
+    except ValueError as exc:
+        notes.append(f"dynamics root not computed: {exc}")
+        return None
 
 
 def _learned(run):
@@ -539,21 +690,32 @@ def jump_fit_bias(fit: SDEFit) -> list:
 
 
 def _gates(rep: CheckReport, R: int, Q: int) -> None:
-    """The conditions of a phase call (docs/specification.md §8 (i)-(iii), issue 11)."""
+    """The conditions of a phase call (docs/specification.md §8 (i)-(iii); docs/calibration.md): records,
+    neurons, stationarity, the closure of beta_tail and beta_dynamics with the odds of the combined
+    beta, the plateau and the closing loop. The jump fit and the fitted parameters' own phase odds
+    are diagnostics (``diagnostics``): they do not withhold the phase, which rests on the data-identified
+    estimates."""
     f = rep.fit
     rep.add_gate("records", R >= MIN_RECORDS, f"too few records ({R} < {MIN_RECORDS})")
     rep.add_gate("neurons", Q >= MIN_NEURONS, f"too few independent neurons ({Q} < {MIN_NEURONS})")
     st = rep.stationarity
     rep.add_gate("stationary", st is not None and st.stationary, "not stationary: " + (st.reason if st else "untested"))
+    c = rep.closure = closure_test(rep.beta_tail, rep.beta_dynamics)
+    rep.add_gate("closure", c.status is Status.OK, c.reason, status=c.status)
+    if c.status is Status.OK:                        # the combined beta's phase against its own odds
+        own = c.probabilities[c.phase]
+        rep.add_gate("phase_odds", own >= PHASE_MIN_PROBABILITY,
+                     f"phase odds: the combined beta gives '{c.phase}' with probability {own:.0%} "
+                     f"(needs >= {PHASE_MIN_PROBABILITY:.0%})")
     p = rep.prediction
-    if p is not None and p.status is Status.OK:      # the phase against its own odds
+    if p is not None and p.status is Status.OK:      # the fitted parameters' phase against its odds: a diagnostic
         own = p.phase_probabilities.get(p.phase, 0.0)
         odds = ", ".join(f"{k} {v:.0%}" for k, v in p.phase_probabilities.items()) or "no draws"
-        rep.add_gate("phase_odds", own >= PHASE_MIN_PROBABILITY and own >= max(p.phase_probabilities.values(),
-                                                                                 default=1.0),
+        rep.add_gate("theory_odds", own >= PHASE_MIN_PROBABILITY and own >= max(p.phase_probabilities.values(),
+                                                                                  default=1.0),
                      f"phase odds: the fitted parameters give '{p.phase}', but its probability under the "
                      f"jackknife covariance is {own:.0%} (needs the largest and >= {PHASE_MIN_PROBABILITY:.0%}): "
-                     f"{odds}")
+                     f"{odds}", blocking=False)
     if f is None:
         rep.add_gate("fit", False, "no SDE fit")
         return
@@ -564,14 +726,14 @@ def _gates(rep: CheckReport, R: int, Q: int) -> None:
     if n.mode == "jumps":
         edge = [e.flag or str(e.status) for e in (n.alpha, n.lam) if not e.status.identified]
         ok = not edge and all(math.isfinite(e.se) for e in (n.eta_j, n.alpha, n.lam))
-        rep.add_gate("jump_fit", ok, "jump parameters: " + ("; ".join(edge) if edge else "no jackknife error"))
-        if ok:
-            biased = jump_fit_bias(f)
-            rep.add_gate("jump_fit", not biased, "jump-fit bias: " + "; ".join(biased)
-                         + f" (the jackknife bias exceeds {JACKKNIFE_BIAS_LIMIT:g} standard errors, Efron & "
-                           f"Tibshirani 1993, §10.6: the errors and the phase odds do not hold)")
+        biased = jump_fit_bias(f) if ok else []
+        rep.add_gate("jump_fit", ok and not biased,
+                     ("jump-fit bias: " + "; ".join(biased) + f" (the jackknife bias exceeds {JACKKNIFE_BIAS_LIMIT:g} "
+                      f"standard errors, Efron & Tibshirani 1993, §10.6: beta_theory's error does not hold)")
+                     if ok else "jump parameters: " + ("; ".join(edge) if edge else "no jackknife error"),
+                     blocking=False)
     elif not n.eta_j.ok:
-        rep.add_gate("jump_fit", False, "jump parameters: " + (n.eta_j.flag or "unavailable"))
+        rep.add_gate("jump_fit", False, "jump parameters: " + (n.eta_j.flag or "unavailable"), blocking=False)
     if rep.ks.ok:
         crit = ks_critical(f.n_neurons)
         rep.add_gate("closing_loop", rep.ks.value <= crit,
@@ -629,6 +791,7 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
     Q = fit.n_neurons if fit is not None else zeta.shape[1]
     stat = stationarity_test(late if Q > 1 else late[:, :1], step[first:], n_groups=n_groups)
     beta_tail = _beta_tail(late, n_groups)
+    dyn = _dynamics(zeta, step, late_fraction, n_groups, notes)
     if variant == "gate":
         beta_env, lag_max = _beta_envelope(np.ones(1) if lags is None else lags, zeta[-1], weights, n_groups)
     else:
@@ -642,7 +805,7 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
     rep = CheckReport(variant=variant, fit=fit, prediction=prediction, beta_tail=beta_tail,
                       beta_envelope=beta_env, zeta_spread=spread(late[-1:]), early_spread=spread(early[-1:]),
                       ks=ks, beta_sim_tail=sim_tail, notes=notes, config=dict(config or {}),
-                      stationarity=stat, lag_max=lag_max)
+                      stationarity=stat, lag_max=lag_max, dynamics=dyn)
     _gates(rep, R, Q)
     return rep
 

@@ -1,0 +1,105 @@
+"""The closure test of `levysde check`: the spectrum's tail rate against the dynamics' root
+(levysde.inference.check.closure_test; docs/calibration.md, "The closure test")."""
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from levysde.core.status import Estimate, Status, unavailable
+from levysde.inference.check import CLOSURE_Z, check_trajectories, closure_test
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+import _independent_sde as gen  # noqa: E402
+
+#: conc_a1.5 of the calibration: beta* = 1.460 (the generated model's exact root)
+SET = dict(eta_j=1.5, eta_g=0.1, alpha=1.5, lam=2.0)
+
+
+@pytest.fixture(scope="module")
+def stationary():
+    """384 independent neurons of the independent generator, 120 records 0.3 apart, a saturating
+    drift with gamma = 1.5 kappa and z0 = 0.5."""
+    z, t, _ = gen.simulate(gen.Drift("saturating", kappa=1.0, gamma=1.5, z0=0.5), **SET, n_neurons=384,
+                           n_records=120, record_dt=0.3, burn_in=30.0, seed=3)
+    return z, t
+
+
+def test_closure_z_and_combination_by_hand():
+    tail, dyn = Estimate(1.2, 0.1), Estimate(1.5, 0.2)
+    c = closure_test(tail, dyn)
+    z = (1.2 - 1.5) / math.hypot(0.1, 0.2)
+    assert c.status is Status.OK and c.z == pytest.approx(z, rel=1e-12)
+    w = np.array([0.1, 0.2]) ** -2.0
+    assert c.combined.value == pytest.approx((w @ [1.2, 1.5]) / w.sum(), rel=1e-12)
+    assert c.combined.se == pytest.approx(w.sum() ** -0.5, rel=1e-12)
+    assert c.phase == "concentrated"
+    assert c.probabilities["concentrated"] == pytest.approx(stats.norm.cdf((c.combined.value - 1) / c.combined.se))
+    # just beyond the critical value: FAILED, no combination, no phase
+    far = Estimate(1.5 - 1.0001 * CLOSURE_Z * math.hypot(0.1, 0.2), 0.1)
+    f = closure_test(far, dyn)
+    assert f.status is Status.FAILED and abs(f.z) > CLOSURE_Z and f.phase is None and not f.combined.ok
+    # a refused or error-less estimate: UNAVAILABLE, never a pass
+    for a, b in ((unavailable("refused"), dyn), (tail, Estimate(1.5)), (Estimate(1.2, 0.1, status=Status.REJECTED), dyn)):
+        u = closure_test(a, b)
+        assert u.status is Status.UNAVAILABLE and math.isnan(u.z) and u.phase is None
+
+
+def test_closure_passes_on_stationary_independent_data(stationary):
+    z, t = stationary
+    rep = check_trajectories(z, t, seed=1, n_boot=50, closing_loop=False)
+    c = rep.closure
+    assert c.status is Status.OK and abs(c.z) <= CLOSURE_Z, c.reason
+    assert rep.gates["closure"].passed and rep.phase == "concentrated", rep.withheld
+    # the combined beta covers the generated model's root within 3 of its errors
+    b = gen.model_root(SET["eta_j"], SET["eta_g"], 1.0, SET["alpha"], SET["lam"])
+    assert abs(c.combined.value - b) <= 3 * c.combined.se, (c.combined, b)
+    assert c.combined.se < min(rep.beta_tail.se, rep.beta_dynamics.se)
+
+
+def test_closure_fails_when_the_tail_comes_from_a_frozen_initial_condition(stationary):
+    """16 frozen neurons far left (constant zeta: a tail rate 0.5 set by their initial values, not by the
+    dynamics) next to the 384 stationary ones: the spectrum's tail is the frozen one, the dynamics' root
+    is still beta* (frozen increments are 0 and leave the Lundberg equation unchanged)."""
+    z, t = stationary
+    frozen = -2.5 - np.random.default_rng(4).exponential(1 / 0.5, 16)
+    rep = check_trajectories(np.hstack([z, np.tile(frozen, (z.shape[0], 1))]), t, seed=1, n_boot=50,
+                             closing_loop=False)
+    c = rep.closure
+    assert rep.beta_tail.ok and rep.beta_dynamics.ok
+    assert rep.beta_dynamics.value - rep.beta_tail.value > 3 * math.hypot(rep.beta_tail.se, rep.beta_dynamics.se)
+    assert c.status is Status.FAILED and c.z < -CLOSURE_Z
+    assert rep.gates["closure"].status is Status.FAILED and rep.phase is None
+    assert c.reason in rep.withheld
+    d = rep.as_json()
+    assert d["phase"] is None and d["closure_z"] == pytest.approx(c.z) and d["beta_combined"] is None
+
+
+def _no_nan(x):
+    if isinstance(x, float):
+        return math.isfinite(x)
+    if isinstance(x, dict):
+        return all(_no_nan(v) for v in x.values())
+    if isinstance(x, (list, tuple)):
+        return all(_no_nan(v) for v in x)
+    return True
+
+
+def test_json_has_the_dynamics_and_closure_keys_never_nan(stationary):
+    z, t = stationary
+    for data in (z, z[:, :40]):                  # enough neurons, and too few far-left increments
+        d = check_trajectories(data, t, seed=1, n_boot=30, closing_loop=False).as_json()
+        for key in ("beta_dynamics", "beta_dynamics_se", "closure_z", "closure_critical", "beta_combined",
+                    "beta_combined_se", "closure_z_theory_tail", "closure_z_theory_dynamics"):
+            assert key in d and (d[key] is None or math.isfinite(d[key])), key
+        dyn = d["dynamics"]
+        for key in ("cut", "n_increments", "delta_kappa", "scan", "status"):
+            assert key in dyn, key
+        assert all(len(row) == 4 for row in dyn["scan"])
+        assert _no_nan(d) and json.loads(json.dumps(d, allow_nan=False)) == d
+    assert d["beta_dynamics"] is None and d["beta_dynamics_flag"] and d["closure_z"] is None
+    assert d["gates"]["closure"] is False and d["phase"] is None
