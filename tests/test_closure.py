@@ -44,7 +44,8 @@ def test_closure_z_and_combination_by_hand():
     f = closure_test(far, dyn)
     assert f.status is Status.FAILED and abs(f.z) > CLOSURE_Z and f.phase is None and not f.combined.ok
     # a refused or error-less estimate: UNAVAILABLE, never a pass
-    for a, b in ((unavailable("refused"), dyn), (tail, Estimate(1.5)), (Estimate(1.2, 0.1, status=Status.REJECTED), dyn)):
+    rejected = Estimate(1.2, 0.1, status=Status.REJECTED)
+    for a, b in ((unavailable("refused"), dyn), (tail, Estimate(1.5)), (rejected, dyn)):
         u = closure_test(a, b)
         assert u.status is Status.UNAVAILABLE and math.isnan(u.z) and u.phase is None
 
@@ -54,7 +55,7 @@ def test_closure_passes_on_stationary_independent_data(stationary):
     rep = check_trajectories(z, t, seed=1, n_boot=50, closing_loop=False)
     c = rep.closure
     assert c.status is Status.OK and abs(c.z) <= CLOSURE_Z, c.reason
-    assert rep.gates["closure"].passed and rep.phase == "concentrated", rep.withheld
+    assert rep.gates["closure"].passed and c.phase == "concentrated", rep.withheld
     # the combined beta covers the generated model's root within 3 of its errors
     b = gen.model_root(SET["eta_j"], SET["eta_g"], 1.0, SET["alpha"], SET["lam"])
     assert abs(c.combined.value - b) <= 3 * c.combined.se, (c.combined, b)

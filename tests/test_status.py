@@ -124,18 +124,15 @@ def test_plateau_and_jump_gates_follow_the_status(message):
         rep = _report(ks, kappa=Estimate(0.9, 0.1, message, status=status))
         _gates(rep, 100, 64)
         assert rep.gates["plateau"].passed is passes, (status, message)
-    # alpha at a bound (no error): the jump-fit diagnostic fails with its message whatever it says; it is a
-    # diagnostic (the phase rests on beta_tail and beta_dynamics), so it withholds nothing
+    # alpha at a bound (no error): the jump gate fails with its message whatever it says
     alpha = with_se(Estimate(0.05), 0.1, Flag(Status.AT_BOUND, message or "x"))
     rep = _report(ks, kappa=Estimate(0.9, 0.1), alpha=alpha)
     _gates(rep, 100, 64)
-    assert "jump_fit" not in rep.gates and rep.diagnostics["jump_fit"].status is Status.FAILED
-    assert rep.diagnostics["jump_fit"].reason == f"jump parameters: {message or 'x'}"
-    assert not any(w.startswith("jump") for w in rep.withheld)
+    assert rep.gates["jump_fit"].passed is False and f"jump parameters: {message or 'x'}" in rep.withheld
     # an OK alpha with a remark passes
     rep = _report(ks, kappa=Estimate(0.9, 0.1), alpha=Estimate(0.8, 0.1, message))
     _gates(rep, 100, 64)
-    assert rep.diagnostics["jump_fit"].passed is True and not any(w.startswith("jump") for w in rep.withheld)
+    assert rep.gates["jump_fit"].passed is True and not any(w.startswith("jump") for w in rep.withheld)
 
 
 @pytest.mark.parametrize("status, predicted", [(Status.OK, True), (Status.NOT_IDENTIFIED, True),
@@ -163,18 +160,11 @@ def test_prediction_needs_a_restoring_plateau_by_status(status, predicted, messa
         assert ks.status is Status.UNAVAILABLE and ks.flag == f"no closing loop: {message}"
 
 
-def test_phase_follows_the_closure_status_not_the_prediction():
-    """The phase is the closure's (beta_tail and beta_dynamics combined), whatever the parametric
-    prediction says; without a closure that passed there is none."""
-    from levysde.inference.check import Closure
+def test_phase_is_withheld_by_the_prediction_status():
     from levysde.inference.sde_fit import Prediction
 
     ks = unavailable("x", Status.NOT_RUN)
-    for pstatus in (Status.OK, Status.UNAVAILABLE):
-        pred = Prediction(Estimate(0.7, 0.1), Estimate(1.0), "broad", {"broad": 1.0}, 0.7, {}, pstatus)
-        for cstatus, phase in ((Status.OK, "concentrated"), (Status.FAILED, None), (Status.UNAVAILABLE, None)):
-            rep = _report(ks, prediction=pred)
-            rep.closure = Closure(cstatus, 0.1, 2.576, Estimate(1.5, 0.1), "concentrated", {"concentrated": 1.0})
-            assert rep.phase == phase, (pstatus, cstatus)
-        rep.closure = None
-        assert rep.phase is None
+    for status, phase in ((Status.OK, "broad"), (Status.UNAVAILABLE, None)):
+        pred = Prediction(Estimate(0.7, 0.1), Estimate(1.0), "broad", {"broad": 1.0}, 0.7, {}, status)
+        rep = _report(ks, prediction=pred)
+        assert rep.phase == phase

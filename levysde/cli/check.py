@@ -85,7 +85,8 @@ def run(args) -> int:
     st = d["stationarity"]
     print(f"  {'stationary':<16} {d['stationary']}   [{st.get('reason', '')}]")
     for name, key in (("beta* (theory)", "beta_theory"), ("beta (tail)", "beta_tail"),
-                      ("beta (dynamics)", "beta_dynamics"), ("beta (envelope)", "beta_envelope"), ("KS(sim, net)", "ks_distance"),
+                      ("beta (dynamics)", "beta_dynamics"), ("beta (envelope)", "beta_envelope"),
+                      ("KS(sim, net)", "ks_distance"),
                       ("beta (sim tail)", "beta_sim_tail")):
         print(_line(name, d, key))
     cz = d.get("closure_z")

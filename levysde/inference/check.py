@@ -23,10 +23,10 @@ unless every gate passes: enough records and distinct neurons, a stationary late
 closure (the spectrum's tail rate ``beta_tail`` and the dynamics' root ``beta_dynamics``,
 :func:`levysde.inference.dynamics.beta_dynamics`, agree within :data:`CLOSURE_Z` combined errors:
 :func:`closure_test`), a significant plateau that the data reach and that the saturating form fits,
-a closing-loop KS distance within its critical value (docs/specification.md §8 (i)-(iii)), and a
-combined beta whose phase has probability at least 0.5. The phase is that of the inverse-variance
-combination of beta_tail and beta_dynamics; the jump fit and the fitted parameters' own phase odds
-are reported as diagnostics and do not withhold it.
+an identified jump law inside its fitted range, a closing-loop KS distance within its critical value
+(docs/specification.md §8 (i)-(iii)), and a phase that has the largest probability, at least 0.5,
+under the jackknife covariance. The inverse-variance combination of beta_tail and beta_dynamics
+(``beta_combined``) and its phase odds are reported beside the call; they do not make one.
 """
 from __future__ import annotations
 
@@ -331,7 +331,8 @@ def closure_test(beta_tail: Estimate, beta_dyn: Estimate, critical: float = CLOS
     missing = [f"{name}: {e.flag or e.status}" for name, e in (("beta_tail", beta_tail), ("beta_dynamics", beta_dyn))
                if not (e.status is Status.OK and e.ok and math.isfinite(e.se) and e.se > 0)]
     if missing:
-        return Closure(Status.UNAVAILABLE, float("nan"), critical, none, reason="closure untested: " + "; ".join(missing))
+        return Closure(Status.UNAVAILABLE, float("nan"), critical, none,
+                       reason="closure untested: " + "; ".join(missing))
     v = beta_tail.se ** 2 + beta_dyn.se ** 2
     z = (beta_tail.value - beta_dyn.value) / math.sqrt(v)
     if not abs(z) <= critical:
@@ -380,21 +381,13 @@ class CheckReport:
     extra: dict = field(default_factory=dict)
     dynamics: DynamicsRoot | None = None
     closure: Closure | None = None
-    diagnostics: dict[str, Gate] = field(default_factory=dict)
 
-    def add_gate(self, name: str, passed: bool, reason: str = "", *, blocking: bool = True,
-                 status: Status = Status.FAILED) -> None:
+    def add_gate(self, name: str, passed: bool, reason: str = "", *, status: Status = Status.FAILED) -> None:
         """Record a gate (again under the same name: it replaces the earlier one); a failed one
-        withholds the phase and beta* with ``reason``. ``blocking=False``: a diagnostic, recorded in
-        ``diagnostics`` (its reason in ``notes``), which withholds nothing. ``status``: of a failed
-        gate (FAILED, or UNAVAILABLE when it could not be evaluated)."""
+        withholds the phase and beta* with ``reason``. ``status``: of a failed gate (FAILED, or
+        UNAVAILABLE when it could not be evaluated)."""
         passed = bool(passed)
         gate = Gate(name, Status.OK if passed else status, "" if passed else reason or name)
-        if not blocking:
-            self.diagnostics[name] = gate
-            if not passed:
-                self.notes.append(f"diagnostic {name} (does not withhold the phase): {reason or name}")
-            return
         self.gates[name] = gate
         if not passed:
             self.withheld.append(reason or name)
@@ -411,12 +404,12 @@ class CheckReport:
 
     @property
     def phase(self):
-        """The phase of the closure's combined beta (:class:`Closure`), or None when withheld or
-        when the closure did not pass."""
-        c = self.closure
-        if self.withheld or c is None or c.status is not Status.OK:
+        """The predicted phase, or None when withheld (every gate, the closure included, must pass)
+        or unavailable."""
+        p = self.prediction
+        if self.withheld or p is None or p.status is not Status.OK:
             return None
-        return c.phase
+        return p.phase
 
     def as_json(self) -> dict:
         out = {"variant": self.variant}
@@ -434,18 +427,14 @@ class CheckReport:
         failed = [k for k, g in self.gates.items() if not g.passed]
         withheld = (f"withheld: gates {', '.join(failed) or 'failed'} (reasons in phase_withheld)"
                     if self.withheld else None)
-        jf = self.diagnostics.get("jump_fit")
-        if not withheld and jf is not None and not jf.passed:
-            withheld = "withheld: the jump fit is not resolved (diagnostic jump_fit)"
         beta = p.beta if p else none
         out.update((Estimate(float("nan"), float("nan"), withheld) if withheld else beta).as_json("beta_theory"))
         out["phase"] = self.phase
         out["phase_withheld"] = list(self.withheld)
         c = self.closure
-        out["phase_probabilities"] = c.probabilities if (c is not None and self.phase is not None) else {}
-        out["phase_probabilities_theory"] = p.phase_probabilities if (p and not self.withheld) else {}
+        out["phase_probabilities"] = p.phase_probabilities if (p and not self.withheld) else {}
+        out["phase_probabilities_combined"] = c.probabilities if c is not None else {}
         out["gates"] = {k: g.passed for k, g in self.gates.items()}
-        out["diagnostics"] = {k: g.passed for k, g in self.diagnostics.items()}
         out.update(c.as_json() if c is not None else Closure(Status.UNAVAILABLE, float("nan"), CLOSURE_Z,
                                                              unavailable("closure untested")).as_json())
         out.update(self._theory_z(beta if not withheld else none))
@@ -691,10 +680,9 @@ def jump_fit_bias(fit: SDEFit) -> list:
 
 def _gates(rep: CheckReport, R: int, Q: int) -> None:
     """The conditions of a phase call (docs/specification.md §8 (i)-(iii); docs/calibration.md): records,
-    neurons, stationarity, the closure of beta_tail and beta_dynamics with the odds of the combined
-    beta, the plateau and the closing loop. The jump fit and the fitted parameters' own phase odds
-    are diagnostics (``diagnostics``): they do not withhold the phase, which rests on the data-identified
-    estimates."""
+    neurons, stationarity, the closure of beta_tail and beta_dynamics, the fitted parameters' phase
+    odds, the plateau, the jump fit and the closing loop. The closure only adds a condition: the
+    phase stays that of the fitted parameters."""
     f = rep.fit
     rep.add_gate("records", R >= MIN_RECORDS, f"too few records ({R} < {MIN_RECORDS})")
     rep.add_gate("neurons", Q >= MIN_NEURONS, f"too few independent neurons ({Q} < {MIN_NEURONS})")
@@ -702,20 +690,15 @@ def _gates(rep: CheckReport, R: int, Q: int) -> None:
     rep.add_gate("stationary", st is not None and st.stationary, "not stationary: " + (st.reason if st else "untested"))
     c = rep.closure = closure_test(rep.beta_tail, rep.beta_dynamics)
     rep.add_gate("closure", c.status is Status.OK, c.reason, status=c.status)
-    if c.status is Status.OK:                        # the combined beta's phase against its own odds
-        own = c.probabilities[c.phase]
-        rep.add_gate("phase_odds", own >= PHASE_MIN_PROBABILITY,
-                     f"phase odds: the combined beta gives '{c.phase}' with probability {own:.0%} "
-                     f"(needs >= {PHASE_MIN_PROBABILITY:.0%})")
     p = rep.prediction
-    if p is not None and p.status is Status.OK:      # the fitted parameters' phase against its odds: a diagnostic
+    if p is not None and p.status is Status.OK:      # the fitted parameters' phase against its own odds
         own = p.phase_probabilities.get(p.phase, 0.0)
         odds = ", ".join(f"{k} {v:.0%}" for k, v in p.phase_probabilities.items()) or "no draws"
-        rep.add_gate("theory_odds", own >= PHASE_MIN_PROBABILITY and own >= max(p.phase_probabilities.values(),
-                                                                                  default=1.0),
+        rep.add_gate("phase_odds", own >= PHASE_MIN_PROBABILITY and own >= max(p.phase_probabilities.values(),
+                                                                                 default=1.0),
                      f"phase odds: the fitted parameters give '{p.phase}', but its probability under the "
                      f"jackknife covariance is {own:.0%} (needs the largest and >= {PHASE_MIN_PROBABILITY:.0%}): "
-                     f"{odds}", blocking=False)
+                     f"{odds}")
     if f is None:
         rep.add_gate("fit", False, "no SDE fit")
         return
@@ -730,10 +713,9 @@ def _gates(rep: CheckReport, R: int, Q: int) -> None:
         rep.add_gate("jump_fit", ok and not biased,
                      ("jump-fit bias: " + "; ".join(biased) + f" (the jackknife bias exceeds {JACKKNIFE_BIAS_LIMIT:g} "
                       f"standard errors, Efron & Tibshirani 1993, §10.6: beta_theory's error does not hold)")
-                     if ok else "jump parameters: " + ("; ".join(edge) if edge else "no jackknife error"),
-                     blocking=False)
+                     if ok else "jump parameters: " + ("; ".join(edge) if edge else "no jackknife error"))
     elif not n.eta_j.ok:
-        rep.add_gate("jump_fit", False, "jump parameters: " + (n.eta_j.flag or "unavailable"), blocking=False)
+        rep.add_gate("jump_fit", False, "jump parameters: " + (n.eta_j.flag or "unavailable"))
     if rep.ks.ok:
         crit = ks_critical(f.n_neurons)
         rep.add_gate("closing_loop", rep.ks.value <= crit,
