@@ -360,6 +360,20 @@ def test_anticollapse_checker_hash_covers_every_module_the_check_imports():
                 out.append(p.with_suffix(".py"))
         return out
 
+    def lazy_home(package, name):
+        """The module a package's lazy_loader.attach(submod_attrs=...) loads ``name`` from, or None."""
+        init = root.joinpath(*package.split(".")[1:], "__init__.py")
+        if not init.exists():
+            return None
+        for call in ast.walk(ast.parse(init.read_text())):
+            if isinstance(call, ast.Call) and ast.unparse(call.func).endswith("attach"):
+                for kw in call.keywords:
+                    if kw.arg == "submod_attrs" and isinstance(kw.value, ast.Dict):
+                        for k, v in zip(kw.value.keys, kw.value.values, strict=True):
+                            if name in ast.literal_eval(v):
+                                return f"{package}.{k.value}"
+        return None
+
     seen, todo = set(), files_of("levysde.inference.check")
     while todo:
         f = todo.pop()
@@ -373,6 +387,7 @@ def test_anticollapse_checker_hash_covers_every_module_the_check_imports():
             if (isinstance(node, ast.ImportFrom) and (node.module or "").startswith("levysde")
                     and id(node) not in typing_only):
                 todo += files_of(node.module) + [g for a in node.names for g in files_of(f"{node.module}.{a.name}")]
+                todo += [g for a in node.names if (home := lazy_home(node.module, a.name)) for g in files_of(home)]
     reached = {f.relative_to(root).as_posix() for f in seen}
     assert {"inference/check.py", "inference/sde_fit.py", "stats/tails.py", "theory/phases.py",
             "simulation/_kernels.py"} <= reached
@@ -425,7 +440,6 @@ def test_closing_loop_histogram_is_bounded_for_a_narrow_spectrum(monkeypatch):
     closing loop's bin width is bounded below so that at most CLOSING_LOOP_MAX_BINS bins are used."""
     from types import SimpleNamespace
 
-    import levysde.simulation as sim
     from levysde.core.status import Estimate
     from levysde.inference.check import CLOSING_LOOP_MAX_BINS, _closing_loop
 
@@ -435,7 +449,7 @@ def test_closing_loop_histogram_is_bounded_for_a_narrow_spectrum(monkeypatch):
         seen.update(kw)
         raise ValueError("stop here")
 
-    monkeypatch.setattr(sim, "simulate", fake_simulate)
+    monkeypatch.setattr("levysde.inference.check.simulate", fake_simulate)
     edges = np.linspace(-1e-4, 1e-4, 61)
     centers = 0.5 * (edges[1:] + edges[:-1])
     drift = SimpleNamespace(edges=edges, centers=centers, F=-centers * 1e2)

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 __all__ = ['finite_or_none', 'to_jsonable']
 
 
-def finite_or_none(x) -> float | None:
+def finite_or_none(x: Any) -> float | None:
     """``float(x)``, or None when ``x`` is None, NaN or infinite (JSON has no such numbers).
 
     Parameters
@@ -40,7 +41,7 @@ def finite_or_none(x) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def to_jsonable(obj):
+def to_jsonable(obj: Any) -> Any:
     """``obj`` with every non-finite float replaced by None, recursively, ready for
     ``json.dumps(..., allow_nan=False)``.
 

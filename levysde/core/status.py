@@ -102,7 +102,7 @@ class Estimate:
     log_se: float = float("nan")
     status: Status = Status.OK
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not isinstance(self.status, Status):
             raise TypeError(f"status must be a Status; got {self.status!r}")
         if self.status is Status.OK and not math.isfinite(self.value):

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -35,7 +37,8 @@ def _num(x) -> str:
     return f"{x:g}"
 
 
-def describe_interval(lo=None, hi=None, *, lo_open=False, hi_open=False) -> str:
+def describe_interval(lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,
+                      hi_open: bool = False) -> str:
     """The interval of real numbers from ``lo`` to ``hi`` in words: ``'(0, 2)'``, ``'[0, inf)'``.
 
     Parameters
@@ -59,7 +62,7 @@ def describe_interval(lo=None, hi=None, *, lo_open=False, hi_open=False) -> str:
     return f"{left}, {right}"
 
 
-def describe_integers(lo=None, hi=None) -> str:
+def describe_integers(lo: int | None = None, hi: int | None = None) -> str:
     """The integers from ``lo`` to ``hi`` (None: unbounded) in words.
 
     Example
@@ -76,7 +79,8 @@ def describe_integers(lo=None, hi=None) -> str:
     return f"an integer in [{lo}, {hi}]"
 
 
-def in_interval(x, lo=None, hi=None, *, lo_open=False, hi_open=False):
+def in_interval(x: ArrayLike, lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,
+                hi_open: bool = False) -> np.ndarray:
     """Elementwise whether ``x`` lies in the interval of :func:`describe_interval`.
 
     NaN lies in no interval; +-inf lies in an interval unbounded on its side (finiteness is a
@@ -124,7 +128,8 @@ def _one_real(name: str, value, rng: str) -> float:
     return float(arr.reshape(()))
 
 
-def check_real(name: str, value, lo=None, hi=None, *, lo_open=False, hi_open=False, why: str = "") -> float:
+def check_real(name: str, value: Any, lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,
+               hi_open: bool = False, why: str = "") -> float:
     """One finite real number in an interval, as a float.
 
     Parameters
@@ -169,7 +174,7 @@ def check_real(name: str, value, lo=None, hi=None, *, lo_open=False, hi_open=Fal
     return v
 
 
-def check_int(name: str, value, lo=None, hi=None, *, why: str = "") -> int:
+def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = None, *, why: str = "") -> int:
     """One integer in ``[lo, hi]``, as a Python int (exact however large).
 
     Integers (Python or numpy, or a 0-d integer array) and integral floats (``3.0``) pass;
@@ -229,7 +234,7 @@ def _same_choice(value, choice) -> bool:
     return False
 
 
-def check_choice(name: str, value, choices):
+def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
     """``value`` when it is one of ``choices`` (strings, None, numbers; a bool matches only a bool).
 
     Parameters
@@ -260,7 +265,7 @@ def check_choice(name: str, value, choices):
     raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
 
 
-def check_bool(name: str, value) -> bool:
+def check_bool(name: str, value: Any) -> bool:
     """``value`` as a bool when it is True or False (Python or numpy), ValueError naming ``name``
     otherwise (``1`` and ``"yes"`` are not bools).
 
@@ -279,9 +284,10 @@ def _shape_text(shape) -> str:
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
 
-def check_array(name: str, value, *, ndim=None, shape=None, min_size: int = 0, lo=None, hi=None,
-                lo_open=False, hi_open=False, allow_inf=False, allow_nan=False, increasing=False,
-                why: str = "") -> np.ndarray:
+def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = None,
+                shape: tuple[int | None, ...] | None = None, min_size: int = 0, lo: float | None = None,
+                hi: float | None = None, lo_open: bool = False, hi_open: bool = False, allow_inf: bool = False,
+                allow_nan: bool = False, increasing: bool = False, why: str = "") -> np.ndarray:
     """An array of real numbers (integer or float entries; bools are no numbers), as float64, checked.
 
     Parameters

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special
 
+from levysde.core.jsonable import finite_or_none
 from levysde.core.status import Estimate, Status, unavailable
 from levysde.stats.jackknife import JACKKNIFE_BIAS_LIMIT, jackknife_bias, jackknife_se, neuron_groups
 from levysde.theory.roots import chandrupatla
@@ -156,8 +157,7 @@ class DynamicsRoot:
 
     def as_json(self) -> dict:
         """A JSON-ready summary (NaN as None)."""
-        def num(v):
-            return float(v) if v is not None and math.isfinite(v) else None
+        num = finite_or_none
         out = {"status": str(self.status), "message": self.message, **self.beta.as_json("beta_dynamics"),
                "cut": num(self.cut), "z_cut": num(self.z_cut), "chosen_by": self.chosen_by,
                "n_increments": self.n_increments, "n_neurons": self.n_neurons, "delta": num(self.delta),

@@ -104,7 +104,7 @@ class SimulationMeta(Mapping):
     #: fields stored as tuples (JSON arrays)
     _SEQUENCES = ("drift_grid", "drift_values", "window", "notes")
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.kind != "simulation":
             raise ValueError(f"simulation meta: kind must be 'simulation'; got {self.kind!r}")
         for name in self._SEQUENCES:
@@ -125,7 +125,7 @@ class SimulationMeta(Mapping):
         return out
 
     @classmethod
-    def from_json(cls, obj) -> SimulationMeta:
+    def from_json(cls, obj: str | Mapping[str, Any]) -> SimulationMeta:
         """The metadata from the ``meta`` JSON object of a run file (a mapping, or its text).
 
         Keys this version does not know go to ``extra``; fields that older files lack get
