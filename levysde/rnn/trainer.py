@@ -214,8 +214,7 @@ class TrainConfig:
         check_bool("gate_decay", self.gate_decay)
         optional(check_real, "clip", 0.0, lo_open=True)
         check_choice("task", self.task, TASKS)
-        if self.target_noise is None:
-            self.target_noise = 0.3 if self.task == "lagged" else 0.0
+        self.target_noise = self.resolved_noise()
         integer("batch", 1)
         integer("probe_batch", 1)
         integer("steps", 0)
@@ -262,9 +261,15 @@ class TrainConfig:
                 raise ValueError(f"window_lags needs a leaky model (constgate, sharedgate, diaggate; "
                                  f"its rdiag is defined for the leaky cell), got model {self.model!r}")
 
+    def resolved_noise(self) -> float:
+        """``target_noise``, with None read as 0.3 for ``lagged`` (the paper's) and 0 otherwise."""
+        if self.target_noise is None:
+            return 0.3 if self.task == "lagged" else 0.0
+        return self.target_noise
+
     def make_task(self) -> Task:
         return build_task(self.task, self.seq_len, loss_from=self.loss_from, delay=self.delay,
-                          p=self.p, kernel=self.kernel, target_noise=self.target_noise,
+                          p=self.p, kernel=self.kernel, target_noise=self.resolved_noise(),
                           input_alpha=self.input_alpha, n_mem=self.n_mem, mem_lag_max=self.mem_lag_max,
                           mem_gamma=self.mem_gamma, lag_mode=self.lag_mode, lag_count=self.lag_count,
                           lag_lo=self.lag_lo, lag_hi=self.lag_hi, lag_alpha=self.lag_alpha,
