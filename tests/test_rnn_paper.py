@@ -106,7 +106,7 @@ def test_config_bad_input(kw, name):
 
 @pytest.mark.parametrize("argv, msg", [
     (["--task", "lagged", "--lags", "fixed", "--lag-count", "3"], "--lag-count"), (["--n-train", "5"], "--n-train"),
-    (["--task", "lagged", "--window-lags", "1:2"], "--window-lags"),
+    (["--task", "lagged", "--window-lags", "5", "3", "4"], "window_lags hi"),
     (["--task", "lagged", "--gate-tau0", "-1"], "--gate-tau0"),
     (["--gate-tau0", "5", "--gate-a", "0.2", "--model", "constgate"], "--gate-a"),
 ])

@@ -2,25 +2,10 @@
 fixed training set and epochs, the tau0 init, the windowed zeta; docs/rnn.md)."""
 from __future__ import annotations
 
-import argparse
-
 from levysde.cli._common import Given, integer, real
 
 #: CLI dest -> TrainConfig field, where they differ
 FIELDS = {"lags": "lag_mode"}
-
-
-def window_lags(text: str) -> list[int]:
-    """argparse type of ``--window-lags LO:HI:N`` (three integers, 1 <= LO < HI, N >= 2; the
-    rest is checked against the probe window by the trainer)."""
-    parts = text.split(":")
-    try:
-        lo, hi, n = (int(p) for p in parts)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not LO:HI:N (three integers, e.g. 64:384:32)") from None
-    if not (1 <= lo < hi and n >= 2):
-        raise argparse.ArgumentTypeError(f"{text} is out of range; allowed: integers 1 <= LO < HI, N >= 2")
-    return [lo, hi, n]
 
 
 def add_task_flags(t) -> None:
@@ -49,9 +34,10 @@ def add_run_flags(g, r) -> None:
                         "matrices orthogonal, other biases 0 (default off)")
     r.add_argument("--record-epochs", action=Given, type=integer(1), default=None,
                    help="lagged: record after epoch 1 and every E epochs instead of every K steps")
-    r.add_argument("--window-lags", action=Given, type=window_lags, default=None, metavar="LO:HI:N",
-                   help="also record zeta_window, the windowed first-order transport time scale, on "
-                        "the N lags int(linspace(LO, HI, N)) (the paper: 64:384:32; leaky models)")
+    r.add_argument("--window-lags", action=Given, type=integer(1), nargs=3, default=None,
+                   metavar=("LO", "HI", "N"),
+                   help="also record zeta_window, the windowed first-order transport time scale, on the N "
+                        "lags int(linspace(LO, HI, N)), LO < HI <= probe window (the paper: 64 384 32; leaky models)")
 
 
 #: (condition on the config under which the flags do not apply, flags, why)
