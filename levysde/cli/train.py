@@ -11,15 +11,16 @@ import sys
 from levysde.cli._common import Given as _Given
 from levysde.cli._common import GivenTrue as _GivenTrue
 from levysde.cli._common import UsageError, check_output, fail, integer, print_json, real, reject_flags
+from levysde.cli.train_paper import FIELDS, INAPPLICABLE, add_run_flags, add_task_flags
 
 MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
 OPTIMIZERS = ("sgd", "adam", "adamw")
-TASKS = ("powerlaw", "delay", "adding", "longmem")
+TASKS = ("powerlaw", "delay", "adding", "longmem", "lagged")
 EXIT_SIGTERM = 143  # after SIGTERM (128 + 15; Ctrl-C gives 130)
 #: flags that are not part of the run's config
 _NOT_CONFIG = ("out", "resume", "force", "quiet", "json")
 #: CLI dest -> TrainConfig field, where they differ
-_FIELD = {"power": "p"}
+_FIELD = {"power": "p", **FIELDS}
 
 
 class _Terminated(BaseException):
@@ -74,8 +75,8 @@ def add_parser(sub):
                    help="exponent p of the powerlaw task, > 0 (default %(default)s)")
     t.add_argument("--kernel", action=_Given, type=integer(0), default=0,
                    help="kernel length K of the powerlaw task (0 = T; default %(default)s)")
-    t.add_argument("--target-noise", action=_Given, type=real(0.0), default=0.0,
-                   help="std of persistent N(0,1) noise added to every target (default %(default)s)")
+    t.add_argument("--target-noise", action=_Given, type=real(0.0), default=None,
+                   help="std of N(0,1) noise added to every target (default 0.3 for lagged, else 0)")
     t.add_argument("--input-alpha", action=_Given, type=real(0.0, 2.0, lo_open=True, hi_open=True), default=None,
                    help="alpha-stable inputs of index in (0, 2) instead of N(0, 1) (default off)")
     t.add_argument("--n-mem", action=_Given, type=integer(1), default=16,
@@ -84,6 +85,7 @@ def add_parser(sub):
                    help="longmem: longest teacher time scale in steps (default %(default)s)")
     t.add_argument("--mem-gamma", action=_Given, type=real(0.0), default=0.0,
                    help="longmem: time scales at quantiles of tau^(-1-gamma); 0 = log-uniform (default)")
+    add_task_flags(t)
     t.add_argument("--batch", action=_Given, type=integer(1), default=32,
                    help="batch size (default %(default)s)")
     t.add_argument("--probe-batch", action=_Given, type=integer(1), default=None,
@@ -115,6 +117,7 @@ def add_parser(sub):
     r.add_argument("--threads", action=_Given, type=integer(1, 1024), default=1,
                    help="torch CPU threads (default %(default)s; more is often slower for small H)")
     r.add_argument("--fast", action=_GivenTrue, help="replay each step from a CUDA graph (leaky models)")
+    add_run_flags(g, r)
     r.add_argument("--out", required=True, metavar="RUN.npz", help="run file (.npz); checkpoint RUN.ckpt beside it")
     r.add_argument("--resume", action="store_true",
                    help="continue from RUN.ckpt with its config (flags not given are taken from it; "
@@ -162,7 +165,7 @@ _INAPPLICABLE = (
     (lambda f: f["task"] != "powerlaw", ("power", "kernel"), "without --task powerlaw"),
     (lambda f: f["task"] != "longmem", ("n_mem", "mem_lag_max", "mem_gamma"), "without --task longmem"),
     (lambda f: f.get("inject_alpha") is None, ("inject_target",), "without --inject-alpha"),
-)
+) + INAPPLICABLE
 
 
 def _reject_inapplicable(args, fields) -> None:

@@ -25,6 +25,8 @@ Further keys: ``train_loss`` (R,) mean training-batch loss since the previous re
 with a float32-saturated retention (r < 1e-6 or 1 - r < 1e-6); ``wall`` (R,) seconds since
 the start; ``transport`` (R, n_lags), only when measured: Lambda-weighted mean of
 ``<prod_{k<l} r_{t-k}>`` over the probe window, NaN for lags longer than the window;
+``zeta_window`` (R, H), ``window_masked`` (R,), ``window_lags`` (n,), only with ``window_lags``:
+the windowed first-order transport time scale (:func:`levysde.rnn.trainer.window_zeta`);
 ``trivial_loss`` (0-d float64) the loss of the trivial predictor (the target's variance over
 the loss window, :func:`levysde.rnn.teacher.trivial_loss`; measured on the probe batch for alpha-stable inputs)
 and ``loss_ratio`` (R,) = ``loss / trivial_loss`` (both written since levysde 0.3; for older

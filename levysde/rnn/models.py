@@ -41,6 +41,13 @@ Initialisation (``init``):
   constants ``a_q = 1/(1+T_q)``; SharedGate uses one draw for its single gate),
   GRU ``b_z = +log T_q``, LSTM ``b_f = +log T_q`` and ``b_i = -log T_q``. The bias is put in
   ``bias_ih`` and the matching rows of ``bias_hh`` are zeroed.
+* ``gate_tau0 = T0`` (the anti-collapse paper's init, :func:`apply_tau0_init`, applied after
+  either): every unit starts at the time scale ``T0``, i.e. ``-log r = 1/T0`` and
+  ``zeta_q = -log T0``: the retention gate's weights are zero and its bias is
+  ``logit(s0)``, ``s0 = 1 - exp(-1/T0)`` (leaky gates, ``a = s0``; ConstGate's constant is
+  ``s0``), ``logit(1 - s0)`` for the GRU update gate z and the LSTM forget gate f. Every other
+  2-D weight (per gate block for GRU/LSTM, the readout included) is ``nn.init.orthogonal_``;
+  every other bias is zero.
 """
 from __future__ import annotations
 
@@ -64,6 +71,9 @@ class Trace:
     neg_log_r ``-log r_t^(q)`` >= 0, computed stably from the gate pre-activation
     jac       diagonal of the one-step state Jacobian J_t^(qq) (module docstring)
     y         readout ``(B, T, n_out)``
+    rdiag     leaky cells, only when asked for (``trace(x, rdiag=True)``): the first-order
+              correction ``J_t^(qq) - r_t^(q) = a(1 - htilde^2) W_qq + (htilde - h_{t-1}) da/dh_q``
+              computed on its own (not as a difference); else None
     """
 
     h: torch.Tensor
@@ -71,6 +81,7 @@ class Trace:
     neg_log_r: torch.Tensor
     jac: torch.Tensor
     y: torch.Tensor
+    rdiag: torch.Tensor | None = None
 
 
 def _chrono_T(n: int, t_max: float, generator: torch.Generator | None) -> torch.Tensor:
@@ -202,14 +213,14 @@ class _Leaky(RNNModel):
                     torch.cat([self.b, self.b_a], 0))
         return self.W, self.U, self.b
 
-    def _run(self, x: torch.Tensor, record: bool, h0: torch.Tensor | None = None):
+    def _run(self, x: torch.Tensor, record: bool, h0: torch.Tensor | None = None, rdiag: bool = False):
         self._check_input(x)
         H = self.hidden
         W_rec, U_in, b_in = self._stack()
         inp = torch.addmm(b_in, x.reshape(-1, self.n_in), U_in.t()).reshape(x.shape[0], x.shape[1], -1)
         h = x.new_zeros(x.shape[0], H) if h0 is None else h0
         W_rec_t = W_rec.t()
-        hs, rs, nlr, jac = [], [], [], []
+        hs, rs, nlr, jac, rds = [], [], [], [], []
         if record:
             w_diag = torch.diagonal(self.W)
         for inp_t in inp.unbind(1):
@@ -226,6 +237,9 @@ class _Leaky(RNNModel):
                 if self.n_gate:
                     j = j + (ht - h) * self._dgate_diag(a)
                 jac.append(j.expand_as(h))
+                if rdiag:
+                    rd = a * (1.0 - ht * ht) * w_diag
+                    rds.append((rd + (ht - h) * self._dgate_diag(a) if self.n_gate else rd).expand_as(h))
             h = h_new
             hs.append(h)
         hseq = torch.stack(hs, 1)
@@ -235,7 +249,7 @@ class _Leaky(RNNModel):
         if not record:
             return y, h
         return Trace(h=hseq, r=torch.stack(rs, 1), neg_log_r=torch.stack(nlr, 1),
-                     jac=torch.stack(jac, 1), y=y)
+                     jac=torch.stack(jac, 1), y=y, rdiag=torch.stack(rds, 1) if rdiag else None)
 
     def forward_state(self, x, state=None):
         return self._run(x, record=False, h0=state)
@@ -245,8 +259,8 @@ class _Leaky(RNNModel):
         return self._run(x, record=None, h0=h0)
 
     @torch.no_grad()
-    def trace(self, x):
-        return self._run(x, record=True)
+    def trace(self, x, rdiag: bool = False):
+        return self._run(x, record=True, rdiag=rdiag)
 
     def neuron_rows(self):
         return [(self.W, 1), (self.U, 1), (self.b, 1)] + (
@@ -484,15 +498,65 @@ _CLASSES = {"constgate": ConstGate, "sharedgate": SharedGate, "diaggate": DiagGa
             "gru": GRU, "lstm": LSTM}
 
 
+def tau0_gate(tau0: float) -> float:
+    """The gate value ``s0 = 1 - exp(-1/tau0)`` whose retention ``1 - s0`` has time scale
+    ``-1/log(1 - s0) = tau0`` (tau0 = 200: s0 = 0.0049875, the paper's 0.005 is tau0 = 199.5).
+    Raises ValueError unless tau0 is finite and > 0."""
+    return -math.expm1(-1.0 / check_real("gate_tau0", tau0, 0.0, lo_open=True))
+
+
+def _orthogonal(shape, generator) -> torch.Tensor:
+    w = torch.empty(shape)
+    nn.init.orthogonal_(w, generator=generator)
+    return w
+
+
+@torch.no_grad()
+def apply_tau0_init(model: RNNModel, tau0: float, generator: torch.Generator | None = None) -> RNNModel:
+    """The anti-collapse paper's init (module docstring) in place: every unit starts at time scale
+    ``tau0`` (:func:`tau0_gate`), gate weights zero, other matrices orthogonal (drawn from
+    ``generator``), other biases zero. Returns the model. Raises ValueError unless tau0 > 0."""
+    s0 = tau0_gate(tau0)
+    logit = math.log(s0) - math.log1p(-s0)
+    if isinstance(model, _Leaky):
+        model.W.copy_(_orthogonal(model.W.shape, generator))
+        model.U.copy_(_orthogonal(model.U.shape, generator))
+        model.b.zero_()
+        if model.n_gate:
+            model.W_a.zero_(), model.U_a.zero_(), model.b_a.fill_(logit)
+        else:
+            a = torch.full((model.hidden,), s0, dtype=torch.float64)
+            model.a.copy_(a.to(model.a.dtype))
+            model.neg_log_r_const.copy_(-torch.log1p(-a))
+    else:
+        W_ih, W_hh, b_ih, b_hh = model.weights()
+        H = model.hidden
+        for g in range(model.k):
+            s = slice(g * H, (g + 1) * H)
+            if g == model.ret:
+                W_ih[s], W_hh[s] = 0.0, 0.0
+            else:
+                W_ih[s] = _orthogonal((H, model.n_in), generator)
+                W_hh[s] = _orthogonal((H, H), generator)
+        b_ih.zero_(), b_hh.zero_()
+        b_ih[model.ret * H:(model.ret + 1) * H] = -logit
+    model.readout.weight.copy_(_orthogonal(model.readout.weight.shape, generator))
+    model.readout.bias.zero_()
+    return model
+
+
 def build_model(name: str, n_in: int, hidden: int, n_out: int, *, init: str = "default",
-                t_max: float | None = None, gate_a=0.1, seed: int | None = None) -> RNNModel:
+                t_max: float | None = None, gate_a=0.1, seed: int | None = None,
+                gate_tau0: float | None = None) -> RNNModel:
     """Build model ``name`` (one of :data:`MODELS`), weights drawn from a generator seeded by ``seed``
     (``None``: torch's global RNG). ``t_max`` is needed for ``init="chrono"`` (> 2).
     ``gate_a`` is ConstGate's constant(s) in (0, 1) (ignored by the other models).
+    ``gate_tau0``: then :func:`apply_tau0_init` (drawing from the same generator, after ``init``).
 
     Raises ValueError for an unknown name/init or bad sizes."""
     check_choice("model", name, MODELS)
     gen = None
     if seed is not None:
         gen = torch.Generator().manual_seed(int(seed))
-    return _CLASSES[name](n_in, hidden, n_out, init=init, t_max=t_max, gate_a=gate_a, generator=gen)
+    model = _CLASSES[name](n_in, hidden, n_out, init=init, t_max=t_max, gate_a=gate_a, generator=gen)
+    return model if gate_tau0 is None else apply_tau0_init(model, gate_tau0, gen)

@@ -27,6 +27,17 @@ Tasks (``x``: (B, T, n_in), ``y``: (B, T, n_out), float32, values before t = 0 a
   5 chunks of fresh streams (stationary teacher start); the probe loss and the recorded
   averages use the last chunk (``loss_from`` = 4T), after a burn-in of 4T steps.
 
+* ``lagged`` (the anti-collapse paper's delayed regression): ``x_t ~ N(0, I_D)``, D =
+  ``input_dim`` (16), ``y_t = sum_k c_k u^T x_{t-l_k} + sigma eps_t`` (terms with ``t < l_k``
+  absent), ``u`` a random unit vector drawn from the seed, lags and coefficients from
+  :func:`levysde.rnn.teacher.lagged_terms` (``lag_mode`` pareto: ``lag_count`` lags of a
+  truncated Pareto(``lag_alpha``) on [``lag_lo``, ``lag_hi``], ``c_k = 0.6 * 0.85^k``; fixed:
+  32, 64, 128, 192, 256 with 0.6 ... 0.26). A **fixed training set** of ``n_train`` sequences
+  (:meth:`Task.lagged_set` of stream STREAM_TRAIN, noise drawn once with it) is iterated in
+  epochs of ``ceil(n_train / B)`` batches (the last one shorter), reshuffled every epoch by
+  :meth:`Task.epoch_indices`; the probe batch is a separate diagnostic set (stream
+  STREAM_PROBE). Loss over every step (``loss_from`` default 0).
+
 Options for every task but ``adding``: ``input_alpha`` in (0, 2): the inputs x_t are
 standard symmetric alpha-stable (E exp(ikX) = exp(-|k|^alpha), :func:`sas_noise`) instead of
 N(0, 1) (infinite variance: the trivial loss is then measured on the probe batch);
@@ -45,10 +56,10 @@ import numpy as np
 
 from levysde.core.validate import check_choice, check_int, check_real
 from levysde.rnn._torch import torch
-from levysde.rnn.teacher import teacher_scale, teacher_time_scales
+from levysde.rnn.teacher import LAG_MODES, lagged_terms, teacher_scale, teacher_time_scales
 
-TASKS = ("powerlaw", "delay", "adding", "longmem")
-STREAM_TRAIN, STREAM_PROBE, STREAM_NOISE, STREAM_INIT = 0, 1, 2, 3
+TASKS = ("powerlaw", "delay", "adding", "longmem", "lagged")
+STREAM_TRAIN, STREAM_PROBE, STREAM_NOISE, STREAM_INIT, STREAM_TASK, STREAM_SHUFFLE = 0, 1, 2, 3, 4, 5
 #: chunks of the longmem probe sequence (the last one is measured, the others are burn-in)
 PROBE_CHUNKS = 5
 
@@ -96,10 +107,55 @@ class Task:
     n_mem: int = 16
     mem_lag_max: int = 10000
     mem_gamma: float = 0.0
+    lag_mode: str = "pareto"
+    lag_count: int = 16
+    lag_lo: int = 8
+    lag_hi: int = 640
+    lag_alpha: float = 0.6
+    input_dim: int = 16
+    n_train: int = 8000
 
     @property
     def n_in(self) -> int:
-        return 2 if self.name == "adding" else 1
+        return 2 if self.name == "adding" else self.input_dim if self.name == "lagged" else 1
+
+    @property
+    def epoch_based(self) -> bool:
+        """True for ``lagged``: a fixed training set iterated in epochs."""
+        return self.name == "lagged"
+
+    def batches_per_epoch(self, batch: int) -> int:
+        """``ceil(n_train / batch)`` (the last batch of an epoch holds the remainder)."""
+        return -(-self.n_train // int(batch))
+
+    def epoch_indices(self, seed: int, step: int, batch: int) -> np.ndarray:
+        """Training-set rows of the batch of optimizer step ``step`` (``lagged``): epoch
+        ``e = step // nb``, batch ``j = step % nb`` of the permutation of ``range(n_train)``
+        drawn from ``default_rng(SeedSequence([seed, STREAM_SHUFFLE, e]))`` (a pure function of
+        ``(seed, step)``: resuming needs no RNG state)."""
+        nb = self.batches_per_epoch(batch)
+        e, j = divmod(int(step), nb)
+        rng = np.random.default_rng(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, STREAM_SHUFFLE, e]))
+        return rng.permutation(self.n_train)[j * batch:(j + 1) * batch]
+
+    def lagged_set(self, n: int, seed: int, stream: int, device="cpu"):
+        """``(x (n, T, D), y (n, T, 1))`` float32, the ``lagged`` sequences of ``stream`` (the
+        training set: STREAM_TRAIN, n = n_train; the diagnostic set: STREAM_PROBE): x and then
+        the noise from the generator of ``(seed, stream, 0)``, ``u`` from ``(seed, STREAM_TASK, 0)``
+        (shared by both sets); the target is summed in float64."""
+        g = stream_generator(seed, stream, 0)
+        T, D = self.seq_len, self.input_dim
+        x = self._inputs((n, T, D), g)
+        u = torch.randn(D, generator=stream_generator(seed, STREAM_TASK, 0), dtype=torch.float64)
+        s = x.double() @ (u / u.norm())
+        y = torch.zeros(n, T, dtype=torch.float64)
+        lags, coeffs = lagged_terms({"lag_mode": self.lag_mode, "lag_count": self.lag_count,
+                                     "lag_lo": self.lag_lo, "lag_hi": self.lag_hi,
+                                     "lag_alpha": self.lag_alpha})
+        for lag, c in zip(lags.tolist(), coeffs.tolist(), strict=True):
+            if lag < T:
+                y[:, lag:] += c * s[:, :T - lag]
+        return x.to(device), self._noise(y.float()[:, :, None], g).to(device)
 
     @property
     def n_out(self) -> int:
@@ -134,7 +190,8 @@ class Task:
         """``(x, y)`` of ``n`` sequences, a pure function of ``(seed, stream, index)``; on ``device``.
 
         ``longmem``: the probe sequences (length :attr:`probe_len`) of stream ``stream``; use
-        :meth:`chunk` for training chunks."""
+        :meth:`chunk` for training chunks. ``lagged``: :meth:`lagged_set` (``index`` unused; the
+        trainer draws its batches from the fixed training set, :meth:`epoch_indices`)."""
         if self.streaming:
             state = self.teacher_init(n, seed, stream)
             xs, ys = [], []
@@ -142,6 +199,8 @@ class Task:
                 x, y, state = self.chunk(n, seed, stream, k, state)
                 xs.append(x), ys.append(y)
             return torch.cat(xs, 1).to(device), torch.cat(ys, 1).to(device)
+        if self.name == "lagged":
+            return self.lagged_set(n, seed, stream, device)
         g = stream_generator(seed, stream, index)
         T = self.seq_len
         if self.name == "adding":
@@ -217,7 +276,8 @@ class Task:
 def build_task(name: str, seq_len: int, *, loss_from: int | None = None, delay: int = 5,
                p: float = 1.0, kernel: int = 0, target_noise: float = 0.0,
                input_alpha: float | None = None, n_mem: int = 16, mem_lag_max: int = 10000,
-               mem_gamma: float = 0.0) -> Task:
+               mem_gamma: float = 0.0, lag_mode: str = "pareto", lag_count: int = 16, lag_lo: int = 8,
+               lag_hi: int = 640, lag_alpha: float = 0.6, input_dim: int = 16, n_train: int = 8000) -> Task:
     """Validated :class:`Task`.
 
     Raises ValueError: unknown ``name`` (allowed :data:`TASKS`); ``seq_len`` < 2 (adding: < 3,
@@ -225,7 +285,10 @@ def build_task(name: str, seq_len: int, *, loss_from: int | None = None, delay: 
     [0, seq_len - 1] (adding: [2, seq_len - 1]; longmem: must be None, the probe window is
     fixed); ``delay`` not in [1, seq_len - 1]; ``p`` not > 0; ``kernel`` not in [0, seq_len];
     ``target_noise`` not finite >= 0; ``input_alpha`` not None or in (0, 2) (or given for
-    adding); ``n_mem`` < 1; ``mem_lag_max`` < 2; ``mem_gamma`` not finite >= 0.
+    adding); ``n_mem`` < 1; ``mem_lag_max`` < 2; ``mem_gamma`` not finite >= 0; lagged:
+    ``lag_mode`` not in :data:`~levysde.rnn.teacher.LAG_MODES`, ``lag_lo`` < 1, ``lag_hi`` <=
+    ``lag_lo``, ``lag_count`` not in [1, lag_hi - lag_lo + 1], ``lag_alpha`` not > 0,
+    ``input_dim`` < 1, ``n_train`` < 1.
     """
     check_choice("task", name, TASKS)
     adding = name == "adding"
@@ -236,6 +299,8 @@ def build_task(name: str, seq_len: int, *, loss_from: int | None = None, delay: 
             raise ValueError(f"loss_from must be None for the longmem task (the probe measures the last "
                              f"of {PROBE_CHUNKS} chunks; training chunks use every step), got {loss_from!r}")
         loss_from = (PROBE_CHUNKS - 1) * seq_len
+    if loss_from is None and name == "lagged":
+        loss_from = 0
     if loss_from is None:
         loss_from = max(seq_len // 2, 2) if name == "adding" else seq_len // 2
     lo = 2 if name == "adding" else 0
@@ -254,7 +319,15 @@ def build_task(name: str, seq_len: int, *, loss_from: int | None = None, delay: 
         check_real("input_alpha", input_alpha, 0.0, 2.0, lo_open=True, hi_open=True, why="or None")
     if name == "longmem":
         teacher_time_scales(n_mem, mem_lag_max, mem_gamma)  # validates the three
+    if name == "lagged":
+        check_choice("lag_mode", lag_mode, LAG_MODES)
+        check_int("input_dim", input_dim, 1)
+        check_int("n_train", n_train, 1)
+        if lag_mode == "pareto":
+            lagged_terms({"lag_count": lag_count, "lag_lo": lag_lo, "lag_hi": lag_hi, "lag_alpha": lag_alpha})
     return Task(name=name, seq_len=seq_len, loss_from=loss_from, delay=int(delay), p=float(p),
                 kernel=int(kernel), target_noise=float(target_noise),
                 input_alpha=None if input_alpha is None else float(input_alpha), n_mem=int(n_mem),
-                mem_lag_max=int(mem_lag_max), mem_gamma=float(mem_gamma))
+                mem_lag_max=int(mem_lag_max), mem_gamma=float(mem_gamma), lag_mode=str(lag_mode),
+                lag_count=int(lag_count), lag_lo=int(lag_lo), lag_hi=int(lag_hi), lag_alpha=float(lag_alpha),
+                input_dim=int(input_dim), n_train=int(n_train))

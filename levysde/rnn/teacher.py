@@ -1,4 +1,5 @@
-"""Torch-free maths of the synthetic tasks: the ``longmem`` teacher's time scales and scale, and
+"""Torch-free maths of the synthetic tasks: the ``longmem`` teacher's time scales and scale, the
+``lagged`` task's lags and coefficients, and
 the loss of the trivial (input-blind) predictor of every task (docs/rnn.md).
 
 Needs numpy only, so that ``levysde check`` and run-file readers work without PyTorch.
@@ -50,7 +51,9 @@ def trivial_loss(config: dict) -> float | None:
     powerlaw: ``mean_{t in [t0, T)} sum_{k <= min(t, K-1)} w_k^2`` (the kernel's partial energy;
     1 once t >= K - 1); delay: the fraction of the window with ``t >= L`` (earlier targets are
     0); adding: ``Var(v_1 + v_2) = 2/12`` (the constant 1 = E y is the best guess); longmem: 1
-    (:func:`teacher_scale`). Each plus ``target_noise^2``. ``t0`` = ``loss_from_resolved``.
+    (:func:`teacher_scale`); lagged: ``mean_t sum_k c_k^2 [t >= l_k]``
+    (:func:`lagged_variance`; the mean 0 is the best guess). Each plus ``target_noise^2``.
+    ``t0`` = ``loss_from_resolved``.
     Returns None for alpha-stable inputs (infinite variance: the trainer then stores the
     probe batch's value as ``trivial_loss``). Raises ValueError for an unknown task.
     """
@@ -73,4 +76,71 @@ def trivial_loss(config: dict) -> float | None:
         return 2.0 / 12.0 + sigma2
     if task == "longmem":
         return 1.0 + sigma2
+    if task == "lagged":
+        return float(lagged_variance(*lagged_terms(config), t).mean()) + sigma2
     raise ValueError(f"unknown task {task!r} in the run's config")
+
+
+# --------------------------------------------------------------------------------------
+# the ``lagged`` task (delayed regression with heavy-tailed lags, the anti-collapse paper)
+# --------------------------------------------------------------------------------------
+#: seed of the lag draw (numpy default_rng): the same lags for every training seed
+LAG_SEED = 20260410
+#: the learnability paper's fixed lags and coefficients (``lag_mode = "fixed"``)
+FIXED_LAGS = (32, 64, 128, 192, 256)
+FIXED_COEFFS = (0.6, 0.5, 0.4, 0.32, 0.26)
+#: coefficients c_k = LAG_COEFF0 * LAG_COEFF_DECAY^k of the drawn lags (sorted order)
+LAG_COEFF0, LAG_COEFF_DECAY = 0.6, 0.85
+LAG_MODES = ("pareto", "fixed")
+
+
+def pareto_lags(count: int, lo: int, hi: int, alpha: float, seed: int = LAG_SEED) -> np.ndarray:
+    """``count`` distinct integer lags (int64, sorted) from the truncated Pareto density
+    ``p(l) ∝ l^(-(alpha+1))`` on ``[lo, hi]``, by inverse CDF from ``numpy.random.default_rng(seed)``.
+
+    Each round draws as many uniforms as lags are missing, maps them through
+    ``l = (lo^-a - U (lo^-a - hi^-a))^(-1/a)``, rounds (clipped to [lo, hi]) and keeps the new
+    values in order until ``count`` are distinct (a duplicate is redrawn in the next round).
+    The defaults of the ``lagged`` task (16 lags, [8, 640], alpha 0.6) give
+    [8, 9, 10, 11, 12, 15, 23, 24, 26, 32, 45, 60, 115, 183, 224, 626].
+    Raises ValueError unless 1 <= count <= hi - lo + 1, 1 <= lo < hi, alpha finite > 0.
+    """
+    lo = check_int("lag_lo", lo, 1)
+    hi = check_int("lag_hi", hi, lo + 1, why="above lag_lo")
+    count = check_int("lag_count", count, 1, hi - lo + 1, why="distinct integers in [lag_lo, lag_hi]")
+    a = check_real("lag_alpha", alpha, 0.0, lo_open=True)
+    rng = np.random.default_rng(int(seed))
+    got: list[int] = []
+    top, bottom = float(lo) ** -a, float(lo) ** -a - float(hi) ** -a
+    for _ in range(1000 * count):
+        for s in (top - rng.uniform(size=count - len(got)) * bottom) ** (-1.0 / a):
+            v = int(min(hi, max(lo, round(float(s)))))
+            if v not in got:
+                got.append(v)
+            if len(got) == count:
+                return np.array(sorted(got), dtype=np.int64)
+    raise ValueError(f"lag_count = {count}: could not draw {count} distinct lags in [{lo}, {hi}] "
+                     f"with lag_alpha = {a}; lower lag_count or widen the range")
+
+
+def lagged_terms(config: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``(lags (K,) int64, coefficients (K,) float64)`` of the ``lagged`` task of a run's
+    ``config`` (keys ``lag_mode``, ``lag_count``, ``lag_lo``, ``lag_hi``, ``lag_alpha``;
+    defaults: the paper's). ``pareto``: :func:`pareto_lags`, ``c_k = 0.6 * 0.85^k`` (the longest
+    lag gets the smallest); ``fixed``: :data:`FIXED_LAGS`, :data:`FIXED_COEFFS`."""
+    mode = config.get("lag_mode", "pareto")
+    if mode == "fixed":
+        return np.array(FIXED_LAGS, dtype=np.int64), np.array(FIXED_COEFFS)
+    if mode != "pareto":
+        raise ValueError(f"lag_mode must be one of {LAG_MODES}, got {mode!r}")
+    lags = pareto_lags(config.get("lag_count", 16), config.get("lag_lo", 8), config.get("lag_hi", 640),
+                       config.get("lag_alpha", 0.6))
+    return lags, LAG_COEFF0 * LAG_COEFF_DECAY ** np.arange(len(lags), dtype=np.float64)
+
+
+def lagged_variance(lags, coeffs, t) -> np.ndarray:
+    """Variance of the noiseless ``lagged`` target at times ``t``: ``sum_k c_k^2 [t >= l_k]``
+    (``u`` is a unit vector, x_t ~ N(0, I) i.i.d.; terms with ``t - l_k < 0`` are absent)."""
+    t = np.asarray(t)
+    c2 = np.asarray(coeffs, dtype=np.float64) ** 2
+    return (t[:, None] >= np.asarray(lags)[None, :]).astype(np.float64) @ c2

@@ -48,6 +48,19 @@ Gradient clipping (max norm ``clip``, default 1) is on by default.
 (and the teacher's) is carried from chunk to chunk, detached: truncated backpropagation
 through time over one chunk. Both states are in the checkpoint.
 
+Windowed first-order transport time scale (``window_lags = (lo, hi, n)``, leaky models, the
+anti-collapse paper's time scale): per unit, over every window of ``l`` steps inside the probe
+window, ``mu = mu0 + mu1``, ``mu0 = prod_p leak_p`` (leak = r, clamped to [1e-12, 1]),
+``mu1 = mu0 sum_p rdiag_p / leak_p`` (``rdiag`` = :attr:`Trace.rdiag`, the one-step Jacobian
+diagonal minus the retention); ``m_q(l) = mean_{b, t} log max(|mu|, 1e-30)`` on the integer lags
+``int(linspace(lo, hi, n))`` (:func:`window_lag_grid`), fitted by least squares as
+``a_q + b_q l``; ``zeta_window = log(-b_q)`` (tau = -1/b_q), NaN where ``b_q >= 0``
+(counted in ``window_masked``). :func:`window_zeta`.
+
+Epoch-based task (``lagged``): the batch of step s is rows :meth:`Task.epoch_indices` of the
+fixed training set; with ``record_epochs = E`` the records are at step 0, after epoch 1,
+after every E-th epoch and at the last step (instead of every ``record_every`` steps).
+
 Every random number is a function of ``seed`` (model init), ``(seed, step)`` (training batch,
 forcing) or ``seed`` (probe batch), so a run is reproducible from its config, and a resumed
 run continues exactly as the uninterrupted run would (on CPU).
@@ -83,6 +96,8 @@ from levysde.rnn.tasks import (
 from levysde.rnn.teacher import trivial_loss
 
 OPTIMIZERS = ("sgd", "adam", "adamw")
+_LAGGED_FIELDS = ("lag_mode", "lag_count", "lag_lo", "lag_hi", "lag_alpha", "input_dim", "n_train")
+_PAPER_FIELDS = ("record_epochs", "gate_tau0", "window_lags")
 LR_SCALINGS = ("mup", "none")
 INJECT_TARGETS = ("recurrent", "gate")
 #: floor of mu_bar_q (per step): zeta >= log(1e-12) ~ -27.6
@@ -112,8 +127,14 @@ class TrainConfig:
     weight_decay  >= 0; None = optimizer default (AdamW 0.01, else 0)
     gate_decay    False: no weight decay on retention-gate parameters
     clip          max gradient norm (> 0, default 1) or None (off)
-    task          powerlaw | delay | adding | longmem; ``seq_len`` >= 2; ``loss_from`` (None: seq_len//2)
+    task          powerlaw | delay | adding | longmem | lagged; ``seq_len`` >= 2; ``loss_from``
+                  (None: seq_len//2; lagged 0)
     delay, p, kernel, target_noise, input_alpha, n_mem, mem_lag_max, mem_gamma: task parameters (:mod:`.tasks`)
+    lag_mode (pareto | fixed), lag_count, lag_lo, lag_hi, lag_alpha, input_dim, n_train: lagged task
+    target_noise  None: 0.3 for lagged, else 0 (resolved by :meth:`validate`)
+    record_epochs E >= 1 or None: records every E epochs (epoch-based task only)
+    gate_tau0     T0 > 0 or None: every unit starts at time scale T0 (models.apply_tau0_init)
+    window_lags   None or (lo, hi, n): record ``zeta_window`` (leaky models; module docstring)
     batch, probe_batch  >= 1 (probe_batch None: = batch)
     steps >= 0, record_every >= 1, seed (int >= 0)
     init          default | chrono; t_max (> 2) for chrono (None: seq_len)
@@ -139,11 +160,21 @@ class TrainConfig:
     delay: int = 5
     p: float = 1.0
     kernel: int = 0
-    target_noise: float = 0.0
+    target_noise: float | None = None
     input_alpha: float | None = None
     n_mem: int = 16
     mem_lag_max: int = 10000
     mem_gamma: float = 0.0
+    lag_mode: str = "pareto"
+    lag_count: int = 16
+    lag_lo: int = 8
+    lag_hi: int = 640
+    lag_alpha: float = 0.6
+    input_dim: int = 16
+    n_train: int = 8000
+    record_epochs: int | None = None
+    gate_tau0: float | None = None
+    window_lags: tuple | list | None = None
     batch: int = 32
     probe_batch: int | None = None
     steps: int = 1000
@@ -183,6 +214,7 @@ class TrainConfig:
         check_bool("gate_decay", self.gate_decay)
         optional(check_real, "clip", 0.0, lo_open=True)
         check_choice("task", self.task, TASKS)
+        self.target_noise = self.resolved_noise()
         integer("batch", 1)
         integer("probe_batch", 1)
         integer("steps", 0)
@@ -202,17 +234,56 @@ class TrainConfig:
         if check_bool("fast", self.fast) and self.model not in ("constgate", "sharedgate", "diaggate"):
             raise ValueError(f"fast must be False for GRU/LSTM (they already run torch's fused cuDNN "
                              f"kernels); got model {self.model!r}")
-        self.make_task()  # validates the task's fields
+        task = self.make_task()  # validates the task's fields
+        self._validate_paper(task)
         return self
+
+    def _validate_paper(self, task: Task) -> None:
+        """The options of the anti-collapse paper's protocol (epochs, tau0 init, windowed zeta)."""
+        for k in ("lag_count", "lag_lo", "lag_hi", "input_dim", "n_train"):
+            setattr(self, k, int(getattr(self, k)))
+        if task.epoch_based:
+            check_int("batch", self.batch, 1, self.n_train, why="at most n_train, the training set")
+            if self.fast and self.n_train % self.batch:
+                raise ValueError(f"fast needs batch to divide n_train (a CUDA graph has one batch shape); "
+                                 f"got batch {self.batch}, n_train {self.n_train}")
+        if self.record_epochs is not None:
+            if not task.epoch_based:
+                raise ValueError(f"record_epochs needs an epoch-based task (lagged), got task {self.task!r}")
+            self.record_epochs = check_int("record_epochs", self.record_epochs, 1)
+        if self.gate_tau0 is not None:
+            check_real("gate_tau0", self.gate_tau0, 0.0, lo_open=True, why="steps")
+            if self.init != "default":
+                raise ValueError(f"gate_tau0 needs init 'default' (it sets the gates itself), got {self.init!r}")
+        if self.window_lags is not None:
+            self.window_lags = [int(v) for v in window_lag_params(self.window_lags, task.seq_len - task.loss_from)]
+            if self.model not in ("constgate", "sharedgate", "diaggate"):
+                raise ValueError(f"window_lags needs a leaky model (constgate, sharedgate, diaggate; "
+                                 f"its rdiag is defined for the leaky cell), got model {self.model!r}")
+
+    def resolved_noise(self) -> float:
+        """``target_noise``, with None read as 0.3 for ``lagged`` (the paper's) and 0 otherwise."""
+        if self.target_noise is None:
+            return 0.3 if self.task == "lagged" else 0.0
+        return self.target_noise
 
     def make_task(self) -> Task:
         return build_task(self.task, self.seq_len, loss_from=self.loss_from, delay=self.delay,
-                          p=self.p, kernel=self.kernel, target_noise=self.target_noise,
+                          p=self.p, kernel=self.kernel, target_noise=self.resolved_noise(),
                           input_alpha=self.input_alpha, n_mem=self.n_mem, mem_lag_max=self.mem_lag_max,
-                          mem_gamma=self.mem_gamma)
+                          mem_gamma=self.mem_gamma, lag_mode=self.lag_mode, lag_count=self.lag_count,
+                          lag_lo=self.lag_lo, lag_hi=self.lag_hi, lag_alpha=self.lag_alpha,
+                          input_dim=self.input_dim, n_train=self.n_train)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The fields as a dict; the fields of the lagged task (other tasks) and the paper's
+        options left at None are omitted, so other runs' configs are as before they existed."""
+        d = asdict(self)
+        for f in fields(self):
+            if f.name in _PAPER_FIELDS and d[f.name] is None or \
+                    f.name in _LAGGED_FIELDS and self.task != "lagged" and d[f.name] == f.default:
+                del d[f.name]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> TrainConfig:
@@ -313,19 +384,20 @@ def elr_envelope(mu_bar: np.ndarray, lam: np.ndarray, lags: np.ndarray) -> np.nd
 
 def record_stats(model: RNNModel, task: Task, x: torch.Tensor, y: torch.Tensor,
                  optimizer: torch.optim.Optimizer, kind: str, lags: np.ndarray,
-                 transport: bool = False) -> dict:
+                 transport: bool = False, window_lags: np.ndarray | None = None) -> dict:
     """One record on the probe batch ``(x, y)`` (module docstring). Leaves ``.grad`` zeroed and
     the model in training mode (cuDNN's GRU/LSTM backward, used for Lambda_q, needs it).
 
     Returns a dict of numpy values: zeta, zeta_jac, Lambda (H,), loss, envelope (n_lags,),
-    zeta_clips, jac_masked, jac_clips, saturated[, transport (n_lags,)].
+    zeta_clips, jac_masked, jac_clips, saturated[, transport (n_lags,)][, zeta_window (H,),
+    window_masked (with ``window_lags``, :func:`window_zeta`)].
     Raises TrainingDiverged if the probe loss, mu_bar, the Jacobian or Lambda is not finite."""
     model.train()
     with np.errstate(all="ignore"):  # divergence is detected and reported, not warned about
-        return _record_stats(model, task, x, y, optimizer, kind, lags, transport)
+        return _record_stats(model, task, x, y, optimizer, kind, lags, transport, window_lags)
 
 
-def _record_stats(model, task, x, y, optimizer, kind, lags, transport):
+def _record_stats(model, task, x, y, optimizer, kind, lags, transport, window_lags=None):
     optimizer.zero_grad(set_to_none=True)
     loss = task.loss(model(x), y)
     if not math.isfinite(float(loss.detach())):
@@ -333,7 +405,7 @@ def _record_stats(model, task, x, y, optimizer, kind, lags, transport):
     loss.backward()
     lam = neuron_lambda(model, optimizer, kind)
     optimizer.zero_grad(set_to_none=True)
-    tr = model.trace(x)
+    tr = model.trace(x, rdiag=True) if window_lags is not None else model.trace(x)
     t0 = task.loss_from
     nlr = tr.neg_log_r[:, t0:].double()
     mu = nlr.mean((0, 1)).cpu().numpy()
@@ -356,6 +428,11 @@ def _record_stats(model, task, x, y, optimizer, kind, lags, transport):
                jac_masked=int(masked.sum()), jac_clips=jac_clips, saturated=sat)
     if transport:
         out["transport"] = measured_transport(nlr, lam, lags)
+    if window_lags is not None:
+        zw, _ = window_zeta(nlr, tr.rdiag[:, t0:], window_lags)
+        if not np.all(np.isfinite(zw) | np.isnan(zw)):
+            raise TrainingDiverged("non-finite windowed transport on the probe batch")
+        out["zeta_window"], out["window_masked"] = zw, int(np.isnan(zw).sum())
     return out
 
 
@@ -373,6 +450,62 @@ def measured_transport(neg_log_r: torch.Tensor, lam: np.ndarray, lags: np.ndarra
         prod = torch.exp(-(S[:, l:] - S[:, :-l]))  # (B, Tw-l+1, H)
         out[i] = float(prod.mean((0, 1)) @ w)
     return out
+
+
+def window_lag_params(window_lags, window: int) -> tuple[int, int, int]:
+    """Validated ``(lo, hi, n)`` of the windowed-zeta lag grid (:func:`window_lag_grid`):
+    integers with ``1 <= lo < hi <= window`` (the probe window's length, so every lag has a
+    window) and ``2 <= n <= hi - lo + 1`` (distinct integer lags). Raises ValueError."""
+    vals = list(window_lags) if isinstance(window_lags, (list, tuple)) else None
+    if vals is None or len(vals) != 3:
+        raise ValueError(f"window_lags must be three integers (lo, hi, n), got {window_lags!r}")
+    lo = check_int("window_lags lo", vals[0], 1)
+    hi = check_int("window_lags hi", vals[1], lo + 1, window,
+                   why=f"above lo and at most the probe window's {window} steps")
+    n = check_int("window_lags n", vals[2], 2, hi - lo + 1, why="distinct integer lags in [lo, hi]")
+    return lo, hi, n
+
+
+def window_lag_grid(lo: int, hi: int, n: int) -> np.ndarray:
+    """``int(linspace(lo, hi, n))`` (truncated, as the paper's code), int64 (n,); distinct for
+    ``n <= hi - lo + 1``. The paper's grid is (64, 384, 32)."""
+    return np.linspace(lo, hi, n).astype(np.int64)
+
+
+#: clamps of the windowed transport: leak to [LEAK_FLOOR, 1], |mu0 + mu1| to >= MU_WINDOW_FLOOR
+LEAK_FLOOR, MU_WINDOW_FLOOR = 1e-12, 1e-30
+
+
+def window_zeta(neg_log_r: torch.Tensor, rdiag: torch.Tensor, lags: np.ndarray,
+                chunk: int = 2 ** 24) -> tuple[np.ndarray, np.ndarray]:
+    """Windowed first-order transport time scale (module docstring).
+
+    ``neg_log_r``, ``rdiag``: (B, Tw, H) over the probe window (``-log r`` and the first-order
+    Jacobian correction); ``lags`` integers in [1, Tw]. ``m_q(l)`` is the mean over (b, t) of
+    ``log max(|mu0 + mu1|, 1e-30)`` on every window of l steps, in float64, accumulated over
+    batch blocks of about ``chunk`` entries. Returns ``(zeta (H,), m (n_lags, H))``: zeta =
+    ``log(-slope)`` of the least-squares line through ``(l, m_q(l))``, NaN where the slope >= 0."""
+    B, Tw, H = neg_log_r.shape
+    leak = torch.clamp(torch.exp(-neg_log_r.double()), LEAK_FLOOR, 1.0)
+    zero = leak.new_zeros(B, 1, H)
+    cs_log = torch.cat([zero, torch.log(leak).cumsum(1)], 1)
+    cs_ratio = torch.cat([zero, (rdiag.double() / leak).cumsum(1)], 1)
+    m = np.zeros((len(lags), H))
+    rows = max(1, chunk // max(1, Tw * H))
+    for i, lag in enumerate(np.asarray(lags, dtype=np.int64).tolist()):
+        total = leak.new_zeros(H)
+        for b0 in range(0, B, rows):
+            lc, rc = cs_log[b0:b0 + rows], cs_ratio[b0:b0 + rows]
+            mu = torch.exp(lc[:, lag:] - lc[:, :-lag]) * (1.0 + rc[:, lag:] - rc[:, :-lag])
+            total += torch.log(torch.clamp(mu.abs(), min=MU_WINDOW_FLOOR)).sum((0, 1))
+        m[i] = (total / (B * (Tw - lag + 1))).cpu().numpy()
+    ell = np.asarray(lags, dtype=np.float64)
+    dl = ell - ell.mean()
+    slope = dl @ (m - m.mean(0)) / (dl @ dl)
+    zeta = np.full(H, np.nan)
+    ok = slope < 0
+    zeta[ok] = np.log(-slope[ok])
+    return zeta, m
 
 
 # --------------------------------------------------------------------------------------
@@ -422,8 +555,9 @@ def apply_manual_decay(manual, optimizer: str, lr: float | None, wd: float) -> N
 
 _SCALAR_KEYS = ("loss", "train_loss", "loss_ratio", "zeta_clips", "jac_masked", "jac_clips", "saturated",
                 "wall", "step")
-_INT_KEYS = ("step", "zeta_clips", "jac_masked", "jac_clips")
-_ROW_KEYS = {"zeta": "H", "zeta_jac": "H", "Lambda": "H", "envelope": "L", "transport": "L"}
+_INT_KEYS = ("step", "zeta_clips", "jac_masked", "jac_clips", "window_masked")
+_ROW_KEYS = {"zeta": "H", "zeta_jac": "H", "Lambda": "H", "envelope": "L", "transport": "L",
+             "zeta_window": "H"}
 
 
 def _records_to_arrays(rec: dict, lags: np.ndarray, H: int) -> dict:
@@ -492,6 +626,8 @@ def memory_estimate(cfg: TrainConfig, task: Task) -> int:
     weights = 6 * 4 * (k * H * (H + task.n_in + 2) + H * task.n_out)
     B = max(cfg.batch, cfg.probe_batch or cfg.batch)
     tape = 4 * B * max(task.seq_len, task.probe_len) * H * (k + 4)
+    if task.epoch_based:             # the stored training set (and the diagnostic set)
+        tape += 4 * (task.n_train + B) * task.seq_len * (task.n_in + 1)
     return int(weights + tape)
 
 
@@ -523,18 +659,22 @@ class _Run:
         self.lags = integer_lag_grid(cfg.n_lags, cfg.lag_max)
         t_max = cfg.t_max if cfg.t_max is not None else float(cfg.seq_len)
         self.model = build_model(cfg.model, task.n_in, cfg.hidden, task.n_out, init=cfg.init, t_max=t_max,
-                                 gate_a=cfg.gate_a, seed=cfg.seed).to(self.dev)
+                                 gate_a=cfg.gate_a, seed=cfg.seed, gate_tau0=cfg.gate_tau0).to(self.dev)
+        self.window_lags = None if cfg.window_lags is None else window_lag_grid(*cfg.window_lags)
         self.opt, self.manual, self.wd = _make_optimizer(self.model, cfg)
         self.config = full_config(cfg, task, self.lags)
         self.keys = ["zeta", "zeta_jac", "step", "Lambda", "loss", "loss_ratio", "train_loss", "envelope",
                      "zeta_clips", "jac_masked", "jac_clips", "saturated", "wall"] + \
-            (["transport"] if cfg.transport else [])
+            (["transport"] if cfg.transport else []) + \
+            (["zeta_window", "window_masked"] if cfg.window_lags is not None else [])
         self.rec = {k: [] for k in self.keys}
         self.step, self.wall0, self.acc_loss, self.acc_n = 0, 0.0, 0.0, 0
         self.ckpt = checkpoint_path(out) if out else None
         self.x_probe, self.y_probe = task.batch(cfg.probe_batch or cfg.batch, cfg.seed, STREAM_PROBE, 0, self.dev)
         self.trivial = self._trivial_loss()
         self.teacher = task.teacher_init(cfg.batch, cfg.seed, STREAM_TRAIN) if task.streaming else None
+        self.train_set = task.lagged_set(task.n_train, cfg.seed, STREAM_TRAIN, self.dev) \
+            if task.epoch_based else None
         self.state = None  # the network's carried state (longmem)
         self.masks = self._inject_masks()
         self.fast = None
@@ -580,9 +720,7 @@ class _Run:
                                     "wall": float(wall), "acc": [float(self.acc_loss), int(self.acc_n)],
                                     "carry": self.carry(),
                                     "config": json.loads(json.dumps(self.config))})  # plain types only
-        arrays = _records_to_arrays(self.rec, self.lags, self.cfg.hidden)
-        arrays["trivial_loss"] = np.float64(self.trivial)
-        save_run(self.out, arrays, self.config)
+        save_run(self.out, self.arrays(), self.config)
 
     def check_new(self, force: bool) -> None:
         if self.out:
@@ -640,7 +778,7 @@ class _Run:
         """One record on the probe batch, appended; run file and checkpoint rewritten."""
         cfg = self.cfg
         r = record_stats(self.model, self.task, self.x_probe, self.y_probe, self.opt, cfg.optimizer, self.lags,
-                         cfg.transport)
+                         cfg.transport, self.window_lags)
         r["step"] = self.step
         r["loss_ratio"] = r["loss"] / self.trivial
         if r["loss_ratio"] > DIVERGED_RATIO:
@@ -660,6 +798,9 @@ class _Run:
         if task.streaming:
             x, y, self.teacher = task.chunk(cfg.batch, cfg.seed, STREAM_TRAIN, self.step, self.teacher, self.dev)
             return x, y
+        if task.epoch_based:
+            idx = torch.from_numpy(task.epoch_indices(cfg.seed, self.step, cfg.batch)).to(self.dev)
+            return self.train_set[0][idx], self.train_set[1][idx]
         return task.batch(cfg.batch, cfg.seed, STREAM_TRAIN, self.step, self.dev)
 
     def _forward_loss(self, x, y, state):
@@ -717,9 +858,26 @@ class _Run:
                 noise = sas_noise(p.shape, cfg.inject_alpha, g).to(self.dev)
                 p.add_(cfg.inject_scale * (noise if m is None else noise * m))
 
-    def result(self) -> dict:
+    def arrays(self) -> dict:
+        """The run-file arrays (records, lags, trivial loss[, window_lags])."""
         res = _records_to_arrays(self.rec, self.lags, self.cfg.hidden)
         res["trivial_loss"] = np.float64(self.trivial)
+        if self.window_lags is not None:
+            res["window_lags"] = self.window_lags.astype(np.float64)
+        return res
+
+    def due(self) -> bool:
+        """Is a record due after the step just taken (``record_every`` or ``record_epochs``)?"""
+        cfg = self.cfg
+        if self.step == cfg.steps:
+            return True
+        if cfg.record_epochs is None:
+            return self.step % cfg.record_every == 0
+        nb = self.task.batches_per_epoch(cfg.batch)
+        return self.step % nb == 0 and (self.step // nb == 1 or (self.step // nb) % cfg.record_epochs == 0)
+
+    def result(self) -> dict:
+        res = self.arrays()
         res["config"] = self.config
         return res
 
@@ -767,7 +925,7 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = False, for
             done_here += 1
             if bar is not None:
                 bar.update(1)
-            if run.step % cfg.record_every == 0 or run.step == cfg.steps:
+            if run.due():
                 show(run.record())
     finally:
         if bar is not None:

@@ -1,0 +1,49 @@
+"""``levysde train``: the flags of the anti-collapse paper's protocol (the ``lagged`` task, its
+fixed training set and epochs, the tau0 init, the windowed zeta; docs/rnn.md)."""
+from __future__ import annotations
+
+from levysde.cli._common import Given, integer, real
+
+#: CLI dest -> TrainConfig field, where they differ
+FIELDS = {"lags": "lag_mode"}
+
+
+def add_task_flags(t) -> None:
+    """The ``lagged`` task's flags, in the task group ``t``."""
+    t.add_argument("--lags", action=Given, choices=("pareto", "fixed"), default="pareto",
+                   help="lagged: pareto = --lag-count lags drawn from a truncated Pareto (seed 20260410), "
+                        "fixed = 32, 64, 128, 192, 256 (default %(default)s)")
+    t.add_argument("--lag-count", action=Given, type=integer(1), default=16,
+                   help="lagged: number of drawn lags (default %(default)s)")
+    t.add_argument("--lag-lo", action=Given, type=integer(1), default=8,
+                   help="lagged: shortest possible lag (default %(default)s)")
+    t.add_argument("--lag-hi", action=Given, type=integer(2), default=640,
+                   help="lagged: longest possible lag (default %(default)s)")
+    t.add_argument("--lag-alpha", action=Given, type=real(0.0, lo_open=True), default=0.6,
+                   help="lagged: Pareto index of the lag draw, > 0 (default %(default)s)")
+    t.add_argument("--input-dim", action=Given, type=integer(1), default=16,
+                   help="lagged: input dimension D (default %(default)s)")
+    t.add_argument("--n-train", action=Given, type=integer(1), default=8000,
+                   help="lagged: sequences in the fixed training set (default %(default)s)")
+
+
+def add_run_flags(g, r) -> None:
+    """The init flag (model group ``g``) and the recording flags (group ``r``)."""
+    g.add_argument("--gate-tau0", action=Given, type=real(0.0, lo_open=True), default=None,
+                   help="start every unit at time scale T0 > 0: gate weights 0, gate bias from T0, other "
+                        "matrices orthogonal, other biases 0 (default off)")
+    r.add_argument("--record-epochs", action=Given, type=integer(1), default=None,
+                   help="lagged: record after epoch 1 and every E epochs instead of every K steps")
+    r.add_argument("--window-lags", action=Given, type=integer(1), nargs=3, default=None,
+                   metavar=("LO", "HI", "N"),
+                   help="also record zeta_window, the windowed first-order transport time scale, on the N "
+                        "lags int(linspace(LO, HI, N)), LO < HI <= probe window (the paper: 64 384 32; leaky models)")
+
+
+#: (condition on the config under which the flags do not apply, flags, why)
+INAPPLICABLE = (
+    (lambda f: f["task"] != "lagged", ("lags", "lag_count", "lag_lo", "lag_hi", "lag_alpha", "input_dim",
+                                       "n_train", "record_epochs"), "without --task lagged"),
+    (lambda f: f.get("lag_mode") == "fixed", ("lag_count", "lag_lo", "lag_hi", "lag_alpha"), "with --lags fixed"),
+    (lambda f: f.get("gate_tau0") is not None, ("gate_a", "init", "t_max"), "with --gate-tau0"),
+)
