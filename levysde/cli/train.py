@@ -11,7 +11,7 @@ import sys
 from levysde.cli._common import Given as _Given
 from levysde.cli._common import GivenTrue as _GivenTrue
 from levysde.cli._common import UsageError, check_output, fail, integer, print_json, real, reject_flags
-from levysde.cli.train_paper import FIELDS, INAPPLICABLE, add_run_flags, add_task_flags
+from levysde.cli._train_flags import FIELDS, INAPPLICABLE, add_run_flags, add_task_flags
 
 MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
 OPTIMIZERS = ("sgd", "adam", "adamw")
