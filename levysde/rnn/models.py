@@ -71,9 +71,10 @@ class Trace:
     neg_log_r ``-log r_t^(q)`` >= 0, computed stably from the gate pre-activation
     jac       diagonal of the one-step state Jacobian J_t^(qq) (module docstring)
     y         readout ``(B, T, n_out)``
-    rdiag     leaky cells, only when asked for (``trace(x, rdiag=True)``): the first-order
-              correction ``J_t^(qq) - r_t^(q) = a(1 - htilde^2) W_qq + (htilde - h_{t-1}) da/dh_q``
-              computed on its own (not as a difference); else None
+    rdiag     leaky cells, only when asked for (``trace(x, rdiag=True)``), else None: the first-order
+
+    correction ``J_t^(qq) - r_t^(q) = a(1 - htilde^2) W_qq + (htilde - h_{t-1}) da/dh_q`` of ``rdiag``
+    is computed on its own (not as a difference).
     """
 
     h: torch.Tensor

@@ -127,8 +127,8 @@ class TrainConfig:
     weight_decay  >= 0; None = optimizer default (AdamW 0.01, else 0)
     gate_decay    False: no weight decay on retention-gate parameters
     clip          max gradient norm (> 0, default 1) or None (off)
-    task          powerlaw | delay | adding | longmem | lagged; ``seq_len`` >= 2; ``loss_from``
-                  (None: seq_len//2; lagged 0)
+    task          powerlaw | delay | adding | longmem | lagged; ``seq_len`` >= 2
+    loss_from     first step of the loss window (None: seq_len//2; lagged 0)
     delay, p, kernel, target_noise, input_alpha, n_mem, mem_lag_max, mem_gamma: task parameters (:mod:`.tasks`)
     lag_mode (pareto | fixed), lag_count, lag_lo, lag_hi, lag_alpha, input_dim, n_train: lagged task
     target_noise  None: 0.3 for lagged, else 0 (resolved by :meth:`validate`)
@@ -460,6 +460,9 @@ def window_lag_params(window_lags, window: int) -> tuple[int, int, int]:
     if vals is None or len(vals) != 3:
         raise ValueError(f"window_lags must be three integers (lo, hi, n), got {window_lags!r}")
     lo = check_int("window_lags lo", vals[0], 1)
+    if lo >= window:
+        raise ValueError(f"window_lags lo must be below the probe window's {window} steps (seq_len - loss_from); "
+                         f"got {lo}")
     hi = check_int("window_lags hi", vals[1], lo + 1, window,
                    why=f"above lo and at most the probe window's {window} steps")
     n = check_int("window_lags n", vals[2], 2, hi - lo + 1, why="distinct integer lags in [lo, hi]")

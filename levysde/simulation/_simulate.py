@@ -507,25 +507,23 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
 
     Raises
     ------
-    TypeError for the keywords kappa, gamma, z0 (they belong to the drift).
-
-    ValueError naming a bad argument (:class:`SimulationInputError` for the checks
-    below), all before any step:
-
-    * a saturating or OU drift with ``gamma <= 0`` (no stable equilibrium, no stationary law);
-    * ``threshold_u`` outside (0, H), H the histogram half-width;
-    * ``gamma * dt`` (max |dF/dz| dt for a tabulated drift) > MAX_SLOPE_DT = 0.5:
-      :class:`StepSizeError` (also a DivergenceError);
-    * ``Lambda_eps dt`` > MAX_JUMPS_PER_STEP = 1e3 (eps too small);
-    * ``t_end/dt`` > MAX_STEPS = 1e12; fewer than one recorded step;
-    * not enough memory for ``particles`` (about 80 bytes each);
-    * an equilibrium so far from 0 that float64 cannot resolve the bins.
-
-    DivergenceError when particles leave the window or become non-finite during the
-    run (the message names the likely cause).
-
-    CudaUnavailableError (a RuntimeError, one line) when ``backend="cuda"`` and no usable GPU
-    or no numba-cuda is present, or the GPU lacks memory for the run.
+    TypeError
+        For the keywords kappa, gamma, z0 (they belong to the drift).
+    ValueError
+        Naming a bad argument (:class:`SimulationInputError` for the checks below), all before
+        any step: a saturating or OU drift with ``gamma <= 0`` (no stable equilibrium, no
+        stationary law); ``threshold_u`` outside (0, H), H the histogram half-width;
+        ``gamma * dt`` (max abs(dF/dz) dt for a tabulated drift) > MAX_SLOPE_DT = 0.5
+        (:class:`StepSizeError`, also a DivergenceError); ``Lambda_eps dt`` >
+        MAX_JUMPS_PER_STEP = 1e3 (eps too small); ``t_end/dt`` > MAX_STEPS = 1e12 or fewer than
+        one recorded step; not enough memory for ``particles`` (about 80 bytes each); an
+        equilibrium so far from 0 that float64 cannot resolve the bins.
+    DivergenceError
+        When particles leave the window or become non-finite during the run (the message names
+        the likely cause).
+    CudaUnavailableError
+        A RuntimeError, one line, when ``backend="cuda"`` and no usable GPU or no numba-cuda is
+        present, or the GPU lacks memory for the run.
     """
     backend = check_backend(backend)
     cfg = _check_arguments(eta_j, eta_g, alpha, lam, drift, particles, t_end, burn_in, dt, eps, n_groups,

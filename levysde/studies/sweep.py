@@ -353,12 +353,17 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
 
     Raises
     ------
-    ValueError for bad arguments, a store path that is not a directory, or a
-    mismatching store; :class:`levysde.core.extras.MissingExtraError` (an ImportError, one
-    line naming the extra) for a Dask scheduler without Dask's ``distributed``;
-    ConnectionError (one line, naming the address) when the ``tcp://`` scheduler cannot be
-    reached within ``connect_timeout``; errors raised by a task propagate (points finished
-    before it stay on disk); KeyboardInterrupt after a quiet shutdown (module docstring).
+    ValueError
+        For bad arguments, a store path that is not a directory, or a mismatching store.
+    levysde.core.extras.MissingExtraError
+        An ImportError, one line naming the extra, for a Dask scheduler without Dask's
+        ``distributed``.
+    ConnectionError
+        One line, naming the address, when the ``tcp://`` scheduler cannot be reached within
+        ``connect_timeout``.
+    KeyboardInterrupt
+        After a quiet shutdown (module docstring). Errors raised by a task propagate (points
+        finished before it stay on disk).
     """
     if not points:
         raise ValueError("points must contain at least one grid point")
