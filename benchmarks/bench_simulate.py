@@ -10,7 +10,7 @@ side by side in one run (ratios are meaningful on a shared machine; absolute rat
                        a Poisson total per step, uniform particles, rejection-sampled
                        magnitudes; Gaussian small jumps; the same histogram at the same stride)
 * limit_steps_per_s  : a bare Numba Gaussian Euler (:func:`gaussian_euler`): the same RNG
-                       (xoshiro256++ streams and ziggurat normals of levysde/_rng.py), the same
+                       (xoshiro256++ streams and ziggurat normals of levysde/simulation/_rng.py), the same
                        compiled drift and the same threads and chunking of particle blocks as the
                        simulator, with no jumps, no recording and no divergence check. It is the
                        faster of two layouts (blocks of 256 particles advanced in lockstep by the

@@ -17,7 +17,7 @@ import argparse
 import numpy as np
 
 import levysde
-from levysde.plotting import _pyplot, save_figure
+from levysde.plotting import pyplot, save_figure
 from levysde.theory.learnability import learnability_window
 
 
@@ -38,7 +38,7 @@ def main():
     rng = np.random.default_rng(0)
     n = 10 ** 5 if args.quick else 10 ** 6
     lags = np.geomspace(1, 1e8, 200)
-    plt = _pyplot()
+    plt = pyplot()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     Ns = np.geomspace(10, 1e4, 7)
     for (name, zeta), c in zip(spectra(n, rng).items(), ("C0", "C1", "C2"), strict=True):

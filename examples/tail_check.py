@@ -13,7 +13,7 @@ import argparse
 import numpy as np
 
 import levysde
-from levysde.plotting import _pyplot, save_figure
+from levysde.plotting import pyplot, save_figure
 from levysde.simulation import simulate
 from levysde.stats.tails import tempered_fit_result
 
@@ -27,7 +27,7 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     size = dict(particles=4096, t_end=250.0) if args.quick else dict(particles=16384, t_end=800.0)
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(13, 4), sharey=True)
     for ax, ej in zip(axes, CASES, strict=True):
         res = simulate(ej, burn_in=50.0, seed=args.seed, **size)

@@ -42,7 +42,7 @@ try:
 except PackageNotFoundError:        # a source tree that was not installed
     __version__ = "0+unknown"
 
-__getattr__, __dir__, _names = lazy.attach(
+__getattr__, _lazy_dir, _names = lazy.attach(
     __name__,
     submodules=["core", "io", "theory", "stats", "simulation", "rnn", "inference", "studies", "plotting", "cli"],
     submod_attrs={
@@ -60,6 +60,11 @@ __getattr__, __dir__, _names = lazy.attach(
     },
 )
 __all__ = [*_names, "__version__"]
+
+
+def __dir__() -> list[str]:
+    """The public names (those of :data:`__all__`)."""
+    return list(__all__)
 
 if TYPE_CHECKING:   # the eager form, for type checkers and IDEs
     from levysde.core.status import Estimate, Status

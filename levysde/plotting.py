@@ -16,11 +16,31 @@ from levysde.inference.check import load_run_arrays
 from levysde.inference.drift_fit import increments
 from levysde.io.files import atomic_write
 
+__all__ = ["pyplot", "save_figure", "plot_phase_diagram", "plot_envelope", "plot_check", "plot_simulation",
+           "plot_beta_check"]
+
 _LABELS = {"eta_j": r"$\eta_J$", "kappa": r"$\kappa$", "eta_g": r"$\eta_G$",
            "alpha": r"$\alpha$", "lam": r"$\lambda$"}
 
 
-def _pyplot():
+def pyplot():
+    """``matplotlib.pyplot`` on the non-interactive Agg backend (unless one was chosen before).
+
+    Returns
+    -------
+    module
+        ``matplotlib.pyplot``.
+
+    Raises
+    ------
+    levysde.core.extras.MissingExtraError
+        An ImportError naming the ``[plot]`` extra when matplotlib is not installed.
+
+    Examples
+    --------
+    >>> plt = pyplot()                       # doctest: +SKIP
+    >>> fig, ax = plt.subplots()             # doctest: +SKIP
+    """
     matplotlib = require("matplotlib", "levysde.plotting")    # the [plot] extra
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
@@ -56,7 +76,7 @@ def plot_phase_diagram(diagram, *, overlay=None, path=None):
     pdf, eps) stay small: a 500 x 500 grid would otherwise be 250,000 vector
     quadrilaterals (a ~48 MB SVG). Axes, labels, contours and markers stay vector.
     """
-    plt = _pyplot()
+    plt = pyplot()
     d = diagram
     fig, ax = plt.subplots(figsize=(7.0, 5.2))
     b = np.ma.masked_invalid(d.beta_star)
@@ -127,7 +147,7 @@ def plot_envelope(lags, f, path, *, beta=None, slope=None, slope_window=None, fi
     written = str(path) if os.path.splitext(str(path))[1] else str(path) + ".png"
     if os.path.isdir(str(path)) or os.path.isdir(written):
         raise ValueError(f"--plot: {path} is a directory, not an image file name")
-    plt = _pyplot()
+    plt = pyplot()
 
     lags = np.asarray(lags, dtype=float)
     fig, ax = plt.subplots(figsize=(6.0, 4.2))
@@ -192,7 +212,7 @@ def plot_check(report, run_path, path):
     plateau, the tail of the increment residuals, and the zeta histogram with the
     predicted exponential tail e^{beta* zeta} (docs/specification.md §8)."""
 
-    plt = _pyplot()
+    plt = pyplot()
     run = load_run_arrays(run_path)
     zeta = np.asarray(run["zeta" if report.variant == "gate" else "zeta_jac"], dtype=float)
     step = np.asarray(run["step"], dtype=float)
@@ -259,7 +279,7 @@ def plot_simulation(res, path, *, scan=None):
     scan beta_hat(u) with jackknife error bars, beta* and the simulated model's
     beta_model (docs/specification.md §7, §8).
     """
-    plt = _pyplot()
+    plt = pyplot()
     m = res.meta
     edges = res.hist_edges
     w = np.diff(edges)
@@ -309,7 +329,7 @@ def plot_simulation(res, path, *, scan=None):
 def plot_beta_check(overlay, path=None):
     """Companion of a simulated phase diagram: beta_hat (with jackknife error bars)
     against beta*, with the diagonal. Returns the Figure; saves it when ``path`` is given."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(4.8, 4.4))
     b, bh, se = overlay["beta_theory"], overlay["beta_hat"], overlay["se"]
     ax.errorbar(b, bh, yerr=se, fmt="o", ms=5, capsize=3, label=r"simulated $\hat\beta$")

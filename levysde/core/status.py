@@ -120,11 +120,14 @@ class Estimate:
         return (self.value - k * self.se, self.value + k * self.se)
 
     def as_json(self, name: str) -> dict:
-        """``{name: value, name_se: se, name_flag: flag}`` with None for NaN (and ``name_log_se``
-        when the error is on the log scale); ``name_flag`` only when there is a message."""
+        """``{name: value, name_se: se, name_status: status, name_flag: flag}`` with None for NaN
+        (and ``name_log_se`` when the error is on the log scale); ``name_flag`` only when there is
+        a message. ``name_status`` is the :class:`Status` word ("ok", "at bound", ...): what a
+        script should branch on, rather than the message."""
         out: dict[str, float | str | None] = {name: finite_or_none(self.value), f"{name}_se": finite_or_none(self.se)}
         if math.isfinite(self.log_se):
             out[f"{name}_log_se"] = float(self.log_se)
+        out[f"{name}_status"] = self.status.value
         if self.flag:
             out[f"{name}_flag"] = self.flag
         return out

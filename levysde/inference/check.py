@@ -435,6 +435,7 @@ class CheckReport:
         out["phase_probabilities"] = p.phase_probabilities if (p and not self.withheld) else {}
         out["phase_probabilities_combined"] = c.probabilities if c is not None else {}
         out["gates"] = {k: g.passed for k, g in self.gates.items()}
+        out["gate_status"] = {k: g.status.value for k, g in self.gates.items()}
         out.update(c.as_json() if c is not None else Closure(Status.UNAVAILABLE, float("nan"), CLOSURE_Z,
                                                              unavailable("closure untested")).as_json())
         out.update(self._theory_z(beta if not withheld else none))

@@ -25,7 +25,7 @@ import lazy_loader as lazy
 INSTALL_HINT = ("levysde.rnn's trainer needs PyTorch: pip install 'levysde[rnn]' "
                 "(on the project machines: pip install torch==2.13.0)")
 
-__getattr__, __dir__, _names = lazy.attach(
+__getattr__, _lazy_dir, _names = lazy.attach(
     __name__,
     submod_attrs={
         "teacher": ["teacher_time_scales", "teacher_scale", "trivial_loss"],
@@ -36,6 +36,11 @@ __getattr__, __dir__, _names = lazy.attach(
     },
 )
 __all__ = ["INSTALL_HINT", *_names]
+
+
+def __dir__() -> list[str]:
+    """The public names (those of :data:`__all__`)."""
+    return list(__all__)
 
 if TYPE_CHECKING:
     from levysde.rnn.learned import LEARNED_THRESHOLD, learned_diagnostic, run_summary

@@ -296,7 +296,7 @@ def _result_arrays(res):
 
 
 def tail_from_result(res: HistogramRun, u: float, **kwargs: Any) -> TailEstimate:
-    """:func:`tail_from_histogram` on a :class:`levysde.simulate.SimulationResult`."""
+    """:func:`tail_from_histogram` on a :class:`levysde.simulation.SimulationResult`."""
     a = _result_arrays(res)
     return tail_from_histogram(a["edges"], a["counts"], a["sums"], u, outside=a["outside"],
                                excursions=a["excursions"], **kwargs)
@@ -326,7 +326,7 @@ def threshold_scan(edges: ArrayLike, counts: ArrayLike, sums: ArrayLike | None =
 
 def threshold_scan_result(res: HistogramRun, us: ArrayLike | None = None, *, min_excursions: float = 20,
                           **kwargs: Any) -> list[TailEstimate]:
-    """:func:`threshold_scan` on a :class:`levysde.simulate.SimulationResult` (default
+    """:func:`threshold_scan` on a :class:`levysde.simulation.SimulationResult` (default
     thresholds 0.5 .. 12 above the equilibrium, at least 20 excursions each)."""
     a = _result_arrays(res)
     if us is None:
@@ -431,7 +431,7 @@ def tempered_fit(edges: ArrayLike, counts: ArrayLike, u: float, *, alpha: float,
 
 
 def tempered_fit_result(res: HistogramRun, u: float, **kwargs: Any) -> TemperedFit:
-    """:func:`tempered_fit` on a :class:`levysde.simulate.SimulationResult`."""
+    """:func:`tempered_fit` on a :class:`levysde.simulation.SimulationResult`."""
     return tempered_fit(res.hist_edges, res.hist_counts, u, alpha=res.meta.alpha,
                         x0=-res.meta.equilibrium, outside=res.hist_outside, **kwargs)
 

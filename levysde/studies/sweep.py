@@ -82,7 +82,7 @@ def load_point(path) -> tuple[dict, int, dict]:
             result = {k[2:]: (z[k][()] if z[k].ndim == 0 else z[k]) for k in z.files if k.startswith("r_")}
         return meta["point"], meta["seed"], result
     except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
-        raise ValueError(f"cannot read sweep point {path!r}: not a point file of levysde.sweep "
+        raise ValueError(f"cannot read sweep point {path!r}: not a point file of levysde.studies.sweep "
                          f"({type(exc).__name__})") from None
 
 
