@@ -18,7 +18,7 @@ import numpy as np
 
 from levysde import __version__
 from levysde.core.jsonable import finite_or_none
-from levysde.core.validate import check_array, check_int, check_real
+from levysde.core.validate import check_array, check_bool, check_int, check_real
 from levysde.simulation import _checks, _rng
 from levysde.simulation._backend import check_backend, cpu_name, load_cuda
 from levysde.simulation._checks import DivergenceError, jump_params, step_size, time_grid
@@ -35,6 +35,7 @@ __all__ = ["simulate", "sample_increments", "DEFAULT_RECORD_EVERY", "group_start
 
 #: default recording stride of :func:`simulate` (docs/simulate.md "Recording stride")
 DEFAULT_RECORD_EVERY = 20
+MAX_PARTICLES = 2**40            # particles per run (int64 indices; about 88 TB of state)
 
 
 #: particle-steps per call of the compiled stepper (at most 200 calls): each call ends in a
@@ -199,13 +200,13 @@ def _check_arguments(eta_j, eta_g, alpha, lam, drift, particles, t_end, burn_in,
     eg = check_param("eta_g", eta_g, scalar=True)
     drift = _check_drift(drift)
     dt = check_real("dt", dt, 0.0, lo_open=True)
-    particles = check_int("particles", particles, 1)
+    particles = check_int("particles", particles, 1, MAX_PARTICLES)
     n_groups = check_int("n_groups", n_groups, 1, particles, why="at most particles")
     n_steps, rec_start = time_grid(t_end, burn_in, dt)
     step_size(drift, dt)
     eps = None if eps is None else check_real("eps", eps, 0.0, lo_open=True)   # None: simulation_eps later
     bin_width = check_real("bin_width", bin_width, 0.0, lo_open=True)
-    traj_particles = check_int("traj_particles", traj_particles, 0)
+    traj_particles = check_int("traj_particles", traj_particles, 0, particles, why="at most particles")
     if traj_every is not None and traj_particles == 0:
         raise ValueError("traj_every applies only with traj_particles >= 1 (no trajectories are kept "
                          "with traj_particles = 0)")
@@ -456,10 +457,10 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
         equilibrium z0 = 0): ``SaturatingDrift(kappa, gamma, z0)``, ``OUDrift(gamma, z0)``,
         ``TabulatedDrift(grid, values)`` or a subclass of Drift (:mod:`levysde.simulation.drift`).
         The drift carries kappa, gamma and z0: passing them to simulate is a TypeError.
-    particles : int >= 1; t_end > 0 : simulated time (burn-in included);
+    particles : int in [1, MAX_PARTICLES = 2**40]; t_end > 0 : simulated time (burn-in included);
     burn_in in [0, t_end) : time before recording; dt > 0 : time step.
-    seed : int >= 0 (``numpy.random.SeedSequence`` entropy). Same seed -> same
-        bits for any thread count.
+    seed : int >= 0 (``numpy.random.SeedSequence`` entropy; None, bools and sequences are
+        refused). Same seed -> same bits for any thread count.
     eps : jump cut > 0, default :func:`levysde.simulation.scheme.simulation_eps` (1, 1.5 or 2 times
         :func:`default_eps`: the largest whose bias beta_model - beta* is <= 2.5e-4 beta*).
     n_groups : independent particle groups for jackknife errors, in [1, particles]; the
@@ -471,14 +472,15 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     window : (lo, hi) divergence window; default zeq -/+ 1e3 (1e12 when lam = 0).
     z_init : initial state(s), default the drift's equilibrium.
     traj_particles, traj_every : keep every ``traj_every``-th step (default 100) of the first
-        ``traj_particles`` paths; ``traj_every`` without trajectories is a ValueError.
+        ``traj_particles`` paths (an int in [0, particles]); ``traj_every`` without trajectories
+        is a ValueError.
     threshold_u : default tail threshold on X = -zeta as a depth beyond the equilibrium zeq (the tail
         X > -zeq + threshold_u; ``meta.threshold_u`` stores that absolute u, the default of
         :meth:`SimulationResult.tail`), in (0, H) with H the histogram half-width (SimulationInputError
         naming threshold_u otherwise); default
         :func:`levysde.simulation.bias.default_threshold`: 3, or deeper where the drift is not
         yet saturated at 3 (predicted bias above 0.2 % of beta*).
-    progress : show a tqdm bar on stderr.
+    progress : True or False: show a tqdm bar on stderr.
     record_every : int >= 1 (at most the steps after burn-in): the histograms and excursion
         depths sample zeta every ``record_every``-th step after burn-in (default
         DEFAULT_RECORD_EVERY, capped at the recorded steps; docs/simulate.md "Recording stride":
@@ -529,6 +531,8 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     cfg = _check_arguments(eta_j, eta_g, alpha, lam, drift, particles, t_end, burn_in, dt, eps, n_groups,
                            bin_width, traj_particles, traj_every, threshold_u,
                            1 if backend == "cuda" else record_every)
+    seed = check_int("seed", seed, 0, why="a fixed seed makes the run reproducible; None is refused")
+    progress = check_bool("progress", progress)
     cu = load_cuda() if backend == "cuda" else None
     if cfg.eps is None:
         cfg = replace(cfg, eps=simulation_eps(cfg.dt, eta_j=cfg.eta_j, eta_g=cfg.eta_g,
