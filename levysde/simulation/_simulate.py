@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import numba
 import numpy as np
@@ -175,6 +176,43 @@ class _State:
     traj: np.ndarray         # (n_traj, n_traj_rec) thinned paths
 
 
+#: the SimulationMeta fields that a drift's meta() supplies (the others are simulate's own)
+DRIFT_META_KEYS = ("drift", "kappa", "gamma", "z0", "drift_grid", "drift_values")
+_RESERVED_META_KEYS = frozenset(f.name for f in fields(SimulationMeta)) - set(DRIFT_META_KEYS)
+
+
+def _json_value(v) -> bool:
+    """Whether ``v`` is a string, None, a bool, a finite number, or a list/tuple of them."""
+    if isinstance(v, (list, tuple)):
+        return all(_json_value(x) for x in v)
+    if v is None or isinstance(v, (str, bool)):
+        return True
+    return isinstance(v, numbers.Real) and math.isfinite(v)
+
+
+def _check_drift_meta(drift: Drift) -> dict:
+    """``drift.meta()`` when it can be stored in the run's :class:`SimulationMeta`: a dict with
+    string keys holding drift, kappa, gamma and z0, none of simulate's own fields, and values
+    that are strings, None, bools, finite numbers or lists of them (other keys go to ``extra``).
+    ValueError naming ``drift.meta()`` otherwise, before any step."""
+    meta = drift.meta()
+    if not isinstance(meta, dict) or not all(isinstance(k, str) for k in meta):
+        raise ValueError(f"drift.meta() must return a dict with string keys; got {type(meta).__name__} "
+                         f"from {drift!r}")
+    missing = [k for k in DRIFT_META_KEYS[:4] if k not in meta]
+    if missing:
+        raise ValueError(f"drift.meta() must hold the keys {', '.join(DRIFT_META_KEYS[:4])}; "
+                         f"lacks {', '.join(missing)}")
+    clash = sorted(_RESERVED_META_KEYS & set(meta))
+    if clash:
+        raise ValueError(f"drift.meta() must not set simulate's own fields; got {', '.join(clash)}")
+    bad = [k for k, v in meta.items() if not _json_value(v)]
+    if bad:
+        raise ValueError(f"drift.meta() values must be strings, None, bools, finite numbers or lists of them "
+                         f"(JSON); got {bad[0]} = {meta[bad[0]]!r}"[:300])
+    return meta
+
+
 def _check_drift(drift) -> Drift:
     """``drift`` (default ``SaturatingDrift()``) when it is a :class:`Drift` that the simulator
     accepts (``check_restoring``) and whose ``kernel_args()`` is a :class:`KernelArgs`."""
@@ -184,6 +222,11 @@ def _check_drift(drift) -> Drift:
         raise ValueError(f"drift must be a levysde.simulation.Drift (SaturatingDrift, OUDrift, "
                          f"TabulatedDrift or a subclass of Drift); got {drift!r}")
     drift.check_restoring()
+    check_real("drift.slope", drift.slope, 0.0, lo_open=True, why="|dF/dz| that bounds the Euler step")
+    check_real("drift.equilibrium", drift.equilibrium, why="the stable equilibrium, the histogram's centre")
+    if drift.plateau is not None:
+        check_real("drift.plateau", drift.plateau, 0.0, lo_open=True, why="kappa, the limit of F far left; or None")
+    _check_drift_meta(drift)
     args = drift.kernel_args()
     if not isinstance(args, KernelArgs):
         raise ValueError(f"drift.kernel_args() must return a levysde.simulation.KernelArgs; got "
@@ -401,9 +444,10 @@ def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig
 
     n_steps, dt = cfg.n_steps, cfg.dt
     n_rec = (n_steps - cfg.rec_start) // cfg.record_every
+    dmeta = cfg.drift.meta()
     meta = SimulationMeta(
         version=__version__, eta_j=cfg.eta_j, eta_g=cfg.eta_g, alpha=cfg.alpha, lam=cfg.lam,
-        **cfg.drift.meta(), dt=dt, eps=cfg.eps,
+        **{k: v for k, v in dmeta.items() if k in DRIFT_META_KEYS}, dt=dt, eps=cfg.eps,
         seed=int(seed) if isinstance(seed, (int, np.integer)) else str(seed),
         t_end=n_steps * dt, burn_in=cfg.rec_start * dt, particles=cfg.particles,
         n_groups=cfg.n_groups, steps=n_steps, record_steps=n_rec, record_every=cfg.record_every,
@@ -414,7 +458,8 @@ def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig
         tail_rate_theory=finite_or_none(th.tail_rate), phase=th.phase,
         threshold_u=cfg.threshold_u - lay.zeq, equilibrium=lay.zeq, notes=tuple(th.notes), cpu_time_s=cpu,
         bias_budget=bias_budget(cfg.threshold_u, cfg.drift, cfg.eta_j, cfg.eta_g, cfg.alpha, cfg.lam, th.beta,
-                                th.beta_model))
+                                th.beta_model),
+        extra={k: v for k, v in dmeta.items() if k not in DRIFT_META_KEYS})
     n_traj_rec = st.traj.shape[1]
     traj_t = (np.arange(1, n_traj_rec + 1) * cfg.traj_every * dt) if cfg.n_traj else None
     return SimulationResult(hist_edges=lay.edges, hist_counts=st.acc[:, :, 0] / n_rec,
