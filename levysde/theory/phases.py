@@ -83,7 +83,8 @@ def phi(beta: ArrayLike, eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAUL
     Parameters
     ----------
     beta : array_like, real (finite result on |beta| <= lam, +inf beyond when eta_J > 0)
-    eta_j : array_like, >= 0, or an SDEParams (then the other parameters are taken from it; passing them too is a TypeError)
+    eta_j : array_like, >= 0, or an SDEParams (then the other parameters are taken from it;
+        passing them too is a TypeError)
     eta_g : array_like, >= 0 (default 0.1)
     kappa : array_like, > 0 (default 1)
     alpha : array_like, in (0, 2) (default 1.5)
@@ -211,7 +212,8 @@ def beta_star(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"]
 
     Parameters
     ----------
-    eta_j : array_like, >= 0, or an SDEParams (then the other parameters are taken from it; passing them too is a TypeError)
+    eta_j : array_like, >= 0, or an SDEParams (then the other parameters are taken from it;
+        passing them too is a TypeError)
     eta_g : array_like, >= 0 (default 0.1)
     kappa : array_like, > 0 (default 1)
     alpha : array_like, in (0, 2) (default 1.5)
