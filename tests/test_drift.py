@@ -151,7 +151,7 @@ _M = {"drift": "custom", "kappa": 1.0, "gamma": 1.0, "z0": 0.0}
 
 
 @pytest.mark.parametrize("kw, name", [
-    (dict(slope=np.nan), "drift.slope"), (dict(slope=0.0), "drift.slope"), (dict(slope="1"), "drift.slope"),
+    (dict(slope=np.nan), "drift.slope"), (dict(slope=-1.0), "drift.slope"), (dict(slope="1"), "drift.slope"),
     (dict(equilibrium=np.nan), "drift.equilibrium"), (dict(equilibrium="0"), "drift.equilibrium"),
     (dict(plateau=-1.0), "drift.plateau"), (dict(plateau=np.inf), "drift.plateau"),
     (dict(meta=[1]), r"drift.meta\(\)"), (dict(meta={"drift": "c"}), r"drift.meta\(\)"),

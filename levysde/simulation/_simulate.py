@@ -222,7 +222,7 @@ def _check_drift(drift) -> Drift:
         raise ValueError(f"drift must be a levysde.simulation.Drift (SaturatingDrift, OUDrift, "
                          f"TabulatedDrift or a subclass of Drift); got {drift!r}")
     drift.check_restoring()
-    check_real("drift.slope", drift.slope, 0.0, lo_open=True, why="|dF/dz| that bounds the Euler step")
+    check_real("drift.slope", drift.slope, 0.0, why="|dF/dz| that bounds the Euler step; 0 for no drift")
     check_real("drift.equilibrium", drift.equilibrium, why="the stable equilibrium, the histogram's centre")
     if drift.plateau is not None:
         check_real("drift.plateau", drift.plateau, 0.0, lo_open=True, why="kappa, the limit of F far left; or None")
