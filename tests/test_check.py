@@ -492,3 +492,17 @@ def test_non_real_input_is_refused_and_notes_are_specific():
     z[15:] = np.nan
     rep = check_trajectories(z, step, closing_loop=False)
     assert "no finite zeta in the late part" in rep.beta_tail.flag
+
+
+@pytest.mark.parametrize("kw, name", [
+    (dict(variant="gat"), "variant"), (dict(lags=[0.0]), "lags"), (dict(lags=[np.inf]), "lags"),
+    (dict(lags=[]), "lags"), (dict(lags=[[1.0]]), "lags"), (dict(n_boot=0), "n_boot"),
+    (dict(n_boot=True), "n_boot"), (dict(seed=None), "seed"), (dict(seed=-1), "seed"),
+    (dict(seed=True), "seed"), (dict(closing_loop=1), "closing_loop"), (dict(config=[1]), "config"),
+])
+def test_check_trajectories_options_are_validated(kw, name):
+    from levysde.inference.check import check_trajectories
+    zeta = np.random.default_rng(0).normal(size=(6, 10))
+    with pytest.raises(ValueError, match=f"^{name} must"):
+        check_trajectories(zeta, np.arange(6.0), closing_loop=False, **kw) if "closing_loop" not in kw \
+            else check_trajectories(zeta, np.arange(6.0), **kw)

@@ -122,3 +122,48 @@ def test_kernel_args_are_checked():
 def test_simulate_has_no_kappa_gamma_z0(kw):
     with pytest.raises(TypeError, match="the drift carries its plateau kappa, slope gamma and equilibrium z0"):
         S.simulate(1.0, particles=16, n_groups=2, t_end=0.5, burn_in=0.1, **kw)
+
+
+class _Custom(S.Drift):
+    """A user's drift whose plateau, equilibrium, slope and meta() are set per test."""
+    name = "custom"
+
+    def __init__(self, **kw):
+        self.kw = kw
+        self.base = S.SaturatingDrift()
+
+    def __call__(self, z):
+        return self.base(z)
+
+    plateau = property(lambda self: self.kw.get("plateau", 1.0))
+    equilibrium = property(lambda self: self.kw.get("equilibrium", 0.0))
+    slope = property(lambda self: self.kw.get("slope", 1.0))
+
+    def meta(self):
+        return self.kw.get("meta", {"drift": "custom", "kappa": 1.0, "gamma": 1.0, "z0": 0.0, "note": "mine"})
+
+    def kernel_args(self):
+        return self.base.kernel_args()
+
+
+SMALL = dict(particles=64, n_groups=4, t_end=0.3, burn_in=0.0, dt=0.01)
+_M = {"drift": "custom", "kappa": 1.0, "gamma": 1.0, "z0": 0.0}
+
+
+@pytest.mark.parametrize("kw, name", [
+    (dict(slope=np.nan), "drift.slope"), (dict(slope=-1.0), "drift.slope"), (dict(slope="1"), "drift.slope"),
+    (dict(equilibrium=np.nan), "drift.equilibrium"), (dict(equilibrium="0"), "drift.equilibrium"),
+    (dict(plateau=-1.0), "drift.plateau"), (dict(plateau=np.inf), "drift.plateau"),
+    (dict(meta=[1]), r"drift.meta\(\)"), (dict(meta={"drift": "c"}), r"drift.meta\(\)"),
+    (dict(meta=_M | {"x": np.nan}), r"drift.meta\(\)"), (dict(meta=_M | {"dt": 1.0}), r"drift.meta\(\)"),
+    (dict(meta=_M | {"x": object()}), r"drift.meta\(\)"),
+])
+def test_a_user_drift_is_checked_before_the_run(kw, name):
+    with pytest.raises(ValueError, match=f"^{name} (values )?must"):
+        S.simulate(1.0, drift=_Custom(**kw), **SMALL)
+
+
+def test_a_user_drift_meta_extra_keys_are_kept(tmp_path):
+    res = S.simulate(1.0, drift=_Custom(), **SMALL)
+    assert res.meta.extra == {"note": "mine"}
+    assert S.SimulationMeta.from_json(res.meta.to_json()).extra == {"note": "mine"}

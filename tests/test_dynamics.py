@@ -351,3 +351,15 @@ def test_calibration_study_quick_mode():
     assert s["negatives"]["shared_jumps"]["refused"] == 1.0
     assert len(cd.specs(False)) == len(cd.SETS) * cd.POSITIVES_PER_SET + sum(cd.NEGATIVES.values())
     assert len({x["seed"] for x in cd.specs(False)}) == len(cd.specs(False))
+
+
+@pytest.mark.parametrize("kw, name", [
+    (dict(late_fraction=True), "late_fraction"), (dict(min_increments=True), "min_increments"),
+    (dict(stable_z="3"), "stable_z"), (dict(stable_z=10**400), "stable_z"),
+    (dict(max_delta_kappa=10**400), "max_delta_kappa"), (dict(min_increments=2.5), "min_increments"),
+    (dict(n_groups=1), "n_groups"), (dict(n_groups=True), "n_groups"), (dict(cut=0.6), "cut"),
+])
+def test_beta_dynamics_options_are_validated(kw, name):
+    zeta = np.cumsum(np.random.default_rng(0).normal(size=(20, 8)), axis=0)
+    with pytest.raises(ValueError, match=f"^{name} must"):
+        beta_dynamics(zeta, np.arange(20.0), **kw)

@@ -95,3 +95,10 @@ def test_window_edge_cases_and_errors():
         window_scaling_law("exponential", 10.0, tau=-1.0)
     with pytest.raises(ValueError, match="N"):
         window_scaling_law("exponential", 0.5, tau=1.0)
+
+
+@pytest.mark.parametrize("alpha_g", [np.array([1.5, 2.0]), [1.5, 2.0], True, "2", np.nan, 1.0, 2.5])
+def test_learnability_window_alpha_g_is_one_real(alpha_g):
+    lags = np.arange(1.0, 50.0)
+    with pytest.raises(ValueError, match="^alpha_g must"):
+        learnability_window(1e3, lags=lags, f=lags ** -0.7, alpha_g=alpha_g)

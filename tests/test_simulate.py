@@ -673,3 +673,14 @@ def test_tempering_limited_fit_recovers_the_tempering_rate():
     assert _tempered_run(b, alpha, "broad").tempering_limited_fit() is None
     with pytest.raises(ValueError, match="u must exceed"):
         _tempered_run(b, alpha, "collapsed").tempering_limited_fit(depth=-1.0)
+
+
+@pytest.mark.parametrize("kw, name", [
+    (dict(seed=None), "seed"), (dict(seed=True), "seed"), (dict(seed=[1, 2]), "seed"), (dict(seed=-1), "seed"),
+    (dict(particles=10**400), "particles"), (dict(progress=1), "progress"), (dict(progress="yes"), "progress"),
+    (dict(traj_particles=65), "traj_particles"),
+])
+def test_simulate_refuses_bad_seed_particles_progress(kw, name):
+    args = dict(particles=64, n_groups=4, t_end=0.2, burn_in=0.0, dt=0.01) | kw
+    with pytest.raises(ValueError, match=f"^{name} must"):
+        S.simulate(1.0, **args)

@@ -220,3 +220,14 @@ def test_check_tail_line_says_not_a_power_law():
     assert "not a power law" in bad.flag, bad
     good = _beta_tail(-rng.exponential(1 / 0.8, size=(200, 400)), 8)
     assert "not a power law" not in good.flag and abs(good.value - 0.8) < 4 * good.se, good
+
+
+@pytest.mark.parametrize("kw, name", [
+    (dict(u=np.nan), "u"), (dict(u=np.inf), "u"), (dict(u=True), "u"), (dict(u="1"), "u"),
+    (dict(u=1.0, groups=np.r_[np.zeros(50), np.full(50, 0.5)]), "groups"),
+    (dict(u=1.0, groups=["a"] * 100), "groups"), (dict(u=1.0, groups=[True, False] * 50), "groups"),
+])
+def test_tail_from_samples_refuses_bad_u_and_groups(kw, name):
+    x = np.random.default_rng(0).exponential(size=100)
+    with pytest.raises(ValueError, match=f"^{name} must"):
+        T.tail_from_samples(x if "groups" in kw else x.reshape(4, 25), **kw)

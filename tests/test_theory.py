@@ -238,3 +238,14 @@ def test_phi_and_beta_star_at_overflowing_arguments():
         theory.beta_star(0.0, 1e300, 1e-300, 1.5, 2.0)
     with pytest.raises(ValueError, match="floating-point range"):
         theory.beta_star(1.0, 1e300, 1e-300, 0.5, 1e-300)
+
+
+@pytest.mark.parametrize("fn", [lambda p, **kw: theory.beta_star(p, **kw), lambda p, **kw: theory.classify(p, **kw),
+                                lambda p, **kw: theory.phi(0.5, p, **kw), lambda p, **kw: theory.tail_rate(p, **kw)])
+def test_sdeparams_with_explicit_parameters_is_a_type_error(fn):
+    p = SDEParams(eta_j=3.0, lam=1.0)
+    fn(p)                                     # the SDEParams alone is fine
+    with pytest.raises(TypeError, match="^lam cannot be passed with an SDEParams"):
+        fn(p, lam=2.0)
+    with pytest.raises(TypeError, match="^eta_g, alpha cannot"):
+        fn(p, eta_g=0.3, alpha=1.2)

@@ -12,6 +12,7 @@ from levysde.core.validate import (
     check_choice,
     check_int,
     check_real,
+    check_samples,
     describe_integers,
     describe_interval,
     in_interval,
@@ -236,3 +237,25 @@ def test_model_parameter_rules():
             "alpha must be a single real number in (0, 2)")
     refuses(lambda: check_param("lam", "2"), "lam must be a real number in [0, inf); got '2'")
     refuses(lambda: check_param("lam", True), "lam must be a real number in [0, inf); got True")
+
+
+@pytest.mark.parametrize("kw, name", [
+    (dict(zeta="3"), "zeta"), (dict(zeta=[True, False]), "zeta"), (dict(zeta=[1 + 1j]), "zeta"),
+    (dict(zeta=[10**400]), "zeta"), (dict(zeta=10**400), "zeta"),
+    (dict(zeta=[1.0, 2.0], weights=["1", "2"]), "weights"), (dict(zeta=[1.0, 2.0], weights=[True, True]), "weights"),
+    (dict(zeta=[1.0, 2.0], weights=[1j, 1]), "weights"), (dict(zeta=[1.0, np.nan]), "zeta"),
+])
+def test_check_samples_refuses_non_reals(kw, name):
+    with pytest.raises(ValueError, match=f"^{name} must"):
+        check_samples(**kw)
+
+
+def test_messages_are_one_short_line():
+    for call in (lambda: check_choice("v", np.zeros((2, 2)), ("a",)), lambda: check_int("n", np.zeros((2, 2)), 1),
+                 lambda: check_param("alpha", 10**400), lambda: check_int("n", 10**400, 1, 10)):
+        with pytest.raises(ValueError) as info:
+            call()
+        msg = str(info.value)
+        assert "\n" not in msg and len(msg) < 160, msg
+    with pytest.raises(ValueError, match="alpha must be finite"):
+        check_param("alpha", 10**400)

@@ -100,6 +100,25 @@ def in_interval(x: ArrayLike, lo: float | None = None, hi: float | None = None, 
     return ok
 
 
+def _show(value) -> str:
+    """``value`` in one short line for an error: arrays by shape and dtype, long reprs cut."""
+    if isinstance(value, np.ndarray) and value.ndim > 0:
+        return f"array of shape {value.shape} and dtype {value.dtype}"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10 ** 30:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 80 and "\n" not in text else text.replace("\n", " ")[:77] + "..."
+
+
+def _beyond_float(value: numbers.Integral) -> bool:
+    """Whether an integer lies beyond the float range (it would overflow to +-inf)."""
+    try:
+        float(value)
+    except OverflowError:
+        return True
+    return False
+
+
 def _suffix(why: str) -> str:
     return f" ({why})" if why else ""
 
@@ -122,7 +141,7 @@ def _one_real(name: str, value, rng: str) -> float:
         except (TypeError, ValueError):       # ragged sequences
             arr = None
     if arr is None or arr.dtype.kind not in "iuf":
-        raise ValueError(f"{name} must be a real number{rng}; got {value!r}")
+        raise ValueError(f"{name} must be a real number{rng}; got {_show(value)}")
     if arr.size != 1:
         raise ValueError(f"{name} must be a single real number{rng}; got an array of shape {arr.shape}")
     return float(arr.reshape(()))
@@ -169,8 +188,8 @@ def check_real(name: str, value: Any, lo: float | None = None, hi: float | None 
     v = _one_real(name, value, (f" in {rng}" if bounded else "") + _suffix(why))
     if not (math.isfinite(v) and in_interval(v, lo, hi, lo_open=lo_open, hi_open=hi_open)):
         need = f"finite and in {rng}" if bounded else "a finite real number"
-        shown = value if type(value) is int and math.isfinite(v) else v     # numpy scalars as floats
-        raise ValueError(f"{name} must be {need}{_suffix(why)}; got {shown!r}")
+        shown = value if type(value) is int else v     # numpy scalars as floats
+        raise ValueError(f"{name} must be {need}{_suffix(why)}; got {_show(shown)}")
     return v
 
 
@@ -218,7 +237,7 @@ def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = Non
         v = int(f) if math.isfinite(f) and f.is_integer() else None
     if v is None or (lo is not None and v < lo) or (hi is not None and v > hi):
         shown = value.item() if isinstance(value, np.generic) else value
-        raise ValueError(f"{name} must be {describe_integers(lo, hi)}{_suffix(why)}; got {shown!r}")
+        raise ValueError(f"{name} must be {describe_integers(lo, hi)}{_suffix(why)}; got {_show(shown)}")
     return v
 
 
@@ -262,7 +281,7 @@ def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
     for c in choices:
         if _same_choice(value, c):
             return c
-    raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {_show(value)}")
 
 
 def check_bool(name: str, value: Any) -> bool:
@@ -275,7 +294,7 @@ def check_bool(name: str, value: Any) -> bool:
     False
     """
     if not _is_bool(value):
-        raise ValueError(f"{name} must be True or False; got {value!r}")
+        raise ValueError(f"{name} must be True or False; got {_show(value)}")
     return bool(value)
 
 
@@ -327,6 +346,8 @@ def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = N
     """
     bounded = lo is not None or hi is not None
     rng = describe_interval(lo, hi, lo_open=lo_open, hi_open=hi_open)
+    if isinstance(value, numbers.Integral) and not _is_bool(value) and _beyond_float(value):
+        raise ValueError(f"{name} must be finite{' and in ' + rng if bounded else ''}; got {_show(value)}")
     try:
         raw = None if value is None or isinstance(value, (str, bytes)) else np.asarray(value)
     except (TypeError, ValueError):          # ragged sequences
@@ -334,7 +355,7 @@ def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = N
     if raw is None or raw.dtype.kind not in "iuf":
         scalar = raw.ndim == 0 if raw is not None else not isinstance(value, (list, tuple))
         what = "a real number" if scalar else "an array of real numbers"
-        got = f"dtype {raw.dtype}" if raw is not None and isinstance(value, np.ndarray) else repr(value)
+        got = f"dtype {raw.dtype}" if raw is not None and isinstance(value, np.ndarray) else _show(value)
         raise ValueError(f"{name} must be {what}{' in ' + rng if bounded else ''}; got {got}")
     arr = np.asarray(raw, dtype=float)
     dims = (ndim,) if isinstance(ndim, int) else ndim
@@ -388,18 +409,12 @@ def check_samples(zeta: ArrayLike, weights: ArrayLike | None = None
     ValueError
         Naming ``zeta`` or ``weights`` and what is wrong.
     """
-    z = np.asarray(zeta, dtype=float).ravel()
-    if z.size == 0:
-        raise ValueError("zeta must contain at least one sample")
-    if not np.all(np.isfinite(z)):
-        raise ValueError("zeta must be finite (no NaN/inf samples)")
+    z = check_array("zeta", zeta, min_size=1).ravel()
     if weights is None:
         return z, None
-    w = np.asarray(weights, dtype=float).ravel()
+    w = check_array("weights", weights, lo=0.0).ravel()
     if w.shape != z.shape:
         raise ValueError(f"weights must have the shape of zeta ({z.size},); got {np.shape(weights)}")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError("weights must be finite and >= 0")
     if not w.sum() > 0:
         raise ValueError("weights must have a positive sum")
     return z, w

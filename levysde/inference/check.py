@@ -39,7 +39,7 @@ from scipy import stats
 
 from levysde.core.jsonable import finite_or_none, to_jsonable
 from levysde.core.status import Estimate, Status, unavailable
-from levysde.core.validate import check_array, check_choice, check_int, check_real
+from levysde.core.validate import check_array, check_bool, check_choice, check_int, check_real
 from levysde.inference.drift_fit import restoring_plateau
 from levysde.inference.dynamics import DynamicsRoot, beta_dynamics
 from levysde.inference.sde_fit import FIT_KEYS, Prediction, SDEFit, fit_sde, predict
@@ -737,23 +737,33 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
     Parameters
     ----------
     zeta : (R, Q) zeta_q per record (NaN = undefined); step : (R,) strictly increasing
-    lags : lags (steps) whose smallest sets the envelope grid's start (default 1)
+    lags : 1-d, finite, > 0: lags (steps) whose smallest sets the envelope grid's start (default 1)
     weights : (Q,) ELR amplitudes Lambda_q of the last record (default equal)
-    variant : label only ("gate" or "jac")
+    variant : "gate" or "jac" (the envelope is built for "gate" only)
     late_fraction : in (0, 1]: the last fraction of records is the late part
     n_groups : neuron groups of the jackknife (integer >= 8, MIN_GROUPS)
-    n_boot : normal draws for the phase probabilities
-    seed : seed of the draws and of the closing-loop simulation
-    closing_loop : simulate the fitted SDE (a few seconds)
+    n_boot : normal draws for the phase probabilities (integer >= 1)
+    seed : seed of the draws and of the closing-loop simulation (integer >= 0; None is refused)
+    closing_loop : simulate the fitted SDE (a few seconds); True or False
+    config : None or a dict (the run configuration, stored in the report)
 
     Returns CheckReport (phase None with reasons unless every gate passes).
-    Raises ValueError for bad shapes or options (n_groups < 8, late_fraction outside (0, 1]).
+    Raises ValueError for bad shapes or options (n_groups < 8, late_fraction outside (0, 1], and the
+    rules above), naming the parameter.
     """
     zeta = check_array("zeta", zeta, ndim=2, min_size=1, allow_inf=True, allow_nan=True)
     step = check_array("step", step, shape=(zeta.shape[0],), increasing=True,
                        why="one training step per record: the time axis of every increment, window and drift")
     check_real("late_fraction", late_fraction, 0.0, 1.0, lo_open=True)
     check_int("n_groups", n_groups, MIN_GROUPS, why="neuron groups of the jackknife")
+    check_choice("variant", variant, ("gate", "jac"))
+    if lags is not None:
+        check_array("lags", lags, ndim=1, min_size=1, lo=0.0, lo_open=True)
+    check_int("n_boot", n_boot, 1)
+    check_int("seed", seed, 0, why="a fixed seed keeps the check reproducible")
+    check_bool("closing_loop", closing_loop)
+    if config is not None and not isinstance(config, dict):
+        raise ValueError(f"config must be None or a dict; got {type(config).__name__}")
     if weights is not None:
         check_array("weights", weights, shape=(zeta.shape[1],), allow_inf=True, allow_nan=True)
     zeta, weights, notes = clean_columns(zeta, weights)

@@ -22,6 +22,7 @@ from scipy import special
 
 from levysde.core.jsonable import finite_or_none
 from levysde.core.status import Estimate, Status, unavailable
+from levysde.core.validate import check_array, check_int, check_real
 from levysde.stats.jackknife import JACKKNIFE_BIAS_LIMIT, jackknife_bias, jackknife_se, neuron_groups
 from levysde.theory.roots import chandrupatla
 
@@ -319,39 +320,25 @@ def _cut_estimate(level, z_cut, z, dz, dt, neuron, lab, G) -> CutEstimate:
 # the data
 
 
-def _real_array(name, a) -> np.ndarray:
-    arr = np.asarray(a)
-    if arr.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must be an array of real numbers; got dtype {arr.dtype}")
-    return arr.astype(float)
-
-
 def _check_args(zeta, step, late_fraction, cut, n_groups):
-    zeta, step = _real_array("zeta", zeta), _real_array("step", step)
-    if zeta.ndim != 2 or zeta.shape[0] < 3 or zeta.shape[1] < 2:
+    zeta = check_array("zeta", zeta, ndim=2, allow_inf=True, allow_nan=True)
+    if zeta.shape[0] < 3 or zeta.shape[1] < 2:
         raise ValueError(f"zeta must be 2-d (records, neurons) with >= 3 records and >= 2 neurons; "
                          f"got shape {zeta.shape}")
-    if step.shape != (zeta.shape[0],):
-        raise ValueError(f"step must have one entry per record ({zeta.shape[0]}); got shape {step.shape}")
-    if not (np.all(np.isfinite(step)) and np.all(np.diff(step) > 0)):
-        raise ValueError("step must be finite and strictly increasing (the record times)")
-    if not (isinstance(late_fraction, (int, float, np.floating, np.integer)) and 0 < late_fraction <= 1):
-        raise ValueError(f"late_fraction must be in (0, 1]; got {late_fraction!r}")
-    if cut is not None and not (isinstance(cut, (int, float, np.floating, np.integer)) and 0 < cut <= 0.5):
-        raise ValueError(f"cut must be None (data-driven) or a quantile level in (0, 0.5]; got {cut!r}")
-    if not (isinstance(n_groups, (int, np.integer)) and not isinstance(n_groups, bool) and n_groups >= 2):
-        raise ValueError(f"n_groups must be an integer >= 2; got {n_groups!r}")
+    step = check_array("step", step, shape=(zeta.shape[0],), increasing=True,
+                       why="the record times, one per record")
+    check_real("late_fraction", late_fraction, 0.0, 1.0, lo_open=True)
+    if cut is not None:
+        check_real("cut", cut, 0.0, 0.5, lo_open=True, why="None (data-driven) or a quantile level")
+    check_int("n_groups", n_groups, 2, why="neuron groups of the jackknife")
     zeta = np.where(np.isinf(zeta), np.nan, zeta)
     return zeta, step
 
 
 def _check_options(max_delta_kappa, min_increments, stable_z):
-    if not (math.isfinite(max_delta_kappa) and max_delta_kappa > 0):
-        raise ValueError(f"max_delta_kappa must be > 0; got {max_delta_kappa!r}")
-    if not (isinstance(min_increments, (int, np.integer)) and min_increments >= 1):
-        raise ValueError(f"min_increments must be an integer >= 1; got {min_increments!r}")
-    if not (math.isfinite(stable_z) and stable_z > 0):
-        raise ValueError(f"stable_z must be > 0; got {stable_z!r}")
+    check_real("max_delta_kappa", max_delta_kappa, 0.0, lo_open=True)
+    check_int("min_increments", min_increments, 1)
+    check_real("stable_z", stable_z, 0.0, lo_open=True)
 
 
 def _late_increments(zeta, step, late_fraction):

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import numba
 import numpy as np
 
 from levysde import __version__
 from levysde.core.jsonable import finite_or_none
-from levysde.core.validate import check_array, check_int, check_real
+from levysde.core.validate import check_array, check_bool, check_int, check_real
 from levysde.simulation import _checks, _rng
 from levysde.simulation._backend import check_backend, cpu_name, load_cuda
 from levysde.simulation._checks import DivergenceError, jump_params, step_size, time_grid
@@ -35,6 +36,7 @@ __all__ = ["simulate", "sample_increments", "DEFAULT_RECORD_EVERY", "group_start
 
 #: default recording stride of :func:`simulate` (docs/simulate.md "Recording stride")
 DEFAULT_RECORD_EVERY = 20
+MAX_PARTICLES = 2**40            # particles per run (int64 indices; about 88 TB of state)
 
 
 #: particle-steps per call of the compiled stepper (at most 200 calls): each call ends in a
@@ -174,6 +176,43 @@ class _State:
     traj: np.ndarray         # (n_traj, n_traj_rec) thinned paths
 
 
+#: the SimulationMeta fields that a drift's meta() supplies (the others are simulate's own)
+DRIFT_META_KEYS = ("drift", "kappa", "gamma", "z0", "drift_grid", "drift_values")
+_RESERVED_META_KEYS = frozenset(f.name for f in fields(SimulationMeta)) - set(DRIFT_META_KEYS)
+
+
+def _json_value(v) -> bool:
+    """Whether ``v`` is a string, None, a bool, a finite number, or a list/tuple of them."""
+    if isinstance(v, (list, tuple)):
+        return all(_json_value(x) for x in v)
+    if v is None or isinstance(v, (str, bool)):
+        return True
+    return isinstance(v, numbers.Real) and math.isfinite(v)
+
+
+def _check_drift_meta(drift: Drift) -> dict:
+    """``drift.meta()`` when it can be stored in the run's :class:`SimulationMeta`: a dict with
+    string keys holding drift, kappa, gamma and z0, none of simulate's own fields, and values
+    that are strings, None, bools, finite numbers or lists of them (other keys go to ``extra``).
+    ValueError naming ``drift.meta()`` otherwise, before any step."""
+    meta = drift.meta()
+    if not isinstance(meta, dict) or not all(isinstance(k, str) for k in meta):
+        raise ValueError(f"drift.meta() must return a dict with string keys; got {type(meta).__name__} "
+                         f"from {drift!r}")
+    missing = [k for k in DRIFT_META_KEYS[:4] if k not in meta]
+    if missing:
+        raise ValueError(f"drift.meta() must hold the keys {', '.join(DRIFT_META_KEYS[:4])}; "
+                         f"lacks {', '.join(missing)}")
+    clash = sorted(_RESERVED_META_KEYS & set(meta))
+    if clash:
+        raise ValueError(f"drift.meta() must not set simulate's own fields; got {', '.join(clash)}")
+    bad = [k for k, v in meta.items() if not _json_value(v)]
+    if bad:
+        raise ValueError(f"drift.meta() values must be strings, None, bools, finite numbers or lists of them "
+                         f"(JSON); got {bad[0]} = {meta[bad[0]]!r}"[:300])
+    return meta
+
+
 def _check_drift(drift) -> Drift:
     """``drift`` (default ``SaturatingDrift()``) when it is a :class:`Drift` that the simulator
     accepts (``check_restoring``) and whose ``kernel_args()`` is a :class:`KernelArgs`."""
@@ -183,6 +222,11 @@ def _check_drift(drift) -> Drift:
         raise ValueError(f"drift must be a levysde.simulation.Drift (SaturatingDrift, OUDrift, "
                          f"TabulatedDrift or a subclass of Drift); got {drift!r}")
     drift.check_restoring()
+    check_real("drift.slope", drift.slope, 0.0, why="|dF/dz| that bounds the Euler step; 0 for no drift")
+    check_real("drift.equilibrium", drift.equilibrium, why="the stable equilibrium, the histogram's centre")
+    if drift.plateau is not None:
+        check_real("drift.plateau", drift.plateau, 0.0, lo_open=True, why="kappa, the limit of F far left; or None")
+    _check_drift_meta(drift)
     args = drift.kernel_args()
     if not isinstance(args, KernelArgs):
         raise ValueError(f"drift.kernel_args() must return a levysde.simulation.KernelArgs; got "
@@ -199,13 +243,13 @@ def _check_arguments(eta_j, eta_g, alpha, lam, drift, particles, t_end, burn_in,
     eg = check_param("eta_g", eta_g, scalar=True)
     drift = _check_drift(drift)
     dt = check_real("dt", dt, 0.0, lo_open=True)
-    particles = check_int("particles", particles, 1)
+    particles = check_int("particles", particles, 1, MAX_PARTICLES)
     n_groups = check_int("n_groups", n_groups, 1, particles, why="at most particles")
     n_steps, rec_start = time_grid(t_end, burn_in, dt)
     step_size(drift, dt)
     eps = None if eps is None else check_real("eps", eps, 0.0, lo_open=True)   # None: simulation_eps later
     bin_width = check_real("bin_width", bin_width, 0.0, lo_open=True)
-    traj_particles = check_int("traj_particles", traj_particles, 0)
+    traj_particles = check_int("traj_particles", traj_particles, 0, particles, why="at most particles")
     if traj_every is not None and traj_particles == 0:
         raise ValueError("traj_every applies only with traj_particles >= 1 (no trajectories are kept "
                          "with traj_particles = 0)")
@@ -400,9 +444,10 @@ def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig
 
     n_steps, dt = cfg.n_steps, cfg.dt
     n_rec = (n_steps - cfg.rec_start) // cfg.record_every
+    dmeta = cfg.drift.meta()
     meta = SimulationMeta(
         version=__version__, eta_j=cfg.eta_j, eta_g=cfg.eta_g, alpha=cfg.alpha, lam=cfg.lam,
-        **cfg.drift.meta(), dt=dt, eps=cfg.eps,
+        **{k: v for k, v in dmeta.items() if k in DRIFT_META_KEYS}, dt=dt, eps=cfg.eps,
         seed=int(seed) if isinstance(seed, (int, np.integer)) else str(seed),
         t_end=n_steps * dt, burn_in=cfg.rec_start * dt, particles=cfg.particles,
         n_groups=cfg.n_groups, steps=n_steps, record_steps=n_rec, record_every=cfg.record_every,
@@ -413,7 +458,8 @@ def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig
         tail_rate_theory=finite_or_none(th.tail_rate), phase=th.phase,
         threshold_u=cfg.threshold_u - lay.zeq, equilibrium=lay.zeq, notes=tuple(th.notes), cpu_time_s=cpu,
         bias_budget=bias_budget(cfg.threshold_u, cfg.drift, cfg.eta_j, cfg.eta_g, cfg.alpha, cfg.lam, th.beta,
-                                th.beta_model))
+                                th.beta_model),
+        extra={k: v for k, v in dmeta.items() if k not in DRIFT_META_KEYS})
     n_traj_rec = st.traj.shape[1]
     traj_t = (np.arange(1, n_traj_rec + 1) * cfg.traj_every * dt) if cfg.n_traj else None
     return SimulationResult(hist_edges=lay.edges, hist_counts=st.acc[:, :, 0] / n_rec,
@@ -456,10 +502,10 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
         equilibrium z0 = 0): ``SaturatingDrift(kappa, gamma, z0)``, ``OUDrift(gamma, z0)``,
         ``TabulatedDrift(grid, values)`` or a subclass of Drift (:mod:`levysde.simulation.drift`).
         The drift carries kappa, gamma and z0: passing them to simulate is a TypeError.
-    particles : int >= 1; t_end > 0 : simulated time (burn-in included);
+    particles : int in [1, MAX_PARTICLES = 2**40]; t_end > 0 : simulated time (burn-in included);
     burn_in in [0, t_end) : time before recording; dt > 0 : time step.
-    seed : int >= 0 (``numpy.random.SeedSequence`` entropy). Same seed -> same
-        bits for any thread count.
+    seed : int >= 0 (``numpy.random.SeedSequence`` entropy; None, bools and sequences are
+        refused). Same seed -> same bits for any thread count.
     eps : jump cut > 0, default :func:`levysde.simulation.scheme.simulation_eps` (1, 1.5 or 2 times
         :func:`default_eps`: the largest whose bias beta_model - beta* is <= 2.5e-4 beta*).
     n_groups : independent particle groups for jackknife errors, in [1, particles]; the
@@ -471,14 +517,15 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     window : (lo, hi) divergence window; default zeq -/+ 1e3 (1e12 when lam = 0).
     z_init : initial state(s), default the drift's equilibrium.
     traj_particles, traj_every : keep every ``traj_every``-th step (default 100) of the first
-        ``traj_particles`` paths; ``traj_every`` without trajectories is a ValueError.
+        ``traj_particles`` paths (an int in [0, particles]); ``traj_every`` without trajectories
+        is a ValueError.
     threshold_u : default tail threshold on X = -zeta as a depth beyond the equilibrium zeq (the tail
         X > -zeq + threshold_u; ``meta.threshold_u`` stores that absolute u, the default of
         :meth:`SimulationResult.tail`), in (0, H) with H the histogram half-width (SimulationInputError
         naming threshold_u otherwise); default
         :func:`levysde.simulation.bias.default_threshold`: 3, or deeper where the drift is not
         yet saturated at 3 (predicted bias above 0.2 % of beta*).
-    progress : show a tqdm bar on stderr.
+    progress : True or False: show a tqdm bar on stderr.
     record_every : int >= 1 (at most the steps after burn-in): the histograms and excursion
         depths sample zeta every ``record_every``-th step after burn-in (default
         DEFAULT_RECORD_EVERY, capped at the recorded steps; docs/simulate.md "Recording stride":
@@ -529,6 +576,8 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     cfg = _check_arguments(eta_j, eta_g, alpha, lam, drift, particles, t_end, burn_in, dt, eps, n_groups,
                            bin_width, traj_particles, traj_every, threshold_u,
                            1 if backend == "cuda" else record_every)
+    seed = check_int("seed", seed, 0, why="a fixed seed makes the run reproducible; None is refused")
+    progress = check_bool("progress", progress)
     cu = load_cuda() if backend == "cuda" else None
     if cfg.eps is None:
         cfg = replace(cfg, eps=simulation_eps(cfg.dt, eta_j=cfg.eta_j, eta_g=cfg.eta_g,

@@ -119,7 +119,9 @@ class Drift(abc.ABC):
     @abc.abstractmethod
     def meta(self) -> dict:
         """JSON-serialisable description stored with a run: at least ``drift`` (the name),
-        ``kappa`` (the plateau or None), ``gamma`` and ``z0``."""
+        ``kappa`` (the plateau or None), ``gamma`` and ``z0``. Values are strings, None, bools,
+        finite numbers or lists of them; keys other than the drift's fields of
+        :class:`SimulationMeta` go to its ``extra`` (simulate's own fields are refused)."""
 
     @abc.abstractmethod
     def kernel_args(self) -> KernelArgs:

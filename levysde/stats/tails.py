@@ -38,7 +38,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize, stats
 
-from levysde.core.validate import check_real, check_samples
+from levysde.core.validate import check_array, check_real, check_samples
 from levysde.stats.jackknife import jackknife_se
 
 __all__ = ["TailEstimate", "hill_rate", "hill_index", "tail_from_samples", "tail_from_histogram",
@@ -218,18 +218,22 @@ def tail_from_samples(x: ArrayLike, u: float, groups: ArrayLike | None = None,
     Parameters
     ----------
     x : (G, n) array (row g = samples of independent group g), or 1-d with ``groups``
-    u : threshold (same units as x)
-    groups : optional int labels (same length as 1-d x) of independent groups
+    u : threshold (same units as x), a finite real number
+    groups : optional int labels (same length as 1-d x) of independent groups (integers; no bools)
     weights : optional, shape of x, >= 0
 
     Returns TailEstimate (n_excursions None). Raises ValueError on bad shapes.
     """
     x = np.asarray(x, dtype=float)
+    u = check_real("u", u, why="the threshold on X")
     if groups is None:
         if x.ndim != 2:
             raise ValueError("x must be 2-d (groups, samples) when groups is not given")
         lab = np.repeat(np.arange(x.shape[0]), x.shape[1])
     else:
+        g = check_array("groups", groups, min_size=1)
+        if not np.all(g == np.round(g)):
+            raise ValueError(f"groups must be integer labels; got {float(g[g != np.round(g)].flat[0])!r}")
         lab = np.unique(np.asarray(groups).ravel(), return_inverse=True)[1].ravel()
         if lab.size != x.size:
             raise ValueError("groups must have the same length as x")

@@ -73,13 +73,13 @@ def learnability_window(N: float, *, lags: ArrayLike | None = None, f: ArrayLike
 
     Raises
     ------
-    ValueError for alpha_g outside (1, 2], N or C <= 0, a bad table, a table that
+    ValueError for alpha_g not one real number in (1, 2], N or C <= 0, a bad table, a table that
     starts below f* or ends above it (extend the lags), or an f_func that never
     drops below f* for l up to 1e300.
     """
     N = check_real("N", N, 0.0, lo_open=True)
     C = check_real("C", C, 0.0, lo_open=True)
-    k = kappa_alpha(alpha_g)
+    k = kappa_alpha(check_real("alpha_g", alpha_g, 1.0, 2.0, lo_open=True))
     if (f_func is None) == (f is None):
         raise ValueError("give exactly one of f (with lags) or f_func")
     if f_func is not None and lags is not None:

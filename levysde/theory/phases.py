@@ -47,7 +47,15 @@ CRITICAL_TOL = 1e-9
 
 
 def _params(eta_j, eta_g, kappa, alpha, lam):
+    """The checked, broadcast parameters; from ``eta_j`` when it is an :class:`SDEParams`, when
+    the others must be left at their defaults (the default objects of the signatures, DEFAULTS)
+    -- a TypeError names those passed, which the SDEParams would silently override."""
     if isinstance(eta_j, SDEParams):
+        given = [n for n, v in (("eta_g", eta_g), ("kappa", kappa), ("alpha", alpha), ("lam", lam))
+                 if v is not DEFAULTS[n]]
+        if given:
+            raise TypeError(f"{', '.join(given)} cannot be passed with an SDEParams (it holds every "
+                            f"parameter: use dataclasses.replace(params, ...) to change one)")
         p = eta_j
         eta_j, eta_g, kappa, alpha, lam = p.eta_j, p.eta_g, p.kappa, p.alpha, p.lam
     vals = [check_param(n, v) for n, v in
@@ -75,7 +83,8 @@ def phi(beta: ArrayLike, eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAUL
     Parameters
     ----------
     beta : array_like, real (finite result on |beta| <= lam, +inf beyond when eta_J > 0)
-    eta_j : array_like, >= 0, or an SDEParams (then the other parameters are taken from it)
+    eta_j : array_like, >= 0, or an SDEParams (then the other parameters are taken from it;
+        passing them too is a TypeError)
     eta_g : array_like, >= 0 (default 0.1)
     kappa : array_like, > 0 (default 1)
     alpha : array_like, in (0, 2) (default 1.5)
@@ -203,7 +212,8 @@ def beta_star(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"]
 
     Parameters
     ----------
-    eta_j : array_like, >= 0, or an SDEParams (then the other parameters are taken from it)
+    eta_j : array_like, >= 0, or an SDEParams (then the other parameters are taken from it;
+        passing them too is a TypeError)
     eta_g : array_like, >= 0 (default 0.1)
     kappa : array_like, > 0 (default 1)
     alpha : array_like, in (0, 2) (default 1.5)
