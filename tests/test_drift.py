@@ -167,3 +167,14 @@ def test_a_user_drift_meta_extra_keys_are_kept(tmp_path):
     res = S.simulate(1.0, drift=_Custom(), **SMALL)
     assert res.meta.extra == {"note": "mine"}
     assert S.SimulationMeta.from_json(res.meta.to_json()).extra == {"note": "mine"}
+
+
+def test_default_threshold_stays_inside_the_histogram_for_a_slow_plateau():
+    """A drift that reaches its plateau only far from the equilibrium (arctan: 1 - F/kappa ~ 2/(pi z))
+    pushes the default threshold to its cap of 40, beyond the default histogram half-width (45/beta*,
+    39 here): the default is then the deepest half-step inside the histogram, not an error."""
+    grid = np.linspace(-200.0, 50.0, 2001)
+    drift = S.TabulatedDrift(grid, np.arctan(-grid) * 2.0 / np.pi)
+    r = S.simulate(2.0, drift=drift, particles=256, t_end=60.0, burn_in=10.0, seed=1)
+    half = r.meta.equilibrium - float(r.hist_edges[0])
+    assert 0 < r.meta.threshold_u < half and r.meta.threshold_u == 0.5 * np.floor(1.8 * half)

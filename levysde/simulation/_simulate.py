@@ -285,6 +285,20 @@ def _theory(cfg: _Config) -> _Theory:
     return _Theory(beta_th, beta_m, float(cl.tail_rate), phase, notes)
 
 
+def _threshold_and_layout(cfg: _Config, th: _Theory, hist_halfwidth, window) -> tuple[_Config, _Layout]:
+    """The histogram layout, and the default threshold when none was given
+    (:func:`levysde.simulation.bias.default_threshold`); a default beyond the histogram (a drift whose
+    plateau sets in only far out) becomes the deepest half-step inside 90 % of its half-width."""
+    auto = cfg.threshold_u is None
+    if auto:
+        cfg = replace(cfg, threshold_u=default_threshold(cfg.drift, cfg.eta_j, cfg.eta_g, cfg.alpha,
+                                                         cfg.lam, th.beta))
+    lay = _layout(cfg, th.tail_rate, hist_halfwidth, window)
+    if auto and cfg.threshold_u >= lay.zeq - lay.hist_lo:
+        cfg = replace(cfg, threshold_u=0.5 * math.floor(1.8 * (lay.zeq - lay.hist_lo)))
+    return cfg, lay
+
+
 def _layout(cfg: _Config, tail_rate, hist_halfwidth, window) -> _Layout:
     """Histogram bins (half-width default max(25, 45/tail rate) capped at 400, zeq an edge) and the
     divergence window (default zeq -/+ max(1e3, 2 H); 1e12 when lam = 0), checked."""
@@ -583,10 +597,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
         cfg = replace(cfg, eps=simulation_eps(cfg.dt, eta_j=cfg.eta_j, eta_g=cfg.eta_g,
                                               kappa=cfg.drift.plateau, alpha=cfg.alpha, lam=cfg.lam))
     th = _theory(cfg)
-    if cfg.threshold_u is None:
-        cfg = replace(cfg, threshold_u=default_threshold(cfg.drift, cfg.eta_j, cfg.eta_g, cfg.alpha,
-                                                         cfg.lam, th.beta))
-    lay = _layout(cfg, th.tail_rate, hist_halfwidth, window)
+    cfg, lay = _threshold_and_layout(cfg, th, hist_halfwidth, window)
     _checks.threshold_depth(cfg.threshold_u, lay.zeq - lay.hist_lo)
     rate, sig2, exp_prop = jump_scheme(cfg.dt, cfg.eps, cfg.alpha, cfg.lam, cfg.eta_j, cfg.eta_g)
     _checks.memory(cfg.particles, cfg.n_groups, lay.n_bins, cfg.n_traj,
