@@ -13,12 +13,16 @@ import numpy as np
 
 from levysde.core.validate import check_array, describe_interval
 
-#: CLI / example defaults of docs/specification.md §4 (eta_J has no default: it is the control parameter)
 __all__ = ["DEFAULTS", "RANGES", "SDEParams", "describe_range", "check_param", "check_params"]
 
+#: Default values of the model parameters, used by every function and CLI command that takes
+#: them (docs/specification.md §4): ``eta_g`` = 0.1, ``kappa`` = 1, ``alpha`` = 1.5, ``lam`` = 2.
+#: ``eta_j`` has no default: it is the control parameter.
 DEFAULTS = {"eta_g": 0.1, "kappa": 1.0, "alpha": 1.5, "lam": 2.0}
 
-#: allowed ranges: name -> (lo, hi, lo_open, hi_open); None means unbounded
+#: Allowed range of each model parameter: ``name -> (lo, hi, lo_open, hi_open)``, ``None``
+#: meaning unbounded: ``alpha`` in (0, 2), ``lam``, ``eta_j``, ``eta_g`` in [0, inf), ``kappa``
+#: in (0, inf). :func:`check_param` enforces it.
 RANGES = {
     "alpha": (0.0, 2.0, True, True),
     "lam": (0.0, None, False, False),
