@@ -59,7 +59,7 @@ def spread(zeta) -> Spread:
 
 
 def resolved_lag_max(zeta, *, min_neurons: int = 10) -> float:
-    """Largest envelope lag that a recorded time-scale spectrum supports (issue 11; docs/specification.md §5).
+    """Largest envelope lag that a recorded time-scale spectrum supports (docs/specification.md §5).
 
     Rule: ``l_max = tau_(k) = exp(-zeta_(k))``, the k-th longest time scale of the
     spectrum, ``k = min(min_neurons, number of finite zeta)``. Beyond it the envelope

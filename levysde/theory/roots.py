@@ -15,13 +15,12 @@ Used for the characteristic equation Phi(beta)/beta = 0 (docs/specification.md �
 simulated model's own tail rate (the root of Phi_eps, docs/specification.md §7) and the
 learnability window (docs/specification.md §6).
 
-Speed (``benchmarks/bench_theory.py``, both timed side by side in one run on 2 shared
-cores): beta* on the 10^6-point grid takes the same time as with the package's former
-hand-written loop (SciPy / hand-written = 0.99 at load ~9, 0.93 at load ~5); the 200
-single-bracket tail-rate solves of the benchmark (:func:`levysde.simulation.beta_model`)
-take 1.6x (load ~5) to 2.3x (load ~9) as long, i.e. ~2-3 ms more per call from SciPy's
-fixed per-iteration overhead. Single brackets are solved once per simulation run or CLI
-call, so the maintained implementation is kept.
+Speed (``python benchmarks/bench_theory.py``, both timed side by side in one run): beta* on
+the 10^6-point grid takes the same time as with a hand-written Chandrupatla loop (SciPy /
+hand-written = 0.93-0.99); the 200 single-bracket tail-rate solves of the benchmark
+(:func:`levysde.simulation.beta_model`) take 1.6-2.3x as long, i.e. ~2-3 ms more per call
+from SciPy's fixed per-iteration overhead. Single brackets are solved once per simulation run
+or CLI call, so the maintained implementation is kept.
 """
 from __future__ import annotations
 
