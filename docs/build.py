@@ -6,9 +6,10 @@
    docs/_static/figures/ (figures are never hand-drawn) and the printed output is kept;
 2. writes the examples gallery, docs/_generated/gallery/: one page per example with its
    description (the script's docstring), its command, its figure and its output;
-3. writes the layer table of the API page, docs/_generated/layers.md, from the source
+3. draws the figures of the user-guide pages (docs/figures/*.py, from the examples' runs);
+4. writes the layer table of the API page, docs/_generated/layers.md, from the source
    (docs/layers.py: the layers, their modules and the imports between them);
-4. runs ``sphinx-build -W --keep-going -b html docs docs/_build/html``.
+5. runs ``sphinx-build -W --keep-going -b html docs docs/_build/html``.
 
 Every script in examples/ must be listed in EXAMPLES (the build fails otherwise), so a new
 example always gets a gallery page.
@@ -65,22 +66,32 @@ def run_example(script: str, extra: list[str], fig: str | None, full: bool, tmp:
     return p.stdout
 
 
+def _clean(text: str, tmp: pathlib.Path) -> str:
+    """Printed output without this machine's paths: the repository root and the scratch folder."""
+    return text.replace(str(tmp), "OUTDIR").replace(str(ROOT) + "/", "").replace(str(ROOT), ".")
+
+
 def gallery_page(script: str, fig: str | None, output: str | None, need: str | None, full: bool) -> str:
-    """Markdown of one gallery page."""
+    """Markdown of one gallery page: description, command, figure with caption, output, code."""
     title, usage, body = _docstring(ROOT / "examples" / script)
     flag = "" if full else " --quick"
-    out = [f"# {script}", "", f"{title}.", "", "## Command", "", "```bash"]
+    src = f"../../../examples/{script}"
+    out = [f"# {script}", "", f"{title}.", "",
+           f"{{download}}`Download {script} <{src}>`", "", "## Command", "", "```bash"]
     out += usage or [f"python examples/{script}"]
-    out += ["```", "", "## What it shows", "", "```text", body, "```", ""]
+    out += ["```", "", "## What it shows", "", body.replace("*", "\\*"), ""]
     if fig is not None:
-        out += ["## Figure", "", f"Drawn by `python examples/{script}{flag}` when this site was built.", "",
-                f"![{title}](../../_static/figures/{fig})", ""]
+        out += ["## Figure", "", f"```{{figure}} ../../_static/figures/{fig}", f":alt: {title}", ":width: 100%",
+                f":target: ../../_static/figures/{fig}", "",
+                f"{title}. Drawn by `python examples/{script}{flag}` when this site was built (click for the "
+                "full-size image).", "```", ""]
     out += ["## Output", ""]
     if output is None:
         out += [f"Not run when this site was built: the example needs `{need}` (`pip install '.[rnn]'`).", ""]
     else:
         out += [f"Printed by `python examples/{script}{flag}` when this site was built:", "",
-                "```text", output.rstrip(), "```", ""]
+                "```{code-block} text", ":class: gallery-output", "", output.rstrip(), "```", ""]
+    out += ["## Code", "", f"```{{literalinclude}} {src}", ":language: python", ":linenos:", "```", ""]
     return "\n".join(out)
 
 
@@ -89,13 +100,15 @@ def gallery_index(entries: list[tuple[str, str, str | None]]) -> str:
     out = ["# Examples gallery", "",
            "Each script in `examples/` runs on its own (`python examples/NAME.py`; `--quick` for a",
            "smaller run). The figures and outputs below were produced by the scripts themselves",
-           "when this site was built.", "", "```{toctree}", ":hidden:", ""]
+           "when this site was built. Each page shows the script's code and has a download link.", "",
+           "```{toctree}", ":hidden:", ""]
     out += [name for name, _, _ in entries]
     out += ["```", ""]
     for name, title, fig in entries:
         out += [f"## [{name}.py]({name}.md)", "", f"{title}: `python examples/{name}.py`", ""]
         if fig is not None:
-            out += [f"[![{title}](../../_static/figures/{fig})]({name}.md)", ""]
+            out += [f"```{{figure}} ../../_static/figures/{fig}", f":alt: {title}", ":width: 100%",
+                    f":target: {name}.html", "", f"{title} ([{name}.py]({name}.md)).", "```", ""]
         else:
             out += ["Prints a table (no figure); its output is on the example's page.", ""]
     return "\n".join(out)
@@ -114,13 +127,37 @@ def build_gallery(full: bool) -> None:
     for script in scripts:
         extra, fig, need = EXAMPLES[script]
         runnable = need is None or importlib.util.find_spec(need) is not None
-        output = run_example(script, extra, fig, full, tmp) if runnable else None
+        output = _clean(run_example(script, extra, fig, full, tmp), tmp) if runnable else None
         if not runnable:
             print(f"  {script}: not run ({need} is not installed)", flush=True)
         name = script[:-3]
         (GALLERY / f"{name}.md").write_text(gallery_page(script, fig, output, need, full), encoding="utf-8")
         entries.append((name, _docstring(ROOT / "examples" / script)[0], fig))
     (GALLERY / "index.md").write_text(gallery_index(entries), encoding="utf-8")
+
+
+#: figures of the user-guide pages drawn by docs/figures/*.py: script -> (arguments, figure);
+#: "{runs}" is the folder of the runs that examples/anticollapse.py trained for the gallery
+FIGURES = {
+    "calibration_coverage.py": ([], "calibration_coverage.png"),
+    "results_spectra.py": (["{runs}"], "results_spectra.png"),
+}
+
+
+def draw_figures(tmp: pathlib.Path) -> None:
+    """Run docs/figures/*.py (each a few seconds): the figures of the calibration and results pages."""
+    scripts = sorted(p.name for p in (DOCS / "figures").glob("*.py"))
+    missing = sorted(set(scripts) - set(FIGURES))
+    if missing:
+        raise SystemExit(f"docs/build.py: add {', '.join(missing)} to FIGURES")
+    for script, (extra, fig) in FIGURES.items():
+        cmd = [sys.executable, str(DOCS / "figures" / script), *(a.format(runs=tmp / "anticollapse") for a in extra),
+               str(FIG / fig)]
+        print("+", " ".join(cmd), flush=True)
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.stderr.write(p.stderr[-4000:])
+            raise SystemExit(f"docs/build.py: docs/figures/{script} failed with exit status {p.returncode}")
 
 
 def write_layers() -> None:
@@ -139,6 +176,7 @@ def main() -> int:
     ap.add_argument("--full", action="store_true", help="run the examples at full size")
     args = ap.parse_args()
     build_gallery(args.full)
+    draw_figures(DOCS / "_build" / "examples")
     write_layers()
     cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(DOCS),
            str(DOCS / "_build" / "html")]

@@ -28,7 +28,7 @@ def main():
     args = ap.parse_args()
     size = dict(particles=4096, t_end=250.0) if args.quick else dict(particles=16384, t_end=800.0)
     plt = pyplot()
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4), sharey=True)
+    fig, axes = plt.subplots(1, 3, figsize=(9.5, 3.6), sharey=True)
     for ax, ej in zip(axes, CASES, strict=True):
         res = simulate(ej, burn_in=50.0, seed=args.seed, **size)
         r = levysde.classify(ej)
@@ -58,7 +58,7 @@ def main():
         ax.set_xlabel(r"$\zeta$")
         ax.set_xlim(-14, 3)
         ax.set_ylim(1e-7, 3)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="lower center")
     axes[0].set_ylabel(r"$\rho_\infty(\zeta)$")
     fig.tight_layout()
     save_figure(fig, args.out)

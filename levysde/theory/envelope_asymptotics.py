@@ -45,6 +45,16 @@ def unit_crossing(func: Callable, domain_lo: float = 0.0) -> float:
 
     Returns float: ``domain_lo`` when func <= 1 on its whole domain, +inf when it stays above
     1 up to l = e^700, else the crossing, by bisection in log l to ~1e-15 relative.
+
+    References
+    ----------
+    .. [1] W. Feller, An Introduction to Probability Theory and Its Applications, Vol. II, 2nd ed., Wiley (1971), §XIII.5.
+    .. [2] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in Recurrent Neural Networks", arXiv:2606.29519.
+
+    Examples
+    --------
+    >>> print(round(unit_crossing(lambda l: 5.0 / l), 9))   # where 5/l = 1
+    5.0
     """
     def g(u):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -160,6 +170,19 @@ def asymptotic_envelope(eta_j: float, eta_g: float | None = None, kappa: float |
     Raises
     ------
     ValueError for out-of-range parameters (naming the parameter) or amplitude not finite and > 0.
+
+    References
+    ----------
+    .. [1] W. Feller, An Introduction to Probability Theory and Its Applications, Vol. II, 2nd ed., Wiley (1971), §XIII.5.
+    .. [2] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in Recurrent Neural Networks", arXiv:2606.29519.
+
+    Examples
+    --------
+    >>> a = asymptotic_envelope(3.0)
+    >>> print(a.phase, a.decay_class, a.form)
+    broad polynomial A Gamma(beta) l^-beta
+    >>> print(round(a.slope, 6), round(a.valid_from, 4))
+    -0.808357 1.1951
     """
 
     A = check_real("amplitude", amplitude, 0.0, lo_open=True)

@@ -34,7 +34,13 @@ RANGES = {
 
 def describe_range(name: str) -> str:
     """Human-readable allowed range of parameter ``name``, e.g. ``'(0, 2)'``
-    (:func:`levysde.core.validate.describe_interval` of ``RANGES[name]``)."""
+    (:func:`levysde.core.validate.describe_interval` of ``RANGES[name]``).
+
+    Examples
+    --------
+    >>> print(describe_range('alpha'), describe_range('kappa'))
+    (0, 2) (0, inf)
+    """
     lo, hi, lo_open, hi_open = RANGES[name]
     return describe_interval(lo, hi, lo_open=lo_open, hi_open=hi_open)
 
@@ -82,7 +88,14 @@ def check_param(name: str, value: Any, *, scalar: bool = False) -> Any:
 
 
 def check_params(**kwargs: Any) -> dict[str, np.ndarray]:
-    """Validate several named parameters at once (see :func:`check_param`)."""
+    """Validate several named parameters at once (see :func:`check_param`).
+
+    Examples
+    --------
+    >>> p = check_params(alpha=1.5, lam=[1.0, 2.0])
+    >>> print(float(p['alpha']), p['lam'])
+    1.5 [1. 2.]
+    """
     return {k: check_param(k, v) for k, v in kwargs.items()}
 
 

@@ -97,6 +97,18 @@ def phi(beta: ArrayLike, eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAUL
     Raises
     ------
     ValueError naming an out-of-range parameter.
+
+    References
+    ----------
+    .. [1] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in Recurrent Neural Networks", arXiv:2606.29519.
+    .. [2] J. Spielmann, "Lévy processes and the Cramér-Lundberg tail when no root lies inside the domain", arXiv:1709.10295.
+
+    Examples
+    --------
+    >>> print(phi(0.5, 3.0))
+    -0.19263076734581464
+    >>> b = beta_star(3.0); print(abs(float(phi(b, 3.0))) < 1e-12)   # beta* is a root
+    True
     """
     ej, eg, k, a, lm = _params(eta_j, eta_g, kappa, alpha, lam)
     b = np.asarray(beta, dtype=float)
@@ -129,6 +141,18 @@ def eta_j_star(eta_g: ArrayLike = DEFAULTS["eta_g"], kappa: ArrayLike = DEFAULTS
     Returns NaN where lam = 0 (untempered: no exponential-tail regime at all,
     the threshold is undefined). Arguments broadcast; ``precision="mp"`` evaluates
     the closed form in mpmath (``dps`` digits). ValueError on bad ranges.
+
+    References
+    ----------
+    .. [1] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in Recurrent Neural Networks", arXiv:2606.29519.
+    .. [2] J. Spielmann, "Lévy processes and the Cramér-Lundberg tail when no root lies inside the domain", arXiv:1709.10295.
+
+    Examples
+    --------
+    >>> print(eta_j_star())
+    0.9656854249492379
+    >>> print(eta_j_star(kappa=2.0, lam=3.0))
+    1.6755175514109308
     """
     dps = _check_precision(precision, dps)
     _, eg, k, a, lm = _params(0.0, eta_g, kappa, alpha, lam)
@@ -154,6 +178,18 @@ def eta_j_critical(eta_g: ArrayLike = DEFAULTS["eta_g"], kappa: ArrayLike = DEFA
     Negative when eta_G > kappa (the Gaussian part alone already gives beta* < 1);
     +inf when Psi_1(1) underflows to 0 (alpha -> 0, where Psi_1(1) -> 0).
     Arguments broadcast; ``precision`` as in :func:`eta_j_star`; ValueError on bad ranges.
+
+    References
+    ----------
+    .. [1] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in Recurrent Neural Networks", arXiv:2606.29519.
+    .. [2] J. Spielmann, "Lévy processes and the Cramér-Lundberg tail when no root lies inside the domain", arXiv:1709.10295.
+
+    Examples
+    --------
+    >>> print(eta_j_critical())
+    2.3600899638688966
+    >>> print(beta_star(eta_j_critical()))   # beta* = 1 there
+    1.0
     """
     dps = _check_precision(precision, dps)
     _, eg, k, a, lm = _params(0.0, eta_g, kappa, alpha, lam)
@@ -229,6 +265,20 @@ def beta_star(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"]
     Raises
     ------
     ValueError naming an out-of-range parameter or an unknown ``precision``.
+
+    References
+    ----------
+    .. [1] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in Recurrent Neural Networks", arXiv:2606.29519.
+    .. [2] J. Spielmann, "Lévy processes and the Cramér-Lundberg tail when no root lies inside the domain", arXiv:1709.10295.
+
+    Examples
+    --------
+    >>> print(beta_star(3.0))
+    0.8083571464737686
+    >>> print(beta_star([0.5, 1.2, 6.0]))   # nan: no admissible root (collapsed)
+    [       nan 1.72913775 0.42437325]
+    >>> print(beta_star(3.0, precision='mp'))
+    0.8083571464737686
     """
     dps = _check_precision(precision, dps)
     ej, eg, k, a, lm = _params(eta_j, eta_g, kappa, alpha, lam)
@@ -282,6 +332,16 @@ def tail_rate(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"]
     kappa/eta_G when eta_J = 0 (+inf when also eta_G = 0: point mass); 0 in the
     logarithmic phase (lam = 0, eta_J > 0: sub-exponential tail). Same arguments
     as :func:`beta_star`.
+
+    References
+    ----------
+    .. [1] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in Recurrent Neural Networks", arXiv:2606.29519.
+    .. [2] J. Spielmann, "Lévy processes and the Cramér-Lundberg tail when no root lies inside the domain", arXiv:1709.10295.
+
+    Examples
+    --------
+    >>> print(tail_rate([0.5, 3.0]))   # lam = 2 when collapsed, beta* otherwise
+    [2.         0.80835715]
     """
     return classify(eta_j, eta_g, kappa, alpha, lam, **kwargs).tail_rate
 
@@ -359,6 +419,21 @@ def classify(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"],
     Raises
     ------
     ValueError naming an out-of-range parameter, or for critical_tol < 0.
+
+    References
+    ----------
+    .. [1] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in Recurrent Neural Networks", arXiv:2606.29519.
+    .. [2] J. Spielmann, "Lévy processes and the Cramér-Lundberg tail when no root lies inside the domain", arXiv:1709.10295.
+
+    Examples
+    --------
+    >>> r = classify([0.5, 1.2, 3.0])
+    >>> print(r.phase)
+    ['collapsed' 'concentrated' 'broad']
+    >>> print(r.beta_star)
+    [       nan 1.72913775 0.80835715]
+    >>> print(classify(3.0).phase)
+    broad
     """
     check_real("critical_tol", critical_tol, 0.0)
     ej, eg, k, a, lm = _params(eta_j, eta_g, kappa, alpha, lam)

@@ -72,6 +72,16 @@ def chandrupatla(f: Callable[[NDArray[np.float64], NDArray[np.intp]], ArrayLike]
     Raises
     ------
     ValueError if some bracket does not enclose a sign change, or f returns NaN.
+
+    References
+    ----------
+    .. [1] T. R. Chandrupatla, "A new hybrid quadratic/bisection algorithm for finding the zero of a nonlinear function without using derivatives", Advances in Engineering Software 28 (1997) 145-149.
+
+    Examples
+    --------
+    >>> x = chandrupatla(lambda x, i: x**2 - np.array([2.0, 3.0])[i], [0.0, 0.0], [2.0, 2.0])
+    >>> print(x, np.sqrt([2.0, 3.0]))
+    [1.41421356 1.73205081] [1.41421356 1.73205081]
     """
     a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
     shape = a.shape
