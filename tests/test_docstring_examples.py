@@ -47,7 +47,7 @@ def test_docstring_examples(modname):
     failed = []
     with np.printoptions(legacy=False):
         for t in tests:
-            r = runner.run(t, out=lambda s: failed.append(s))
+            runner.run(t, out=failed.append)
     assert runner.failures == 0, "".join(failed)
 
 

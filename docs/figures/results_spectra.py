@@ -14,10 +14,10 @@ import sys
 import numpy as np
 
 from levysde.io.runfile import read_run
+from levysde.plotting import pyplot, save_figure
 from levysde.theory.envelope_map import envelope
 
 LAGS = np.logspace(0, 4, 60)
-from levysde.plotting import pyplot, save_figure
 
 
 def main(run_dir: str, out: str) -> None:

@@ -28,7 +28,8 @@ def finite_or_none(x: Any) -> float | None:
 
     Raises
     ------
-    TypeError or ValueError when ``x`` is not a number (``float(x)`` fails).
+    TypeError, ValueError
+        When ``x`` is not a number (``float(x)`` fails).
 
     Example
     -------

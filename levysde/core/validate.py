@@ -402,7 +402,9 @@ def check_samples(zeta: ArrayLike, weights: ArrayLike | None = None
     Returns
     -------
     z : ndarray, shape (n,)
+        The samples.
     w : ndarray, shape (n,), or None
+        The weights, or None when none were given.
 
     Raises
     ------

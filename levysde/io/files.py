@@ -156,9 +156,10 @@ def atomic_write(path: str | os.PathLike[str], writer: Callable[[IO[bytes]], Any
 
     Raises
     ------
-    ValueError (one line) when ``path`` exists and is not a regular file; OSError when the
-    directory cannot be written; whatever ``writer`` raises. On any failure (or interruption)
-    the temporary file is removed and ``path`` is untouched.
+    ValueError
+        (one line) when ``path`` exists and is not a regular file; OSError when the
+        directory cannot be written; whatever ``writer`` raises. On any failure (or interruption)
+        the temporary file is removed and ``path`` is untouched.
     """
     target = os.path.realpath(os.fspath(path))
     check_regular(target, what)

@@ -80,11 +80,12 @@ def read_run(path: str | os.PathLike[str], *, kinds: tuple[str, ...] = ("simulat
 
     Raises
     ------
-    ValueError, one line naming the file, when it is missing, a directory, not a valid
-    .npz archive (truncated, corrupt, a plain .npy array, pickled objects), has no JSON
-    ``meta``/``config`` object, is of a kind not in ``kinds``, or lacks its kind's keys;
-    for simulation runs also when ``hist_edges`` is not a strictly increasing grid or
-    ``hist_counts`` does not match it (naming the entry).
+    ValueError
+        One line naming the file, when it is missing, a directory, not a valid
+        .npz archive (truncated, corrupt, a plain .npy array, pickled objects), has no JSON
+        ``meta``/``config`` object, is of a kind not in ``kinds``, or lacks its kind's keys;
+        for simulation runs also when ``hist_edges`` is not a strictly increasing grid or
+        ``hist_counts`` does not match it (naming the entry).
     """
     try:
         z = np.load(path, allow_pickle=False)

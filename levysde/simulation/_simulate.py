@@ -553,18 +553,19 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
 
     Returns
     -------
-    SimulationResult. ``meta`` (:class:`SimulationMeta`) fields: kind="simulation", eta_j, eta_g, kappa (plateau or
-    None), alpha, lam, drift, gamma, z0, dt, eps, seed, t_end, burn_in, particles,
-    n_groups, steps, record_steps, big_jump_rate, sigma_eps2, wall_time_s,
-    particle_steps_per_s, beta_theory (None when no admissible root or no plateau),
-    beta_model, tail_rate_theory, phase, threshold_u, threads, version, notes (list of
-    strings, e.g. beta_model unresolved), bias_budget (predicted bias of beta_hat at threshold_u
-    by source, :func:`levysde.simulation.bias.bias_budget`; None without beta*), record_every,
-    cpu_time_s (CPU seconds of this
-    process in the stepper, all threads; None on cuda), backend ("cpu" or "cuda"), device (CPU model or
-    GPU name). threads is the Numba thread count (cpu) or the CUDA block size (cuda).
-    t_end and burn_in are the values actually simulated: round(t_end/dt) and
-    round(burn_in/dt) steps.
+    SimulationResult
+        The histograms, final states and ``meta`` (:class:`SimulationMeta`), whose fields are
+        kind="simulation", eta_j, eta_g, kappa (plateau or None), alpha, lam, drift, gamma,
+        z0, dt, eps, seed, t_end, burn_in, particles, n_groups, steps, record_steps,
+        big_jump_rate, sigma_eps2, wall_time_s, particle_steps_per_s, beta_theory (None when
+        no admissible root or no plateau), beta_model, tail_rate_theory, phase, threshold_u,
+        threads, version, notes (list of strings, e.g. beta_model unresolved), bias_budget
+        (predicted bias of beta_hat at threshold_u by source,
+        :func:`levysde.simulation.bias.bias_budget`; None without beta*), record_every,
+        cpu_time_s (CPU seconds of this process in the stepper, all threads; None on cuda),
+        backend ("cpu" or "cuda"), device (CPU model or GPU name). threads is the Numba
+        thread count (cpu) or the CUDA block size (cuda). t_end and burn_in are the values
+        actually simulated: round(t_end/dt) and round(burn_in/dt) steps.
 
     Raises
     ------

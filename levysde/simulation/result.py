@@ -133,8 +133,9 @@ class SimulationMeta(Mapping):
 
         Raises
         ------
-        ValueError naming the keys when a field without a default is missing, the text is not a
-        JSON object, or ``kind`` is not "simulation".
+        ValueError
+            Naming the keys when a field without a default is missing, the text is not a
+            JSON object, or ``kind`` is not "simulation".
         """
         d = json.loads(obj) if isinstance(obj, (str, bytes)) else obj
         if not isinstance(d, Mapping):

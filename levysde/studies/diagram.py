@@ -96,8 +96,9 @@ def phase_diagram(x: str = "eta_j", y: str = "kappa", *, x_range=None, y_range=N
 
     Raises
     ------
-    ValueError for unknown or equal axes, bad ranges or grid sizes, or parameter
-    values outside their allowed ranges (named).
+    ValueError
+        For unknown or equal axes, bad ranges or grid sizes, or parameter
+        values outside their allowed ranges (named).
     """
     x, y = check_choice("x", x, AXES), check_choice("y", y, AXES)
     if x == y:

@@ -48,8 +48,10 @@ def unit_crossing(func: Callable, domain_lo: float = 0.0) -> float:
 
     References
     ----------
-    .. [1] W. Feller, An Introduction to Probability Theory and Its Applications, Vol. II, 2nd ed., Wiley (1971), §XIII.5.
-    .. [2] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in Recurrent Neural Networks", arXiv:2606.29519.
+    .. [1] W. Feller, An Introduction to Probability Theory and Its Applications, Vol. II, 2nd ed.,
+       Wiley (1971), §XIII.5.
+    .. [2] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
+       Recurrent Neural Networks", arXiv:2606.29519.
 
     Examples
     --------
@@ -169,12 +171,15 @@ def asymptotic_envelope(eta_j: float, eta_g: float | None = None, kappa: float |
 
     Raises
     ------
-    ValueError for out-of-range parameters (naming the parameter) or amplitude not finite and > 0.
+    ValueError
+        For out-of-range parameters (naming the parameter) or amplitude not finite and > 0.
 
     References
     ----------
-    .. [1] W. Feller, An Introduction to Probability Theory and Its Applications, Vol. II, 2nd ed., Wiley (1971), §XIII.5.
-    .. [2] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in Recurrent Neural Networks", arXiv:2606.29519.
+    .. [1] W. Feller, An Introduction to Probability Theory and Its Applications, Vol. II, 2nd ed.,
+       Wiley (1971), §XIII.5.
+    .. [2] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
+       Recurrent Neural Networks", arXiv:2606.29519.
 
     Examples
     --------

@@ -185,7 +185,8 @@ def classify_decay(lags: ArrayLike, f: ArrayLike, *, f_floor: float = 1e-300, f_
 
     Raises
     ------
-    ValueError for bad input or fewer than ``min_points`` lags in the window.
+    ValueError
+        For bad input or fewer than ``min_points`` lags in the window.
 
     References
     ----------

@@ -194,16 +194,19 @@ def envelope_samples(lags: ArrayLike, zeta: ArrayLike, weights: ArrayLike | None
 
     Returns
     -------
-    SampleEnvelope (f, stderr, bias_bound shaped like lags; f(0) = 1 exactly).
+    SampleEnvelope
+        ``f``, ``stderr`` and ``bias_bound`` shaped like ``lags``; f(0) = 1 exactly.
 
     Raises
     ------
-    ValueError for negative/non-finite lags, non-finite zeta, bad weights or a
-    negative bin_width.
+    ValueError
+        For negative/non-finite lags, non-finite zeta, bad weights or a
+        negative bin_width.
 
     References
     ----------
-    .. [1] W. Feller, An Introduction to Probability Theory and Its Applications, Vol. II, 2nd ed., Wiley (1971), §XIII.5 (Tauberian theorems).
+    .. [1] W. Feller, An Introduction to Probability Theory and Its Applications, Vol. II, 2nd ed.,
+       Wiley (1971), §XIII.5 (Tauberian theorems).
     .. [2] L. Livi, "Learnability Window in Gated Recurrent Neural Networks", arXiv:2512.05790.
 
     Examples
@@ -356,15 +359,18 @@ def envelope_hist(lags: ArrayLike, edges: ArrayLike, counts: ArrayLike) -> np.nd
 
     Returns
     -------
-    ndarray shaped like lags, f(0) = 1.
+    ndarray
+        f(l), shaped like ``lags``; f(0) = 1.
 
     Raises
     ------
-    ValueError for bad lags, edges or counts.
+    ValueError
+        For bad lags, edges or counts.
 
     References
     ----------
-    .. [1] W. Feller, An Introduction to Probability Theory and Its Applications, Vol. II, 2nd ed., Wiley (1971), §XIII.5 (Tauberian theorems).
+    .. [1] W. Feller, An Introduction to Probability Theory and Its Applications, Vol. II, 2nd ed.,
+       Wiley (1971), §XIII.5 (Tauberian theorems).
     .. [2] L. Livi, "Learnability Window in Gated Recurrent Neural Networks", arXiv:2512.05790.
 
     Examples
@@ -523,17 +529,20 @@ def envelope_density(lags: ArrayLike, *, tau_pdf: Density | None = None, zeta_pd
 
     Returns
     -------
-    ndarray shaped like lags, f(0) = 1.
+    ndarray
+        f(l), shaped like ``lags``; f(0) = 1.
 
     Raises
     ------
-    ValueError if both or neither density is given, the callable returns
-    negative/non-finite values, or the located mass is not 1 within mass_tol
-    (unnormalised density, or a mass narrower than the 0.005 locating grid).
+    ValueError
+        If both or neither density is given, the callable returns
+        negative/non-finite values, or the located mass is not 1 within mass_tol
+        (unnormalised density, or a mass narrower than the 0.005 locating grid).
 
     References
     ----------
-    .. [1] W. Feller, An Introduction to Probability Theory and Its Applications, Vol. II, 2nd ed., Wiley (1971), §XIII.5 (Tauberian theorems).
+    .. [1] W. Feller, An Introduction to Probability Theory and Its Applications, Vol. II, 2nd ed.,
+       Wiley (1971), §XIII.5 (Tauberian theorems).
     .. [2] L. Livi, "Learnability Window in Gated Recurrent Neural Networks", arXiv:2512.05790.
 
     Examples
@@ -624,16 +633,19 @@ def envelope(lags: ArrayLike, *, zeta: ArrayLike | None = None, weights: ArrayLi
 
     Returns
     -------
-    ndarray of float shaped like ``lags``, values in [0, 1], f(0) = 1.
+    ndarray of float
+        f(l), shaped like ``lags``, values in [0, 1], f(0) = 1.
 
     Raises
     ------
-    ValueError if not exactly one source is given, ``weights`` without ``zeta``,
-    or bad input to the chosen method.
+    ValueError
+        If not exactly one source is given, ``weights`` without ``zeta``,
+        or bad input to the chosen method.
 
     References
     ----------
-    .. [1] W. Feller, An Introduction to Probability Theory and Its Applications, Vol. II, 2nd ed., Wiley (1971), §XIII.5 (Tauberian theorems).
+    .. [1] W. Feller, An Introduction to Probability Theory and Its Applications, Vol. II, 2nd ed.,
+       Wiley (1971), §XIII.5 (Tauberian theorems).
     .. [2] L. Livi, "Learnability Window in Gated Recurrent Neural Networks", arXiv:2512.05790.
 
     Examples
@@ -695,12 +707,14 @@ def tauberian_prediction(lags: ArrayLike, *, A: float, beta: float | None = None
 
     Raises
     ------
-    ValueError for lags <= 0, A <= 0, not exactly one of beta/phase, beta <= 0,
-    or a phase without a Cramer root (collapsed, logarithmic).
+    ValueError
+        For lags <= 0, A <= 0, not exactly one of beta/phase, beta <= 0,
+        or a phase without a Cramer root (collapsed, logarithmic).
 
     References
     ----------
-    .. [1] W. Feller, An Introduction to Probability Theory and Its Applications, Vol. II, 2nd ed., Wiley (1971), §XIII.5 (Tauberian theorems).
+    .. [1] W. Feller, An Introduction to Probability Theory and Its Applications, Vol. II, 2nd ed.,
+       Wiley (1971), §XIII.5 (Tauberian theorems).
     .. [2] L. Livi, "Learnability Window in Gated Recurrent Neural Networks", arXiv:2512.05790.
 
     Examples
@@ -728,7 +742,8 @@ def valid_lag_max(zeta_min: float, factor: float = 1.0) -> float:
 
     References
     ----------
-    .. [1] W. Feller, An Introduction to Probability Theory and Its Applications, Vol. II, 2nd ed., Wiley (1971), §XIII.5 (Tauberian theorems).
+    .. [1] W. Feller, An Introduction to Probability Theory and Its Applications, Vol. II, 2nd ed.,
+       Wiley (1971), §XIII.5 (Tauberian theorems).
     .. [2] L. Livi, "Learnability Window in Gated Recurrent Neural Networks", arXiv:2512.05790.
 
     Examples

@@ -87,13 +87,15 @@ def learnability_window(N: float, *, lags: ArrayLike | None = None, f: ArrayLike
 
     Returns
     -------
-    float H_N in steps; 0.0 when N < C (not even lag 0 is learnable: f* > 1).
+    float
+        H_N in steps; 0.0 when N < C (not even lag 0 is learnable: f* > 1).
 
     Raises
     ------
-    ValueError for alpha_g not one real number in (1, 2], N or C <= 0, a bad table, a table that
-    starts below f* or ends above it (extend the lags), or an f_func that never
-    drops below f* for l up to 1e300.
+    ValueError
+        For alpha_g not one real number in (1, 2], N or C <= 0, a bad table, a table that
+        starts below f* or ends above it (extend the lags), or an f_func that never
+        drops below f* for l up to 1e300.
 
     References
     ----------

@@ -84,12 +84,15 @@ def c_alpha(alpha: ArrayLike) -> float | NDArray[np.float64]:
 
     Raises
     ------
-    ValueError if alpha is outside (0, 2) or not finite.
+    ValueError
+        If alpha is outside (0, 2) or not finite.
 
     References
     ----------
-    .. [1] J. Rosiński, "Tempering stable processes", Stochastic Processes and their Applications 117 (2007) 677-707.
-    .. [2] U. Küchler and S. Tappe, "Tempered stable distributions and processes", Stochastic Processes and their Applications 123 (2013) 4256-4293.
+    .. [1] J. Rosiński, "Tempering stable processes", Stochastic Processes and their Applications
+       117 (2007) 677-707.
+    .. [2] U. Küchler and S. Tappe, "Tempered stable distributions and processes", Stochastic
+       Processes and their Applications 123 (2013) 4256-4293.
 
     Examples
     --------
@@ -240,20 +243,24 @@ def psi(beta: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike =
 
     Returns
     -------
-    ndarray (float for scalar input), >= 0. +inf for |beta| > lam (the integral
-    diverges although the closed form is finite there); with lam = 0, +inf for
-    every beta != 0. eta_J = 0 gives 0 everywhere (no jumps). alpha = 1 is the
-    continuous limit ``eta_J [(lam+b) ln(lam+b) + (lam-b) ln(lam-b) - 2 lam ln lam]/pi``.
+    ndarray (float for scalar input)
+        >= 0. +inf for |beta| > lam (the integral diverges although the closed form is
+        finite there); with lam = 0, +inf for every beta != 0. eta_J = 0 gives 0 everywhere
+        (no jumps). alpha = 1 is the continuous limit ``eta_J [(lam+b) ln(lam+b) + (lam-b)
+        ln(lam-b) - 2 lam ln lam]/pi``.
 
     Raises
     ------
-    ValueError naming the parameter when alpha, lam or eta_j is out of range or
-    non-finite, or when beta is NaN.
+    ValueError
+        Naming the parameter when alpha, lam or eta_j is out of range or
+        non-finite, or when beta is NaN.
 
     References
     ----------
-    .. [1] J. Rosiński, "Tempering stable processes", Stochastic Processes and their Applications 117 (2007) 677-707.
-    .. [2] U. Küchler and S. Tappe, "Tempered stable distributions and processes", Stochastic Processes and their Applications 123 (2013) 4256-4293.
+    .. [1] J. Rosiński, "Tempering stable processes", Stochastic Processes and their Applications
+       117 (2007) 677-707.
+    .. [2] U. Küchler and S. Tappe, "Tempered stable distributions and processes", Stochastic
+       Processes and their Applications 123 (2013) 4256-4293.
 
     Examples
     --------
@@ -289,8 +296,10 @@ def psi_adjoint(beta: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike,
 
     References
     ----------
-    .. [1] J. Rosiński, "Tempering stable processes", Stochastic Processes and their Applications 117 (2007) 677-707.
-    .. [2] U. Küchler and S. Tappe, "Tempered stable distributions and processes", Stochastic Processes and their Applications 123 (2013) 4256-4293.
+    .. [1] J. Rosiński, "Tempering stable processes", Stochastic Processes and their Applications
+       117 (2007) 677-707.
+    .. [2] U. Küchler and S. Tappe, "Tempered stable distributions and processes", Stochastic
+       Processes and their Applications 123 (2013) 4256-4293.
 
     Examples
     --------
@@ -311,8 +320,10 @@ def psi_unit_over_beta(beta: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike) -> 
 
     References
     ----------
-    .. [1] J. Rosiński, "Tempering stable processes", Stochastic Processes and their Applications 117 (2007) 677-707.
-    .. [2] U. Küchler and S. Tappe, "Tempered stable distributions and processes", Stochastic Processes and their Applications 123 (2013) 4256-4293.
+    .. [1] J. Rosiński, "Tempering stable processes", Stochastic Processes and their Applications
+       117 (2007) 677-707.
+    .. [2] U. Küchler and S. Tappe, "Tempered stable distributions and processes", Stochastic
+       Processes and their Applications 123 (2013) 4256-4293.
 
     Examples
     --------
@@ -349,12 +360,15 @@ def char_exponent(xi: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike,
 
     Raises
     ------
-    ValueError as in :func:`psi`.
+    ValueError
+        As in :func:`psi`.
 
     References
     ----------
-    .. [1] J. Rosiński, "Tempering stable processes", Stochastic Processes and their Applications 117 (2007) 677-707.
-    .. [2] U. Küchler and S. Tappe, "Tempered stable distributions and processes", Stochastic Processes and their Applications 123 (2013) 4256-4293.
+    .. [1] J. Rosiński, "Tempering stable processes", Stochastic Processes and their Applications
+       117 (2007) 677-707.
+    .. [2] U. Küchler and S. Tappe, "Tempered stable distributions and processes", Stochastic
+       Processes and their Applications 123 (2013) 4256-4293.
 
     Examples
     --------
@@ -399,12 +413,15 @@ def cumulant(n: int, *, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike = 1.0
 
     Raises
     ------
-    ValueError for n < 1 or out-of-range parameters.
+    ValueError
+        For n < 1 or out-of-range parameters.
 
     References
     ----------
-    .. [1] J. Rosiński, "Tempering stable processes", Stochastic Processes and their Applications 117 (2007) 677-707.
-    .. [2] U. Küchler and S. Tappe, "Tempered stable distributions and processes", Stochastic Processes and their Applications 123 (2013) 4256-4293.
+    .. [1] J. Rosiński, "Tempering stable processes", Stochastic Processes and their Applications
+       117 (2007) 677-707.
+    .. [2] U. Küchler and S. Tappe, "Tempered stable distributions and processes", Stochastic
+       Processes and their Applications 123 (2013) 4256-4293.
 
     Examples
     --------
@@ -432,8 +449,10 @@ def variance(*, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike = 1.0) -> flo
 
     References
     ----------
-    .. [1] J. Rosiński, "Tempering stable processes", Stochastic Processes and their Applications 117 (2007) 677-707.
-    .. [2] U. Küchler and S. Tappe, "Tempered stable distributions and processes", Stochastic Processes and their Applications 123 (2013) 4256-4293.
+    .. [1] J. Rosiński, "Tempering stable processes", Stochastic Processes and their Applications
+       117 (2007) 677-707.
+    .. [2] U. Küchler and S. Tappe, "Tempered stable distributions and processes", Stochastic
+       Processes and their Applications 123 (2013) 4256-4293.
 
     Examples
     --------
@@ -450,8 +469,10 @@ def cumulant4(*, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike = 1.0) -> fl
 
     References
     ----------
-    .. [1] J. Rosiński, "Tempering stable processes", Stochastic Processes and their Applications 117 (2007) 677-707.
-    .. [2] U. Küchler and S. Tappe, "Tempered stable distributions and processes", Stochastic Processes and their Applications 123 (2013) 4256-4293.
+    .. [1] J. Rosiński, "Tempering stable processes", Stochastic Processes and their Applications
+       117 (2007) 677-707.
+    .. [2] U. Küchler and S. Tappe, "Tempered stable distributions and processes", Stochastic
+       Processes and their Applications 123 (2013) 4256-4293.
 
     Examples
     --------
@@ -473,8 +494,10 @@ def psi_mp(beta: float | str | mpmath.mpf, *, alpha: float | str | mpmath.mpf, l
 
     References
     ----------
-    .. [1] J. Rosiński, "Tempering stable processes", Stochastic Processes and their Applications 117 (2007) 677-707.
-    .. [2] U. Küchler and S. Tappe, "Tempered stable distributions and processes", Stochastic Processes and their Applications 123 (2013) 4256-4293.
+    .. [1] J. Rosiński, "Tempering stable processes", Stochastic Processes and their Applications
+       117 (2007) 677-707.
+    .. [2] U. Küchler and S. Tappe, "Tempered stable distributions and processes", Stochastic
+       Processes and their Applications 123 (2013) 4256-4293.
 
     Examples
     --------

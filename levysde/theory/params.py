@@ -58,7 +58,8 @@ def check_param(name: str, value: Any, *, scalar: bool = False) -> Any:
 
     Returns
     -------
-    float64 ndarray (0-d for scalars; -0.0 as 0.0), or a float with ``scalar=True``.
+    ndarray or float
+        A float64 ndarray (0-d for scalars; -0.0 as 0.0), or a float with ``scalar=True``.
 
     Raises
     ------

@@ -82,26 +82,46 @@ def phi(beta: ArrayLike, eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAUL
 
     Parameters
     ----------
-    beta : array_like, real (finite result on |beta| <= lam, +inf beyond when eta_J > 0)
-    eta_j : array_like, >= 0, or an SDEParams (then the other parameters are taken from it;
-        passing them too is a TypeError)
-    eta_g : array_like, >= 0 (default 0.1)
-    kappa : array_like, > 0 (default 1)
-    alpha : array_like, in (0, 2) (default 1.5)
-    lam : array_like, >= 0 (default 2); all parameters broadcast (docs/specification.md §4 defaults)
+    beta : array_like
+        Real argument; the result is finite on |beta| <= lam and +inf beyond (eta_J > 0).
+    eta_j : array_like or SDEParams
+        Jump intensity eta_J >= 0. An :class:`~levysde.theory.params.SDEParams` gives every
+        parameter at once (passing the others too is a TypeError).
+    eta_g : array_like, optional
+        Gaussian intensity eta_G >= 0 (default 0.1).
+    kappa : array_like, optional
+        Restoring plateau kappa > 0 of the drift far left (default 1).
+    alpha : array_like, optional
+        Stability index alpha in (0, 2) of the jumps (default 1.5).
+    lam : array_like, optional
+        Exponential tempering lam >= 0; 0 means untempered (default 2). All parameters
+        broadcast against each other (numpy rules).
 
     Returns
     -------
-    ndarray/float, broadcast shape.
+    float or ndarray
+        Phi(beta), of the broadcast shape of the arguments.
 
     Raises
     ------
-    ValueError naming an out-of-range parameter.
+    ValueError
+        If a parameter is out of its range (the message names it and the range), or
+        ``precision``/``dps`` is invalid.
+    TypeError
+        If an SDEParams is passed together with other parameters.
+
+    Notes
+    -----
+    Phi(0) = 0, Phi'(0) = -kappa < 0 and Phi is strictly convex; its positive root is
+    beta* (docs/specification.md §4). Psi*(beta) = Psi(-beta) is the adjoint symbol
+    (:func:`levysde.theory.levy.psi_adjoint`).
 
     References
     ----------
-    .. [1] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in Recurrent Neural Networks", arXiv:2606.29519.
-    .. [2] J. Spielmann, "Lévy processes and the Cramér-Lundberg tail when no root lies inside the domain", arXiv:1709.10295.
+    .. [1] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
+       Recurrent Neural Networks", arXiv:2606.29519.
+    .. [2] J. Spielmann, "Lévy processes and the Cramér-Lundberg tail when no root lies inside the
+       domain", arXiv:1709.10295.
 
     Examples
     --------
@@ -133,19 +153,43 @@ def eta_j_star(eta_g: ArrayLike = DEFAULTS["eta_g"], kappa: ArrayLike = DEFAULTS
                precision: str = "double", dps: int = 40) -> float | NDArray[np.float64]:
     """Threshold eta_J* = lam (kappa - eta_G lam) / Psi_1(lam) (docs/specification.md §4).
 
-    An admissible Cramer root beta* in (0, lam) exists iff eta_J > eta_J*.
-    ``Psi_1(lam) = [(2 lam)^alpha - 2 lam^alpha]/(-2 cos(pi alpha/2))`` (alpha = 1:
-    ``2 lam ln 2/pi``). A value <= 0 means Gaussian noise alone already sustains
-    the extended regime (kappa/eta_G < lam).
+    An admissible root beta* in (0, lam) exists iff eta_J > eta_J*.
 
-    Returns NaN where lam = 0 (untempered: no exponential-tail regime at all,
-    the threshold is undefined). Arguments broadcast; ``precision="mp"`` evaluates
-    the closed form in mpmath (``dps`` digits). ValueError on bad ranges.
+    Parameters
+    ----------
+    eta_g, kappa, alpha, lam : array_like, optional
+        Gaussian intensity (>= 0, default 0.1), plateau (> 0, default 1), stability index
+        (in (0, 2), default 1.5) and tempering (>= 0, default 2); they broadcast.
+    precision : {"double", "mp"}, optional
+        "double" (default): vectorised, a few ulps. "mp": mpmath with ``dps`` digits,
+        elementwise and slow, rounded to float64 (for work close to the boundaries).
+    dps : int, optional
+        Decimal digits of ``precision="mp"``, in [20, 10000] (default 40).
+
+    Returns
+    -------
+    float or ndarray
+        eta_J*, of the broadcast shape; NaN where lam = 0 (untempered: no exponential-tail
+        regime, the threshold is undefined). A value <= 0 means that Gaussian noise alone
+        sustains the extended regime (kappa/eta_G < lam).
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range, or ``precision``/``dps`` is invalid.
+
+    Notes
+    -----
+    Psi_1(lam) = [(2 lam)^alpha - 2 lam^alpha] / (-2 cos(pi alpha/2)) is the symbol of
+    unit intensity at beta = lam (alpha = 1: 2 lam ln 2 / pi); eta_J* makes
+    Phi(lam) = 0 (docs/specification.md §4).
 
     References
     ----------
-    .. [1] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in Recurrent Neural Networks", arXiv:2606.29519.
-    .. [2] J. Spielmann, "Lévy processes and the Cramér-Lundberg tail when no root lies inside the domain", arXiv:1709.10295.
+    .. [1] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
+       Recurrent Neural Networks", arXiv:2606.29519.
+    .. [2] J. Spielmann, "Lévy processes and the Cramér-Lundberg tail when no root lies inside the
+       domain", arXiv:1709.10295.
 
     Examples
     --------
@@ -174,15 +218,38 @@ def eta_j_critical(eta_g: ArrayLike = DEFAULTS["eta_g"], kappa: ArrayLike = DEFA
                    precision: str = "double", dps: int = 40) -> float | NDArray[np.float64]:
     """Critical intensity eta_J^crit = (kappa - eta_G)/Psi_1(1), where beta* = 1 (docs/specification.md §4).
 
-    Defined only for lam > 1 (beta = 1 must lie inside (0, lam)); NaN otherwise.
-    Negative when eta_G > kappa (the Gaussian part alone already gives beta* < 1);
-    +inf when Psi_1(1) underflows to 0 (alpha -> 0, where Psi_1(1) -> 0).
-    Arguments broadcast; ``precision`` as in :func:`eta_j_star`; ValueError on bad ranges.
+    Below it (and above eta_J*) the spectrum is concentrated (beta* > 1, finite mean time
+    scale); above it, broad (beta* < 1).
+
+    Parameters
+    ----------
+    eta_g, kappa, alpha, lam : array_like, optional
+        Gaussian intensity (>= 0, default 0.1), plateau (> 0, default 1), stability index
+        (in (0, 2), default 1.5) and tempering (>= 0, default 2); they broadcast.
+    precision : {"double", "mp"}, optional
+        "double" (default): vectorised, a few ulps. "mp": mpmath with ``dps`` digits,
+        elementwise and slow, rounded to float64 (for work close to the boundaries).
+    dps : int, optional
+        Decimal digits of ``precision="mp"``, in [20, 10000] (default 40).
+
+    Returns
+    -------
+    float or ndarray
+        eta_J^crit, of the broadcast shape. NaN where lam <= 1 (beta = 1 must lie inside
+        (0, lam)); negative when eta_G > kappa (the Gaussian part alone already gives
+        beta* < 1); +inf when Psi_1(1) underflows to 0 (alpha -> 0).
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range, or ``precision``/``dps`` is invalid.
 
     References
     ----------
-    .. [1] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in Recurrent Neural Networks", arXiv:2606.29519.
-    .. [2] J. Spielmann, "Lévy processes and the Cramér-Lundberg tail when no root lies inside the domain", arXiv:1709.10295.
+    .. [1] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
+       Recurrent Neural Networks", arXiv:2606.29519.
+    .. [2] J. Spielmann, "Lévy processes and the Cramér-Lundberg tail when no root lies inside the
+       domain", arXiv:1709.10295.
 
     Examples
     --------
@@ -248,28 +315,51 @@ def beta_star(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"]
 
     Parameters
     ----------
-    eta_j : array_like, >= 0, or an SDEParams (then the other parameters are taken from it;
-        passing them too is a TypeError)
-    eta_g : array_like, >= 0 (default 0.1)
-    kappa : array_like, > 0 (default 1)
-    alpha : array_like, in (0, 2) (default 1.5)
-    lam : array_like, >= 0 (default 2); all parameters broadcast (docs/specification.md §4 defaults)
-    precision : "double" (vectorised Chandrupatla, a few ulps) or "mp" (mpmath
-        with ``dps`` digits, elementwise, slow; rounded to float64).
+    eta_j : array_like or SDEParams
+        Jump intensity eta_J >= 0. An :class:`~levysde.theory.params.SDEParams` gives every
+        parameter at once (passing the others too is a TypeError).
+    eta_g : array_like, optional
+        Gaussian intensity eta_G >= 0 (default 0.1).
+    kappa : array_like, optional
+        Restoring plateau kappa > 0 of the drift far left (default 1).
+    alpha : array_like, optional
+        Stability index alpha in (0, 2) of the jumps (default 1.5).
+    lam : array_like, optional
+        Exponential tempering lam >= 0; 0 means untempered (default 2). All parameters
+        broadcast against each other (numpy rules).
+    precision : {"double", "mp"}, optional
+        "double" (default): vectorised, a few ulps. "mp": mpmath with ``dps`` digits,
+        elementwise and slow, rounded to float64 (for work close to the boundaries).
+    dps : int, optional
+        Decimal digits of ``precision="mp"``, in [20, 10000] (default 40).
 
     Returns
     -------
-    ndarray/float in (0, lam): beta*. NaN marks "no admissible root": eta_J <= eta_J*
-    (collapsed phase) or lam = 0; :func:`classify` reports the phase and tail rate.
+    float or ndarray
+        beta* in (0, lam], of the broadcast shape. NaN marks "no admissible root":
+        eta_J <= eta_J* (collapsed phase) or lam = 0; :func:`classify` reports the phase and
+        the tail rate there.
 
     Raises
     ------
-    ValueError naming an out-of-range parameter or an unknown ``precision``.
+    ValueError
+        If a parameter is out of its range (the message names it and the range), or
+        ``precision``/``dps`` is invalid.
+    TypeError
+        If an SDEParams is passed together with other parameters.
+
+    Notes
+    -----
+    h(beta) = Phi(beta)/beta is increasing with h(0+) = -kappa, so the root is bracketed
+    in (0, lam] and found by Chandrupatla's method (:func:`levysde.theory.roots.chandrupatla`)
+    from bounds of Psi_1(b)/b; never the trivial root of Phi at 0.
 
     References
     ----------
-    .. [1] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in Recurrent Neural Networks", arXiv:2606.29519.
-    .. [2] J. Spielmann, "Lévy processes and the Cramér-Lundberg tail when no root lies inside the domain", arXiv:1709.10295.
+    .. [1] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
+       Recurrent Neural Networks", arXiv:2606.29519.
+    .. [2] J. Spielmann, "Lévy processes and the Cramér-Lundberg tail when no root lies inside the
+       domain", arXiv:1709.10295.
 
     Examples
     --------
@@ -328,15 +418,44 @@ def tail_rate(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"]
               lam: ArrayLike = DEFAULTS["lam"], **kwargs: Any) -> np.ndarray:
     """Exponential rate of the stationary left tail of zeta in every phase (docs/specification.md §4).
 
-    beta* when it exists; lam in the tempering-limited collapsed phase (eta_J > 0);
-    kappa/eta_G when eta_J = 0 (+inf when also eta_G = 0: point mass); 0 in the
-    logarithmic phase (lam = 0, eta_J > 0: sub-exponential tail). Same arguments
-    as :func:`beta_star`.
+    Parameters
+    ----------
+    eta_j : array_like or SDEParams
+        Jump intensity eta_J >= 0. An :class:`~levysde.theory.params.SDEParams` gives every
+        parameter at once (passing the others too is a TypeError).
+    eta_g : array_like, optional
+        Gaussian intensity eta_G >= 0 (default 0.1).
+    kappa : array_like, optional
+        Restoring plateau kappa > 0 of the drift far left (default 1).
+    alpha : array_like, optional
+        Stability index alpha in (0, 2) of the jumps (default 1.5).
+    lam : array_like, optional
+        Exponential tempering lam >= 0; 0 means untempered (default 2). All parameters
+        broadcast against each other (numpy rules).
+    **kwargs
+        ``precision``, ``dps`` and ``critical_tol``, as for :func:`classify`.
+
+    Returns
+    -------
+    ndarray
+        The rate: beta* where it exists; lam in the tempering-limited collapsed phase
+        (eta_J > 0); kappa/eta_G when eta_J = 0 (+inf when also eta_G = 0: a point mass);
+        0 in the logarithmic phase (lam = 0, eta_J > 0: a sub-exponential tail).
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range (the message names it and the range), or
+        ``precision``/``dps`` is invalid.
+    TypeError
+        If an SDEParams is passed together with other parameters.
 
     References
     ----------
-    .. [1] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in Recurrent Neural Networks", arXiv:2606.29519.
-    .. [2] J. Spielmann, "Lévy processes and the Cramér-Lundberg tail when no root lies inside the domain", arXiv:1709.10295.
+    .. [1] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
+       Recurrent Neural Networks", arXiv:2606.29519.
+    .. [2] J. Spielmann, "Lévy processes and the Cramér-Lundberg tail when no root lies inside the
+       domain", arXiv:1709.10295.
 
     Examples
     --------
@@ -410,20 +529,54 @@ def classify(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"],
         A ``RuntimeWarning`` is issued when also alpha <= 1 (no stationary law
         under a bounded drift).
 
-    Parameters as in :func:`beta_star`; ``eta_j`` may be an :class:`SDEParams`.
+    Parameters
+    ----------
+    eta_j : array_like or SDEParams
+        Jump intensity eta_J >= 0. An :class:`~levysde.theory.params.SDEParams` gives every
+        parameter at once (passing the others too is a TypeError).
+    eta_g : array_like, optional
+        Gaussian intensity eta_G >= 0 (default 0.1).
+    kappa : array_like, optional
+        Restoring plateau kappa > 0 of the drift far left (default 1).
+    alpha : array_like, optional
+        Stability index alpha in (0, 2) of the jumps (default 1.5).
+    lam : array_like, optional
+        Exponential tempering lam >= 0; 0 means untempered (default 2). All parameters
+        broadcast against each other (numpy rules).
+    precision : {"double", "mp"}, optional
+        "double" (default): vectorised, a few ulps. "mp": mpmath with ``dps`` digits,
+        elementwise and slow, rounded to float64 (for work close to the boundaries).
+    dps : int, optional
+        Decimal digits of ``precision="mp"``, in [20, 10000] (default 40).
+    critical_tol : float, optional
+        Half-width >= 0 of the critical band |beta* - 1| <= critical_tol (default
+        :data:`CRITICAL_TOL`).
 
     Returns
     -------
     PhaseResult
+        Phase, beta*, tail rate, eta_J* and eta_J^crit per parameter set, with the
+        broadcast parameters.
 
     Raises
     ------
-    ValueError naming an out-of-range parameter, or for critical_tol < 0.
+    ValueError
+        If a parameter is out of its range, ``precision``/``dps`` is invalid or
+        ``critical_tol < 0``.
+    TypeError
+        If an SDEParams is passed together with other parameters.
+
+    Warns
+    -----
+    RuntimeWarning
+        When lam = 0 and alpha <= 1 (no stationary law under a bounded drift).
 
     References
     ----------
-    .. [1] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in Recurrent Neural Networks", arXiv:2606.29519.
-    .. [2] J. Spielmann, "Lévy processes and the Cramér-Lundberg tail when no root lies inside the domain", arXiv:1709.10295.
+    .. [1] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
+       Recurrent Neural Networks", arXiv:2606.29519.
+    .. [2] J. Spielmann, "Lévy processes and the Cramér-Lundberg tail when no root lies inside the
+       domain", arXiv:1709.10295.
 
     Examples
     --------

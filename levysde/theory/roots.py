@@ -66,16 +66,19 @@ def chandrupatla(f: Callable[[NDArray[np.float64], NDArray[np.intp]], ArrayLike]
 
     Returns
     -------
-    ndarray shaped like the broadcast brackets: the end point of each final bracket
-    with the smaller |f|.
+    ndarray shaped like the broadcast brackets
+        The end point of each final bracket with the smaller |f|.
 
     Raises
     ------
-    ValueError if some bracket does not enclose a sign change, or f returns NaN.
+    ValueError
+        If some bracket does not enclose a sign change, or f returns NaN.
 
     References
     ----------
-    .. [1] T. R. Chandrupatla, "A new hybrid quadratic/bisection algorithm for finding the zero of a nonlinear function without using derivatives", Advances in Engineering Software 28 (1997) 145-149.
+    .. [1] T. R. Chandrupatla, "A new hybrid quadratic/bisection algorithm for finding the zero of a
+       nonlinear function without using derivatives", Advances in Engineering Software 28 (1997)
+       145-149.
 
     Examples
     --------
