@@ -32,7 +32,13 @@ class MissingExtraError(ImportError):
 
 def install_hint(module: str, feature: str, error: ImportError | None = None) -> str:
     """``"<feature> needs <module>, which is not installed: pip install 'levysde[<extra>]'"``;
-    with ``error`` of a module that is installed but fails to import, that error instead."""
+    with ``error`` of a module that is installed but fails to import, that error instead.
+
+    Examples
+    --------
+    >>> print(install_hint('matplotlib', 'figures'))
+    figures needs matplotlib, which is not installed: pip install 'levysde[plot]'
+    """
     top = module.split(".")[0]
     missing = error is None or (isinstance(error, ModuleNotFoundError) and error.name in (top, module))
     why = "which is not installed" if missing else f"which fails to import ({' '.join(str(error).split())})"
@@ -41,7 +47,14 @@ def install_hint(module: str, feature: str, error: ImportError | None = None) ->
 
 def require(module: str, feature: str) -> types.ModuleType:
     """Import the optional ``module`` (e.g. ``"matplotlib.backend_bases"``) for ``feature`` (how
-    the message names what needs it); MissingExtraError with :func:`install_hint` otherwise."""
+    the message names what needs it); MissingExtraError with :func:`install_hint` otherwise.
+
+    Examples
+    --------
+    >>> np2 = require('numpy', 'arrays')
+    >>> print(np2 is np)
+    True
+    """
     try:
         return importlib.import_module(module)
     except ImportError as exc:

@@ -137,6 +137,12 @@ def unavailable(reason: str, status: Status = Status.UNAVAILABLE) -> Estimate:
     """An estimate that could not be computed: value and error NaN, ``reason`` as its message.
 
     ``status``: UNAVAILABLE (default) or NOT_RUN (the step was skipped on request).
+
+    Examples
+    --------
+    >>> e = unavailable('too few records')
+    >>> print(e.status, e.ok, e.flag)
+    unavailable False too few records
     """
     return Estimate(float("nan"), float("nan"), reason, status=status)
 

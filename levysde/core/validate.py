@@ -410,6 +410,12 @@ def check_samples(zeta: ArrayLike, weights: ArrayLike | None = None
     ------
     ValueError
         Naming ``zeta`` or ``weights`` and what is wrong.
+
+    Examples
+    --------
+    >>> z, w = check_samples([-1.0, 0.5], [1.0, 3.0])
+    >>> print(z, w)
+    [-1.   0.5] [1. 3.]
     """
     z = check_array("zeta", zeta, min_size=1).ravel()
     if weights is None:

@@ -160,6 +160,15 @@ def atomic_write(path: str | os.PathLike[str], writer: Callable[[IO[bytes]], Any
         (one line) when ``path`` exists and is not a regular file; OSError when the
         directory cannot be written; whatever ``writer`` raises. On any failure (or interruption)
         the temporary file is removed and ``path`` is untouched.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> path = os.path.join(d, 'out.txt')
+    >>> atomic_write(path, lambda fh: fh.write(b'beta* = 0.808'))
+    >>> print(open(path).read())
+    beta* = 0.808
     """
     target = os.path.realpath(os.fspath(path))
     check_regular(target, what)
@@ -190,6 +199,18 @@ def check_output(path: str | os.PathLike[str], what: str = "output", *, force: b
     other non-regular file (FIFO, device, socket), its directory must exist and accept new
     files (probed with a temporary file that is removed again), and it must not exist unless
     ``force``. ``example`` is the file name suggested in the messages. Nothing is created.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> check_output(os.path.join(d, 'run.npz'))   # a new file in a writable folder: fine
+    >>> open(os.path.join(d, 'run.npz'), 'w').close()
+    >>> try:
+    ...     check_output(os.path.join(d, 'run.npz'))
+    ... except ValueError as e:
+    ...     print('refused:', 'exists' in str(e))
+    refused: True
     """
     path = os.fspath(path)
     seps = tuple(s for s in (os.sep, os.altsep) if s)

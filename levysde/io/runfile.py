@@ -154,7 +154,13 @@ def load_run(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def checkpoint_path(run_path: str) -> str:
-    """Checkpoint file that goes with run file ``run_path``: ``RUN.npz`` -> ``RUN.ckpt``."""
+    """Checkpoint file that goes with run file ``run_path``: ``RUN.npz`` -> ``RUN.ckpt``.
+
+    Examples
+    --------
+    >>> print(checkpoint_path('runs/diag.npz'))
+    runs/diag.ckpt
+    """
     root, ext = os.path.splitext(run_path)
     return (root if ext == ".npz" else run_path) + ".ckpt"
 

@@ -84,6 +84,12 @@ def saturation_shift(u: float, drift: PlateauDrift, eta_j: float, eta_g: float, 
     ``equilibrium`` (:mod:`levysde.simulation.drift`); model parameters of docs/specification.md §4; beta =
     beta* (> 0). Returns a float (<= 0 for a drift that rises monotonically to its plateau).
     Source: the module docstring (local-rate model), docs/specification.md §4, §8.
+
+    Examples
+    --------
+    >>> from levysde.simulation.drift import SaturatingDrift
+    >>> print(round(saturation_shift(3.0, SaturatingDrift(), 3.0, 0.1, 1.5, 2.0, 0.8083571464737686), 6))
+    -0.000312
     """
     x_max = u + 40.0 / beta
     x = np.concatenate([np.linspace(0.0, u, 1001), np.linspace(u, x_max, 4001)[1:]])  # u: node 1000
@@ -100,7 +106,14 @@ def default_threshold(drift: PlateauDrift, eta_j: float, eta_g: float, alpha: fl
     ``|saturation_shift(u)| <= DRIFT_BIAS_TOL * beta*``; 3 when there is no beta* (no plateau
     or collapsed phase) or beta* <= 4e-5. Capped at 40. One grid of local rates (step 0.005, or
     coarser for beta* below ~0.004 so that it has at most 2e6 nodes; every candidate a node)
-    serves all candidates."""
+    serves all candidates.
+
+    Examples
+    --------
+    >>> from levysde.simulation.drift import SaturatingDrift
+    >>> print(default_threshold(SaturatingDrift(), 3.0, 0.1, 1.5, 2.0, 0.8083571464737686))
+    3.0
+    """
     if beta is None or not (math.isfinite(beta) and beta > _BETA_MIN) or drift.plateau is None:
         return BASE_THRESHOLD
     extent = _U_MAX + 40.0 / beta
@@ -128,6 +141,13 @@ def bias_budget(u: float, drift: PlateauDrift, eta_j: float, eta_g: float, alpha
     drift_saturation, dt (0, not modelled), finite_u (0, not modelled), total, beta_expected
     (beta* + total); or None without a beta* (no plateau, collapsed phase) or with beta* <= 4e-5
     (a tail too long to model).
+
+    Examples
+    --------
+    >>> from levysde.simulation.drift import SaturatingDrift
+    >>> b = bias_budget(3.0, SaturatingDrift(), 3.0, 0.1, 1.5, 2.0, 0.8083571464737686, 0.8085135059728703)
+    >>> print(round(b['drift_saturation'], 6), round(b['eps'], 6), round(b['beta_expected'], 6))
+    -0.000312 0.000156 0.808202
     """
     if beta is None or not (math.isfinite(beta) and beta > _BETA_MIN) or drift.plateau is None:
         return None

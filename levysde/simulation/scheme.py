@@ -70,6 +70,13 @@ def default_eps(dt: float, *, eta_j: float, alpha: float) -> float:
     simulated model's own rate :func:`beta_model` is reported next to beta*; +3.2e-5
     for the defaults at eta_J = 3). docs/specification.md §7 fixes this default; pass a smaller
     eps for increment-law checks.
+
+    Examples
+    --------
+    >>> print(default_eps(0.01, eta_j=3.0, alpha=1.5))
+    0.09654893846056299
+    >>> print((3.0 * 0.01) ** (1 / 1.5))
+    0.09654893846056299
     """
     dt = check_real("dt", dt, 0.0, lo_open=True)
     a = check_param("alpha", alpha, scalar=True)
@@ -98,6 +105,12 @@ def simulation_eps(dt: float, *, eta_j: float, eta_g: float, kappa: float | None
     (kappa None: no plateau; collapsed phase; lam = 0; eta_J = 0) it is default_eps.
 
     Raises ValueError on out-of-range parameters (as :func:`default_eps`, :func:`beta_model`).
+
+    Examples
+    --------
+    >>> eps = simulation_eps(0.01, eta_j=3.0, eta_g=0.1, kappa=1.0, alpha=1.5, lam=2.0)
+    >>> print(round(eps / default_eps(0.01, eta_j=3.0, alpha=1.5), 6))
+    2.0
     """
 
     base = default_eps(dt, eta_j=eta_j, alpha=alpha)
@@ -123,6 +136,11 @@ def big_jump_rate(eps: float, *, alpha: float, lam: float, eta_j: float) -> floa
     negative-order upper incomplete gamma).
 
     Raises ValueError for eps <= 0 or out-of-range parameters.
+
+    Examples
+    --------
+    >>> print(big_jump_rate(0.19309787692112598, alpha=1.5, lam=2.0, eta_j=3.0))
+    6.735618767388822
     """
     eps = check_real("eps", eps, 0.0, lo_open=True)
     a, lm, ej = jump_params(alpha, lam, eta_j)
@@ -153,6 +171,11 @@ def small_jump_variance(eps: float, *, alpha: float, lam: float, eta_j: float) -
     ``scipy.special.gammainc(2 - alpha, lam eps) * gamma(2 - alpha)``.
 
     Raises ValueError for eps <= 0 or out-of-range parameters.
+
+    Examples
+    --------
+    >>> print(small_jump_variance(0.19309787692112598, alpha=1.5, lam=2.0, eta_j=3.0))
+    1.3961739699264237
     """
     eps = check_real("eps", eps, 0.0, lo_open=True)
     a, lm, ej = jump_params(alpha, lam, eta_j)
@@ -203,6 +226,12 @@ def small_jump_symbol(beta: ArrayLike, eps: float, *, alpha: float, lam: float, 
     which needs no series there, or a smaller eps).
 
     Parameters: beta array_like (finite); eps > 0; alpha, lam, eta_j as in levy.psi.
+
+    Examples
+    --------
+    >>> exact, gauss = small_jump_symbol(np.array([0.5, 1.0]), 0.2, alpha=1.5, lam=2.0, eta_j=3.0)
+    >>> print(np.abs(exact / gauss - 1).max() < 0.01)   # the Gaussian approximation of small jumps
+    True
     """
     eps = check_real("eps", eps, 0.0, lo_open=True)
     a, lm, ej = jump_params(alpha, lam, eta_j)
@@ -267,6 +296,13 @@ def beta_model(eta_j: float, eta_g: float = DEFAULTS["eta_g"], kappa: float = DE
     the root cannot be resolved in float64 (extreme parameters, e.g. eta_G = 1e300;
     :func:`levysde.simulation.simulate` then records a note in ``meta['notes']``).
     Raises ValueError on out-of-range parameters or eps <= 0.
+
+    Examples
+    --------
+    >>> print(round(beta_model(3.0, eps=0.19309787692112598), 8))
+    0.80851351
+    >>> print(round(float(beta_star(3.0)), 8))
+    0.80835715
     """
 
     eps = check_real("eps", eps, 0.0, lo_open=True)
@@ -321,6 +357,12 @@ def poisson_table(mu: float) -> np.ndarray:
     1 - F(j) < 2^-60 (``pdtrc``), so the table inverts 53-bit uniforms exactly. Shape (K + 1,).
 
     Raises ValueError for mu < 0 or not finite.
+
+    Examples
+    --------
+    >>> F = poisson_table(2.0)
+    >>> print(round(F[0], 6), round(float(np.exp(-2.0)), 6))
+    0.135335 0.135335
     """
     mu = check_real("mu", mu, 0.0)
     if mu == 0.0:

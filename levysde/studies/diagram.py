@@ -99,6 +99,14 @@ def phase_diagram(x: str = "eta_j", y: str = "kappa", *, x_range=None, y_range=N
     ValueError
         For unknown or equal axes, bad ranges or grid sizes, or parameter
         values outside their allowed ranges (named).
+
+    Examples
+    --------
+    >>> d = phase_diagram(nx=50, ny=40)
+    >>> print(d.x_name, d.y_name, d.beta_star.shape)
+    eta_j kappa (40, 50)
+    >>> print(sorted({d.phases[i] for i in np.unique(d.phase_code)}))
+    ['broad', 'collapsed', 'concentrated', 'critical']
     """
     x, y = check_choice("x", x, AXES), check_choice("y", y, AXES)
     if x == y:

@@ -54,7 +54,13 @@ POLL_S = 0.25
 
 
 def point_seed(master_seed: int, index: int) -> int:
-    """64-bit seed of grid point ``index`` derived from ``master_seed`` (SeedSequence)."""
+    """64-bit seed of grid point ``index`` derived from ``master_seed`` (SeedSequence).
+
+    Examples
+    --------
+    >>> print(point_seed(0, 0) != point_seed(0, 1), point_seed(7, 3) == point_seed(7, 3))
+    True True
+    """
     ss = np.random.SeedSequence([check_int("master_seed", master_seed, 0), check_int("index", index, 0)])
     return int(ss.generate_state(1, np.uint64)[0])
 
