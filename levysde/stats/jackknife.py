@@ -62,7 +62,7 @@ def jackknife_bias(values_loo: ArrayLike, value: float) -> float:
     --------
     >>> x = np.arange(10.0)
     >>> loo = np.array([np.delete(x, i).var() for i in range(10)])
-    >>> print(round(jackknife_bias(loo, x.var()), 12), round(-x.var(ddof=1) / 10, 12))   # the bias of the plug-in variance
+    >>> print(round(jackknife_bias(loo, x.var()), 12), round(-x.var(ddof=1) / 10, 12))  # plug-in variance
     -0.916666666667 -0.916666666667
     """
     v = np.asarray(values_loo, dtype=float)
