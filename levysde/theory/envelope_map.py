@@ -170,27 +170,21 @@ def envelope_samples(lags: ArrayLike, zeta: ArrayLike, weights: ArrayLike | None
 
     Parameters
     ----------
-    lags : array_like of float >= 0 (any shape), in steps
-    zeta : array_like, samples of zeta = log(mu_bar) (flattened; finite)
-    weights : optional, same size as zeta, >= 0, positive sum (e.g. the ELR
-        amplitudes Lambda_q of docs/specification.md §9)
-    bin_width : zeta bin width h of the fast path (default 0.01); 0 or None
-        forces the exact direct sum.
-    exact_limit : use the exact direct sum when n_samples * n_lags <= this.
-    errors : compute stderr and bias_bound (about doubles the cost); when False
-        both are returned as NaN arrays.
-
-    Notes
-    -----
-    Method and error of the fast path. Samples are binned in zeta; within a bin of weight W, weighted mean m and
-    central second moment V/W the kernel g(z) = exp(-l e^z) is expanded to
-    second order about m (the first-order term vanishes), so the only bias is
-    the third-order remainder, bounded rigorously per lag by
-    ``sum_b W_b h^3/6 sup_bin |g'''| / sum W <= 0.0716 h^3`` (7.2e-8 at h = 0.01),
-    returned as ``bias_bound``. Samples with l_max e^zeta < 1e-18 are summed
-    exactly as 1 - l e^zeta; those with l_min e^zeta > 760 contribute exactly 0
-    in double precision. Cost: O(n) binning + O(n_bins n_lags) exponentials
-    (10^7 samples x 10^3 lags: 0.4-0.75 s warm on 2 loaded cores, docs/envelope.md).
+    lags : array_like of float
+        Lags l >= 0 in steps, any shape.
+    zeta : array_like
+        Samples of zeta = log(mu_bar), finite (flattened).
+    weights : array_like, optional
+        Same size as ``zeta``, >= 0 with a positive sum (e.g. the ELR amplitudes Lambda_q of
+        docs/specification.md §9); equal weights when None.
+    bin_width : float or None, optional
+        zeta bin width h of the fast path (default 0.01); 0 or None forces the exact direct
+        sum.
+    exact_limit : float, optional
+        Use the exact direct sum when n_samples * n_lags <= this (default 2e7).
+    errors : bool, optional
+        Compute ``stderr`` and ``bias_bound`` (about doubles the cost); when False both are
+        returned as NaN arrays.
 
     Returns
     -------
@@ -202,6 +196,18 @@ def envelope_samples(lags: ArrayLike, zeta: ArrayLike, weights: ArrayLike | None
     ValueError
         For negative/non-finite lags, non-finite zeta, bad weights or a
         negative bin_width.
+
+    Notes
+    -----
+    Method and error of the fast path. Samples are binned in zeta; within a bin of weight W, weighted mean m and
+    central second moment V/W the kernel g(z) = exp(-l e^z) is expanded to
+    second order about m (the first-order term vanishes), so the only bias is
+    the third-order remainder, bounded rigorously per lag by
+    ``sum_b W_b h^3/6 sup_bin |g'''| / sum W <= 0.0716 h^3`` (7.2e-8 at h = 0.01),
+    returned as ``bias_bound``. Samples with l_max e^zeta < 1e-18 are summed
+    exactly as 1 - l e^zeta; those with l_min e^zeta > 760 contribute exactly 0
+    in double precision. Cost: O(n) binning + O(n_bins n_lags) exponentials
+    (10^7 samples x 10^3 lags: about 0.2 s warm on 2 cores, ``python benchmarks/bench_envelope.py``).
 
     References
     ----------
@@ -353,9 +359,12 @@ def envelope_hist(lags: ArrayLike, edges: ArrayLike, counts: ArrayLike) -> np.nd
 
     Parameters
     ----------
-    lags : array_like of float >= 0 (any shape), steps
-    edges : (n_bins + 1,) strictly increasing zeta bin edges
-    counts : (n_bins,) or (n_groups, n_bins) non-negative counts (groups are summed)
+    lags : array_like of float
+        Lags l >= 0 in steps, any shape.
+    edges : array_like, shape (n_bins + 1,)
+        Strictly increasing zeta bin edges.
+    counts : array_like, shape (n_bins,) or (n_groups, n_bins)
+        Non-negative counts per bin (groups are summed).
 
     Returns
     -------
@@ -522,10 +531,14 @@ def envelope_density(lags: ArrayLike, *, tau_pdf: Density | None = None, zeta_pd
 
     Parameters
     ----------
-    lags : array_like of float >= 0 (any shape)
-    tau_pdf, zeta_pdf : exactly one; callable, vectorised or scalar, normalised
-    rtol : relative tolerance of each quadrature
-    mass_tol : allowed |integral of rho - 1|
+    lags : array_like of float
+        Lags l >= 0, any shape.
+    tau_pdf, zeta_pdf : callable
+        Exactly one: the density p(tau) or rho(zeta), vectorised or scalar, normalised.
+    rtol : float, optional
+        Relative tolerance of each quadrature (default 1e-12).
+    mass_tol : float, optional
+        Allowed |integral of rho - 1| (default 1e-6).
 
     Returns
     -------
@@ -629,7 +642,12 @@ def envelope(lags: ArrayLike, *, zeta: ArrayLike | None = None, weights: ArrayLi
 
     Parameters
     ----------
-    lags : array_like of float >= 0 (any shape), in steps
+    lags : array_like of float
+        Lags l >= 0 in steps, any shape.
+    zeta, weights, hist, tau_pdf, zeta_pdf
+        The source, exactly one of them (above).
+    bin_width : float or None, optional
+        Bin width of the sample path (default 0.01; None: exact direct sum).
 
     Returns
     -------
@@ -696,10 +714,15 @@ def tauberian_prediction(lags: ArrayLike, *, A: float, beta: float | None = None
 
     Parameters
     ----------
-    lags : array_like of float > 0 (any shape)
-    A : tail amplitude > 0 (e.g. from :func:`tail_fit`; the theory gives beta*, not A)
-    beta : tail rate > 0, or
-    phase : a :class:`levysde.theory.PhaseResult` of one parameter set, whose beta* is used
+    lags : array_like of float
+        Lags l > 0, any shape.
+    A : float
+        Tail amplitude > 0 of rho(zeta) ~ A e^(beta zeta) (e.g. from
+        :func:`levysde.stats.tails.tail_fit`; the theory gives beta*, not A).
+    beta : float, optional
+        Tail rate > 0; or
+    phase : PhaseResult, optional
+        A :class:`levysde.theory.phases.PhaseResult` of one parameter set, whose beta* is used.
 
     Returns
     -------

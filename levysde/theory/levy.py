@@ -76,7 +76,8 @@ def c_alpha(alpha: ArrayLike) -> float | NDArray[np.float64]:
 
     Parameters
     ----------
-    alpha : array_like, values in (0, 2)
+    alpha : array_like
+        Stability index, values in (0, 2).
 
     Returns
     -------
@@ -234,12 +235,15 @@ def psi(beta: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike =
 
     Parameters
     ----------
-    beta : array_like, real. Finite result exactly on |beta| <= lam.
-    alpha : array_like, in (0, 2)
-    lam : array_like, >= 0 (0 = untempered)
-    eta_j : array_like, >= 0 (default 1: the unit symbol Psi_1)
-
-    All four broadcast against each other (numpy rules).
+    beta : array_like
+        Real argument; the result is finite exactly on |beta| <= lam.
+    alpha : array_like
+        Stability index, in (0, 2).
+    lam : array_like
+        Exponential tempering, >= 0 (0 = untempered).
+    eta_j : array_like, optional
+        Jump intensity, >= 0 (default 1: the unit symbol Psi_1). All four broadcast
+        against each other (numpy rules).
 
     Returns
     -------
@@ -351,8 +355,11 @@ def char_exponent(xi: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike,
 
     Parameters
     ----------
-    xi : array_like, real frequencies.
-    alpha, lam, eta_j : as in :func:`psi`; all broadcast.
+    xi : array_like
+        Real frequencies.
+    alpha, lam, eta_j : array_like
+        Stability index in (0, 2), tempering >= 0 and intensity >= 0 (default 1), as in
+        :func:`psi`; all broadcast.
 
     Returns
     -------
@@ -404,8 +411,11 @@ def cumulant(n: int, *, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike = 1.0
 
     Parameters
     ----------
-    n : int >= 1
-    alpha, lam, eta_j : array_like, broadcast (ranges as in :func:`psi`).
+    n : int
+        Order of the cumulant, >= 1.
+    alpha, lam, eta_j : array_like
+        Stability index in (0, 2), tempering >= 0 and intensity >= 0 (default 1), as in
+        :func:`psi`; they broadcast.
 
     Returns
     -------
