@@ -276,6 +276,18 @@ def _write_api_pages(app):
     (gen / "api_modules.md").write_text("\n".join(index), encoding="utf-8")
 
 
+def _exact_type_links(app, doctree):
+    """Type words in field lists (``:vartype:`` of an Attributes section) link only to an
+    object of that exact name in the current module or class, never, by a fuzzy search, to
+    an attribute of the same name of an unrelated class."""
+    from sphinx.addnodes import pending_xref
+
+    for node in doctree.findall(pending_xref):
+        if (node.get("refdomain") == "py" and node.get("reftype") in ("class", "obj", "data", "attr")
+                and node.get("refspecific") and "." not in node.get("reftarget", "")):
+            node["refspecific"] = False
+
+
 def _write_cli_reference(app):
     """Generate docs/_generated/cli.md from the argparse parsers (always current)."""
     from levysde.cli import build_parser
@@ -297,4 +309,5 @@ def setup(app):
     # before napoleon (priority 500) and after it
     app.connect("autodoc-process-docstring", _prepare_docstring, priority=400)
     app.connect("autodoc-process-docstring", _append_formula, priority=600)
+    app.connect("doctree-read", _exact_type_links)
     app.connect("build-finished", _check_formulas)
