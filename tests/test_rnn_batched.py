@@ -216,3 +216,19 @@ def test_cli_seeds_bad_input_exits_2_one_line(tmp_path, capsys, monkeypatch, arg
     monkeypatch.chdir(tmp_path)
     rc, _, err = call(capsys, *ARGS, *argv)
     one_line_error(rc, err, *words)
+
+
+def test_benchmark_quick_runs():
+    """benchmarks/bench_batched.py --quick reports every figure (speed itself is not asserted)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    p = subprocess.run([sys.executable, os.path.join(root, "benchmarks", "bench_batched.py"), "--quick", "--json"],
+                       capture_output=True, text=True, timeout=600, env=dict(os.environ, PYTHONPATH=root))
+    assert p.returncode == 0, p.stderr
+    (row,) = json.loads(p.stdout)
+    assert all(row[k] > 0 for k in ("separate", "batched", "batched_s1"))
+    assert row["ratio"] == row["batched"] / row["separate"]
