@@ -14,7 +14,9 @@ where the speed-up comes from. Recording is not timed (it is the same code in bo
 
 The kinds are timed alternately, ``--rounds`` times each, and the best round is kept, so the
 ratio is robust to a loaded machine; ``torch.set_num_threads`` is set explicitly for each
-row. ``--quick``: H = 8, 2 seeds, 1 round (a smoke run for CI).
+row. The last column is the ratio by this process's CPU time (per thread count: with 2
+threads it also counts a waiting thread's spinning), the figure least disturbed by other
+processes at 1 thread. ``--quick``: H = 8, 2 seeds, 1 round (a smoke run for CI).
 """
 import argparse
 import dataclasses
@@ -35,11 +37,12 @@ def _config(model: str, hidden: int, seq_len: int, batch: int) -> TrainConfig:
                        clip=1.0, steps=10 ** 9, record_every=10 ** 9, threads=None).validate()
 
 
-def _rate(step, steps: int, seeds: int) -> float:
-    t = time.perf_counter()
+def _rate(step, steps: int, seeds: int) -> tuple[float, float]:
+    """seeds*steps/s by the wall clock and by this process's CPU time."""
+    t, c = time.perf_counter(), time.process_time()
     for _ in range(steps):
         step()
-    return seeds * steps / (time.perf_counter() - t)
+    return seeds * steps / (time.perf_counter() - t), seeds * steps / (time.process_time() - c)
 
 
 def measure(model: str, hidden: int, threads: int, seeds: int, seq_len: int, batch: int, steps: int,
@@ -59,12 +62,14 @@ def measure(model: str, hidden: int, threads: int, seeds: int, seq_len: int, bat
     for f, _ in kinds.values():      # warm-up (allocations, the workspace)
         f()
     best = dict.fromkeys(kinds, 0.0)
+    cpu = dict.fromkeys(kinds, 0.0)
     for _ in range(rounds):
         for k, (f, n) in kinds.items():
-            best[k] = max(best[k], _rate(f, steps, n))
+            w, c = _rate(f, steps, n)
+            best[k], cpu[k] = max(best[k], w), max(cpu[k], c)
     return dict(model=model, hidden=hidden, threads=threads, seeds=seeds,
                 separate=best["separate"], batched=best["batched"], batched_s1=best["batched_s1"],
-                ratio=best["batched"] / best["separate"])
+                ratio=best["batched"] / best["separate"], cpu_ratio=cpu["batched"] / cpu["separate"])
 
 
 def main():
@@ -87,7 +92,8 @@ def main():
         print(f"torch={torch.__version__} lagged T={a.seq_len} batch={a.batch} S={a.seeds} seeds "
               f"(seeds*steps/s, best of {a.rounds} rounds of {a.steps} steps); load average "
               f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
-        print(f"{'H':>5} {'thr':>3} {'model':<11} {'separate':>9} {'batched':>9} {'S=1':>9} {'batched/sep':>11}")
+        print(f"{'H':>5} {'thr':>3} {'model':<11} {'separate':>9} {'batched':>9} {'S=1':>9} {'batched/sep':>11} "
+              f"{'(CPU time)':>10}")
     for H in a.hidden:
         for t in a.threads:
             for model in a.models:
@@ -95,7 +101,7 @@ def main():
                 rows.append(r)
                 if not a.json:
                     print(f"{H:5d} {t:3d} {model:<11} {r['separate']:9.2f} {r['batched']:9.2f} "
-                          f"{r['batched_s1']:9.2f} {r['ratio']:11.2f}", flush=True)
+                          f"{r['batched_s1']:9.2f} {r['ratio']:11.2f} {r['cpu_ratio']:10.2f}", flush=True)
     if a.json:
         print(json.dumps(rows))
     else:

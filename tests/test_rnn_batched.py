@@ -187,6 +187,20 @@ def test_what_cannot_be_batched_is_refused(monkeypatch):
         BatchedRuns(runs)
 
 
+def test_memory_is_checked_before_the_buffers(monkeypatch):
+    """The estimate bounds the buffers a step keeps (within a factor 2), and a batch that would
+    not fit is refused before it is built."""
+    cfg = TrainConfig(**SMALL, model="diaggate").validate()
+    runs = [TrainingRun(dataclasses.replace(cfg, seed=s).validate(), None) for s in (0, 1, 2)]
+    b = BatchedRuns(runs)
+    b.step()
+    kept = sum(t.numel() * t.element_size() for t in b.workspace.values())
+    assert kept <= batched.workspace_bytes(cfg, 3) <= 2 * kept + 4 * 4 * 3 * 200
+    monkeypatch.setattr(batched, "available_memory", lambda: 1000)
+    with pytest.raises(ValueError, match="fewer seeds"):
+        BatchedRuns(runs)
+
+
 # --- the CLI --------------------------------------------------------------------------------
 ARGS = ["train", "--task", "lagged", "--seq-len", "40", "--lag-lo", "2", "--lag-hi", "20", "--lag-count", "4",
         "--input-dim", "3", "--n-train", "30", "--batch", "8", "--hidden", "5", "--steps", "8",

@@ -49,12 +49,14 @@ import math
 
 import numpy as np
 
+from levysde.core.memory import available_memory
 from levysde.core.validate import check_int
 from levysde.rnn._torch import torch
 from levysde.rnn.tasks import STREAM_NOISE, STREAM_TRAIN, sas_noise, stream_generator
 from levysde.rnn.trainer import TrainConfig, TrainingDiverged, TrainingRun
 
-__all__ = ["BATCHED_MODELS", "BatchedRuns", "leaky_loss_grads", "check_batchable", "train_seeds"]
+__all__ = ["BATCHED_MODELS", "BatchedRuns", "leaky_loss_grads", "check_batchable", "clip_per_seed",
+           "workspace_bytes", "train_seeds"]
 
 #: the models that :func:`train_seeds` batches
 BATCHED_MODELS = ("constgate", "sharedgate", "diaggate")
@@ -87,6 +89,18 @@ def check_batchable(cfg: TrainConfig) -> None:
         if f.name not in _COVERED and getattr(cfg, f.name) != f.default:
             raise ValueError(f"{f.name} must keep its default {f.default!r} to train seeds batched "
                              f"(got {getattr(cfg, f.name)!r}); train these seeds separately")
+
+
+def workspace_bytes(cfg: TrainConfig, seeds: int) -> int:
+    """Bytes of the batched step's buffers for ``seeds`` seeds of ``cfg`` (float32, time-first):
+    ``T S B (2 K + 5 H + 2 D + 2 O)`` floats, K = H + gate outputs (the pre-activations / their
+    gradient twice, h, htilde, h differences, gate, readout gradient; inputs, targets), plus
+    the gradients and the stacked weights with two Adam moments and their gradient (4 copies)."""
+    task = cfg.make_task()
+    H, D, T, B, S = cfg.hidden, task.n_in, task.seq_len, cfg.batch, int(seeds)
+    K = H + {"constgate": 0, "sharedgate": 1}.get(cfg.model, H)
+    weights = K * (H + D + 1) + task.n_out * (H + 1)
+    return 4 * (T * S * B * (2 * K + 5 * H + 2 * D + 2 * task.n_out) + 4 * S * weights)
 
 
 # --------------------------------------------------------------------------------------
@@ -172,7 +186,8 @@ def _loss_grads(P, x, y, t0, a_const, ws=None):
     G = K - H
     # time-first buffers (T, S, B, .): the slice of step t is contiguous
     xt = _buf(ws, "x", (T, S, B, D), x).copy_(x.permute(2, 0, 1, 3))
-    inp = torch.matmul(xt, U_in.transpose(1, 2), out=_buf(ws, "inp", (T, S, B, K), x)).add_(b_in[:, None, :])
+    # inputs' share of the pre-activations; the same buffer holds dL/dz in the backward pass
+    inp = torch.matmul(xt, U_in.transpose(1, 2), out=_buf(ws, "inp_dz", (T, S, B, K), x)).add_(b_in[:, None, :])
     hs = _buf(ws, "h", (T + 1, S, B, H), x)                               # h_0 = 0, h_1 .. h_T
     hs[0].zero_()
     cand = _buf(ws, "cand", (T, S, B, H), x)
@@ -196,17 +211,18 @@ def _loss_grads(P, x, y, t0, a_const, ws=None):
     losses = (err[t0:] ** 2).mean((0, 2, 3))
     gy = err.mul_(2.0 / n)
     gh = torch.matmul(gy, V, out=_buf(ws, "gh", (T, S, B, H), x))
-    # adjoint recursion: coefficients of all steps at once, then one loop back in time
-    c_cand = torch.mul(cand, cand, out=_buf(ws, "c_cand", (T, S, B, H), x)).neg_().add_(1.0)
+    # adjoint recursion: coefficients of all steps at once (in place, in buffers whose
+    # values are not needed after), then one loop back in time
+    c_cand = cand.mul_(cand).neg_().add_(1.0).mul_(gate if gated else a)  # a (1 - htilde^2)
     if gated:
-        keep = torch.sub(1.0, gate, out=_buf(ws, "keep", (T, S, B, G), x))
-        c_cand.mul_(gate)
-        dsig = torch.mul(gate, keep, out=_buf(ws, "dsig", (T, S, B, G), x))
-        c_gate = diff.mul_(dsig) if G == H else None                      # diff is not needed after
+        c_gate = diff.mul_(gate) if G == H else None                      # (htilde - h) a ...
+        dsig = gate * (1.0 - gate) if G != H else None                    # SharedGate: a (1 - a)
+        keep = gate.neg_().add_(1.0)                                      # 1 - a
+        if c_gate is not None:
+            c_gate.mul_(keep)                                             # ... (1 - a)
     else:
         keep = (1.0 - a).expand(S, B, H)
-        c_cand.mul_(a)
-    dz = _buf(ws, "dz", (T, S, B, K), x)
+    dz = inp
     g_next = x.new_zeros(S, B, H)
     for t in range(T - 1, -1, -1):
         g = gh[t].add_(g_next)
@@ -218,13 +234,14 @@ def _loss_grads(P, x, y, t0, a_const, ws=None):
         g_next = torch.baddbmm(g * keep[t] if gated else g * keep, dz[t], W_rec)
     # weight gradients: one product over all steps per seed (seed-first copies)
     dzs = _buf(ws, "dzs", (S, T, B, K), x).copy_(dz.permute(1, 0, 2, 3)).view(S, T * B, K).transpose(1, 2)
-    hp = _buf(ws, "hs", (S, T + 1, B, H), x).copy_(hs.permute(1, 0, 2, 3))
+    h_prev = cand.view(S, T, B, H).copy_(hs[:T].permute(1, 0, 2, 3)).view(S, T * B, H)   # cand: dead
+    h_next = diff.view(S, T, B, H).copy_(hs[1:].permute(1, 0, 2, 3)).view(S, T * B, H)   # diff: dead
     xs = _buf(ws, "xs", (S, T, B, D), x).copy_(x.transpose(1, 2)).view(S, T * B, D)
-    dW_rec = torch.bmm(dzs, hp[:, :T].reshape(S, T * B, H))
+    dW_rec = torch.bmm(dzs, h_prev)
     dU_in = torch.bmm(dzs, xs)
     db_in = dz.sum((0, 2))
     gys = gy.permute(1, 3, 0, 2).reshape(S, -1, T * B)
-    grads = {"readout.weight": torch.bmm(gys, hp[:, 1:].reshape(S, T * B, H)), "readout.bias": gy.sum((0, 2))}
+    grads = {"readout.weight": torch.bmm(gys, h_next), "readout.bias": gy.sum((0, 2))}
     grads.update(W=dW_rec[:, :H].contiguous(), U=dU_in[:, :H].contiguous(), b=db_in[:, :H].contiguous())
     if gated:
         grads.update(W_a=dW_rec[:, H:].contiguous(), U_a=dU_in[:, H:].contiguous(), b_a=db_in[:, H:].contiguous())
@@ -299,6 +316,12 @@ class BatchedRuns:
                 raise ValueError("BatchedRuns: the runs must differ only in the seed and be at the same step")
             if r.manual or r.fast is not None:
                 raise ValueError("BatchedRuns: runs with manual weight decay or a fast step are not batchable")
+        need = workspace_bytes(r0.cfg, len(self.runs))
+        avail = int(torch.cuda.mem_get_info(r0.dev)[0]) if r0.dev.type == "cuda" else available_memory()
+        if avail is not None and need > avail:
+            raise ValueError(f"{len(self.runs)} seeds batched (hidden {r0.cfg.hidden}, batch {r0.cfg.batch}, seq_len "
+                             f"{r0.cfg.seq_len}) need at least {need / 2**30:.3g} GiB of {r0.cfg.device} memory "
+                             f"but only {avail / 2**30:.3g} GiB are available; train fewer seeds at once")
         self.names = [n for n, _ in r0.model.named_parameters()]
         self.own = [list(r.model.parameters()) for r in self.runs]
         with torch.no_grad():
