@@ -1,9 +1,10 @@
 """Several seeds of one configuration trained in one process as one batched model (docs/rnn.md).
 
-A training campaign runs the same configuration for many seeds. On a CPU a leaky cell of
-width H <= 128 is bound by per-operation overhead (a few microseconds per torch call, twenty
-calls per time step through autograd), not by arithmetic, so :func:`train_seeds` trains S seeds
-at once:
+A training campaign runs the same configuration for many seeds. On a CPU a training step of
+a narrow leaky cell is mostly per-operation overhead (a few microseconds per torch call, about
+twenty calls per time step through autograd, on tensors of B x H floats); as H grows towards
+128 the matrix products take over. :func:`train_seeds` trains S seeds at once, so the
+overhead is paid once for all S and the products are larger:
 
 * **Stacked weights.** Seed s's model is built exactly as a separate run builds it
   (:func:`levysde.rnn.models.build_model` with its own seed, same init); the S copies of each
