@@ -47,3 +47,11 @@ INAPPLICABLE = (
     (lambda f: f.get("lag_mode") == "fixed", ("lag_count", "lag_lo", "lag_hi", "lag_alpha"), "with --lags fixed"),
     (lambda f: f.get("gate_tau0") is not None, ("gate_a", "init", "t_max"), "with --gate-tau0"),
 )
+
+
+def add_seed_flags(r) -> None:
+    """``--seeds``: several seeds trained as one batched model (group ``r``)."""
+    r.add_argument("--seeds", type=integer(0, 2 ** 32 - 1), nargs="+", default=None, metavar="SEED",
+                   help="train these seeds in one process as one batched model (constgate, sharedgate, "
+                        "diaggate; not longmem), each as --seed SEED would, one run file each: --out must "
+                        "contain {seed}, e.g. runs/dg_{seed}.npz")

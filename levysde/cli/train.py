@@ -10,15 +10,16 @@ import sys
 
 from levysde.cli._common import Given as _Given
 from levysde.cli._common import GivenTrue as _GivenTrue
-from levysde.cli._common import UsageError, check_output, fail, integer, print_json, real, reject_flags
-from levysde.cli._train_flags import FIELDS, INAPPLICABLE, add_run_flags, add_task_flags
+from levysde.cli._common import UsageError, check_output, fail, integer, real, reject_flags
+from levysde.cli._train_flags import FIELDS, INAPPLICABLE, add_run_flags, add_seed_flags, add_task_flags
+from levysde.cli._train_seeds import print_summary, run_seeds
 
 MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
 OPTIMIZERS = ("sgd", "adam", "adamw")
 TASKS = ("powerlaw", "delay", "adding", "longmem", "lagged")
 EXIT_SIGTERM = 143  # after SIGTERM (128 + 15; Ctrl-C gives 130)
 #: flags that are not part of the run's config
-_NOT_CONFIG = ("out", "resume", "force", "quiet", "json")
+_NOT_CONFIG = ("out", "resume", "force", "quiet", "json", "seeds")
 #: CLI dest -> TrainConfig field, where they differ
 _FIELD = {"power": "p", **FIELDS}
 
@@ -118,6 +119,7 @@ def add_parser(sub):
                    help="torch CPU threads (default %(default)s; more is often slower for small H)")
     r.add_argument("--fast", action=_GivenTrue, help="replay each step from a CUDA graph (leaky models)")
     add_run_flags(g, r)
+    add_seed_flags(r)
     r.add_argument("--out", required=True, metavar="RUN.npz", help="run file (.npz); checkpoint RUN.ckpt beside it")
     r.add_argument("--resume", action="store_true",
                    help="continue from RUN.ckpt with its config (flags not given are taken from it; "
@@ -175,23 +177,19 @@ def _reject_inapplicable(args, fields) -> None:
             reject_flags(args, dests, why)
 
 
-def run(args) -> int:
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        raise UsageError("levysde train needs PyTorch: pip install 'levysde[rnn]' "
-                         "(on the project machines: pip install torch==2.13.0)") from None
+def _config(args, out: str):
+    """The run's TrainConfig from the flags (with --resume: and the checkpoint beside ``out``)."""
     from levysde.io.runfile import check_writable, checkpoint_path
     from levysde.rnn.checkpoint import load_checkpoint
-    from levysde.rnn.trainer import TrainConfig, TrainingDiverged, train
+    from levysde.rnn.trainer import TrainConfig
 
     if args.resume and args.force:
         raise UsageError("--resume and --force exclude each other")
     try:
-        check_writable(args.out, "--out")
+        check_writable(out, "--out")
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    ckpt = checkpoint_path(args.out)
+    ckpt = checkpoint_path(out)
     # a directory, FIFO or device is refused; an existing one needs --force (or --resume)
     check_output(ckpt, "--out: its checkpoint", args.force or args.resume, example="run.ckpt")
     base = None
@@ -211,7 +209,20 @@ def run(args) -> int:
         raise UsageError(f"--n-lags {fields['n_lags']} exceeds --lag-max {fields['lag_max']} "
                          f"(the lags are distinct integers from 1 to --lag-max)")
     _reject_inapplicable(args, fields)
-    cfg = TrainConfig(**fields)
+    return TrainConfig(**fields)
+
+
+def run(args) -> int:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise UsageError("levysde train needs PyTorch: pip install 'levysde[rnn]' "
+                         "(on the project machines: pip install torch==2.13.0)") from None
+    from levysde.rnn.trainer import TrainingDiverged, train
+
+    if args.seeds is not None:       # several seeds as one batched model, one run file each
+        return run_seeds(args, lambda out: _config(args, out))
+    cfg = _config(args, args.out)
 
     def _term(signum, frame):  # SIGTERM: stop; the records so far are on disk
         raise _Terminated
@@ -234,14 +245,5 @@ def run(args) -> int:
     finally:
         if old is not None:
             signal.signal(signal.SIGTERM, old)
-    from levysde.rnn.learned import run_summary
-
-    d = dict(out=args.out, **run_summary(res))
-    if args.json:
-        print_json(d)
-        return 0
-    ratio = "n/a" if d["loss_ratio"] is None else f"{d['loss_ratio']:.3g}"
-    print(f"{args.out}: {d['records']} records, step {d['step']}, probe loss {d['probe_loss']:.6g} "
-          f"(loss ratio {ratio}: {'learned' if d['learned'] else 'NOT learned'}), zeta mean "
-          f"{d['zeta_mean']:.4g} sd {d['zeta_std']:.4g}, Jacobian-masked neurons {d['jac_masked']}")
+    print_summary(args.out, res, args.json)
     return 0

@@ -9,6 +9,7 @@ tasks       synthetic long-memory regression: powerlaw, delay, adding, longmem (
 trainer     TrainConfig, train(): muP-scaled optimizers, clipping, injected alpha-stable forcing, recording
 checkpoint  the (torch) checkpoints that make a run resumable
 fast        GraphStep: a training step replayed from a CUDA graph
+batched     train_seeds(): several seeds of one configuration as one batched model
 
 ``teacher`` and ``learned`` need numpy only. The trainer's names (``train``, ``TrainConfig``,
 the models, the tasks) need PyTorch (the optional extra ``pip install 'levysde[rnn]'``): they
@@ -33,6 +34,7 @@ __getattr__, _lazy_dir, _names = lazy.attach(
         "models": ["MODELS", "RNNModel", "Trace", "ConstGate", "SharedGate", "DiagGate", "GRU", "LSTM", "build_model"],
         "tasks": ["TASKS", "Task", "build_task", "sas_noise"],
         "trainer": ["TrainConfig", "train", "record_stats", "lambda_rayleigh"],
+        "batched": ["BATCHED_MODELS", "train_seeds"],
     },
 )
 __all__ = ["INSTALL_HINT", *_names]
@@ -43,6 +45,7 @@ def __dir__() -> list[str]:
     return list(__all__)
 
 if TYPE_CHECKING:
+    from levysde.rnn.batched import BATCHED_MODELS, train_seeds
     from levysde.rnn.learned import LEARNED_THRESHOLD, learned_diagnostic, run_summary
     from levysde.rnn.models import GRU, LSTM, MODELS, ConstGate, DiagGate, RNNModel, SharedGate, Trace, build_model
     from levysde.rnn.tasks import TASKS, Task, build_task, sas_noise

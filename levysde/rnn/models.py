@@ -507,8 +507,15 @@ def tau0_gate(tau0: float) -> float:
 
 
 def _orthogonal(shape, generator) -> torch.Tensor:
+    """``nn.init.orthogonal_`` of a new tensor, its QR factorisation on one thread: LAPACK's
+    blocked QR rounds differently with the thread count, and a seed must fix the init."""
     w = torch.empty(shape)
-    nn.init.orthogonal_(w, generator=generator)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        nn.init.orthogonal_(w, generator=generator)
+    finally:
+        torch.set_num_threads(threads)
     return w
 
 

@@ -885,6 +885,11 @@ class _Run:
         return res
 
 
+#: one seed's run (model, optimizer, records, run file, checkpoint); :mod:`levysde.rnn.batched`
+#: trains several of them as one batched model and records each with its own methods
+TrainingRun = _Run
+
+
 def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = False, force: bool = False,
           progress: bool = False, stop_after: int | None = None) -> dict:
     """Train ``cfg.model`` on ``cfg.task`` and record zeta trajectories.
