@@ -172,7 +172,8 @@ def run_check(spec) -> dict:
         return row
     keep = ("phase", "phase_probabilities", "beta_tail", "beta_tail_se", "beta_tail_status", "beta_dynamics",
             "beta_dynamics_se", "beta_dynamics_status", "beta_combined", "beta_combined_se", "beta_theory",
-            "beta_theory_se", "beta_theory_status", "closure_z", "gates", "phase_evidence", "phase_withheld")
+            "beta_theory_se", "beta_theory_status", "closure_z", "closure_correlation", "closure_weight_tail",
+            "phase_probabilities_combined", "admissibility", "gates", "phase_evidence", "phase_withheld")
     row.update({k: d.get(k) for k in keep})
     row["seconds"] = round(time.perf_counter() - t0, 2)
     return row
