@@ -71,7 +71,8 @@ __all__ = ["load_run_arrays", "check_run", "check_trajectories", "CheckReport", 
            "CLOSURE_Z", "Stationarity",
            "StationarityStat", "ks_to_histogram",
            "stationarity_test", "ks_critical", "clean_columns", "MIN_RECORDS", "MIN_NEURONS", "MIN_GROUPS",
-           "PHASE_MIN_PROBABILITY", "STATIONARITY_GROUPS", "THEORY_MAX_GAMMA_DELTA", "PHASE_MIN_ODDS", "ADMISSIBLE_Z", "TAIL_FRACTION"]
+           "PHASE_MIN_PROBABILITY", "STATIONARITY_GROUPS", "THEORY_MAX_GAMMA_DELTA", "PHASE_MIN_ODDS",
+           "TAIL_FRACTION"]
 
 #: most histogram bins of the closing-loop simulation (memory: 16 groups x bins x 2 doubles)
 CLOSING_LOOP_MAX_BINS = 200_000
