@@ -8,7 +8,9 @@ the test of the theory on a run (``check``) and the fit of a run's forgetting en
 * ``spectrum``: descriptors of a recorded spectrum (spread, supported lag range);
 * ``check``: ``levysde check``, the fit, the gates and the closing loop on a run;
 * ``envelope_grid``: the lag grid of an envelope table;
-* ``envelope_fit``: ``levysde envelope``, a run's envelope, its slope and decay class.
+* ``envelope_fit``: ``levysde envelope``, a run's envelope, its slope and decay class;
+* ``paper_protocol``: the anti-collapse paper's estimators (CCDF beta_hat_tail, kappa_tail, the
+  envelope fits, the phase label), with non-decaying units as right-censored.
 
 Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
 """
@@ -70,6 +72,33 @@ __getattr__, __dir__, __all__ = lazy.attach(
             "MIN_NEURONS",
             "MIN_GROUPS",
             "PHASE_MIN_PROBABILITY",
+        ],
+        "paper_protocol": [
+            "READINGS",
+            "PAPER_Q_LO",
+            "PAPER_Q_HI",
+            "PAPER_KAPPA_Q",
+            "PAPER_KAPPA_SWEEP",
+            "PAPER_LAGS",
+            "PHASE_LABELS",
+            "CCDFFit",
+            "CCDFBootstrap",
+            "KappaTail",
+            "EnvelopeModels",
+            "PowerWindow",
+            "SeedEstimates",
+            "PaperReport",
+            "censoring_mask",
+            "ccdf_tail_fit",
+            "ccdf_tail_bootstrap",
+            "kappa_tail",
+            "kappa_tail_sweep",
+            "tau_envelope",
+            "envelope_models",
+            "runs_test",
+            "power_law_window",
+            "phase_label",
+            "paper_estimates",
         ],
         "envelope_grid": ["LAG_MIN", "N_LAGS", "lag_grid"],
         "envelope_fit": [
