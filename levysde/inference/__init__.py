@@ -9,6 +9,7 @@ the test of the theory on a run (``check``) and the fit of a run's forgetting en
 * ``check``: ``levysde check``, the fit, the gates and the closing loop on a run;
 * ``envelope_grid``: the lag grid of an envelope table;
 * ``envelope_fit``: ``levysde envelope``, a run's envelope, its slope and decay class;
+* ``checkpoint_check``: ``levysde check --from DIR`` on the paper's ``checkpoint_taus/`` output;
 * ``paper_protocol``: the anti-collapse paper's estimators (CCDF beta_hat_tail, kappa_tail, the
   envelope fits, the phase label), with non-decaying units as right-censored.
 
@@ -73,6 +74,7 @@ __getattr__, __dir__, __all__ = lazy.attach(
             "MIN_GROUPS",
             "PHASE_MIN_PROBABILITY",
         ],
+        "checkpoint_check": ["late_start", "tail_readings", "check_checkpoint_taus"],
         "paper_protocol": [
             "READINGS",
             "PAPER_Q_LO",
