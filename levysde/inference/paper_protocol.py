@@ -457,7 +457,7 @@ def _blocks(runs, late_fraction, min_late, reading):
     out = []
     for z, c, e in runs:
         for i in range(_late_start(z.shape[0], late_fraction, min_late), z.shape[0] - 1):
-            gap = max(1.0, float(e[i + 1] - e[i]))
+            gap = float(e[i + 1] - e[i])
             cur = z[i].copy()
             unknown = c[i] | c[i + 1]
             with np.errstate(invalid="ignore"):
