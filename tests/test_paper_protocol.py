@@ -2,6 +2,7 @@
 censored tail estimators of levysde.stats.tails, the checkpoint_taus reader and `levysde check --from`."""
 from __future__ import annotations
 
+import json
 import math
 import os
 
@@ -403,3 +404,25 @@ def test_check_from_refuses(tmp_path, capsys):
     one = write_taus(tmp_path / "one", sde_checkpoints(R=1), [1])
     rc, _, err = call(capsys, "check", "--from", str(one))
     one_line_error(rc, err, "need at least 2")
+
+
+def test_cli_paper(tmp_path, capsys):
+    """`levysde paper`: one checkpoint_taus directory per seed; both readings, beside levysde's tail rate."""
+    dirs = []
+    for s in range(2):
+        tau = sde_checkpoints(R=12, H=128, seed=s)
+        dirs.append(str(write_taus(tmp_path / f"seed_{s}" / "checkpoint_taus", tau, np.arange(12) * 40 + 1)))
+    rc, out, err = call(capsys, "paper", *dirs, "--n-boot-beta", "50", "--n-boot-kappa", "20")
+    assert rc == 0, err
+    assert out.count("censored  beta_hat") == 3 and out.count("dropped   beta_hat") == 3
+    assert "levysde beta_tail" in out and "kappa_tail" in out and "6 unit(s) did not decay" in out
+    rc, out, err = call(capsys, "paper", str(tmp_path / "seed_0"), "--n-boot-beta", "50", "--n-boot-kappa", "20",
+                        "--json")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert d["n_censored_final"] == [3] and set(d["readings"]) == {"censored", "dropped"}
+    assert d["levysde_beta_tail"][0]["censored"]["beta_tail_status"] == "ok"
+    rc, _, err = call(capsys, "paper", dirs[0], "--q-lo", "0.9", "--q-hi", "0.8")
+    one_line_error(rc, err, "--q-lo")
+    rc, _, err = call(capsys, "paper", str(tmp_path / "none"))
+    one_line_error(rc, err, "no such directory")
