@@ -23,8 +23,11 @@ and drift shape (beta) and per record interval and drift shape (kappa).
 
     python benchmarks/calibrate_paper.py [--quick] [--json] [--workers 2] [--out rows.jsonl]
 
-``--quick`` (CI): 2 small datasets, a few seconds. The full study: 3 parameter sets x 4 drifts x
-2 record intervals x 2 replicates = 48 datasets of 5 seeds x 512 units (about 10 minutes on 2 cores).
+``--quick`` (CI): 2 small datasets, a few seconds. The full study: block "main", 3 parameter sets x
+4 drifts x 2 record intervals x 2 replicates = 48 datasets of 5 seeds x 512 units with every
+estimate, and block "kappa", 96 more datasets (4 replicates per cell) with kappa_tail only, for its
+coverage (about 20 and 25 minutes of two cores). ``--block`` runs one block; ``--rows`` summarizes
+the rows that ``--out`` wrote (several files may be given).
 Every dataset has its own seed: results do not depend on --workers.
 """
 from __future__ import annotations
@@ -61,8 +64,13 @@ CENSOR_FRACTION = 0.03       # the slowest 3 % of unit-records censored in the c
 LEVEL = 0.90
 
 
-def design(quick: bool) -> list[dict]:
-    """The datasets: one dict per dataset with its own seed."""
+#: replicates per (set, drift, record interval) of the kappa block (kappa_tail only)
+KAPPA_REPLICATES = 4
+
+
+def design(quick: bool, block: str = "all") -> list[dict]:
+    """The datasets: one dict per dataset with its own seed. Blocks: "main" (every estimate, 48
+    datasets) and "kappa" (kappa_tail only, 96 more datasets for its coverage)."""
     out, seed = [], 1000
     if quick:
         for gen, drift in (("independent", "saturating"), ("levysde", "saturating")):
@@ -70,13 +78,23 @@ def design(quick: bool) -> list[dict]:
                             n_boot=100))
             seed += 1
         return out
-    for name in PARAM_SETS:
-        for gen, drift in DRIFTS:
-            for delta in DELTAS:
-                for _ in range(2):
-                    out.append(dict(set=name, gen=gen, drift=drift, delta=delta, S=5, Q=512, R=20, seed=seed,
-                                    n_boot=500))
-                    seed += 1
+    if block in ("all", "main"):
+        for name in PARAM_SETS:
+            for gen, drift in DRIFTS:
+                for delta in DELTAS:
+                    for _ in range(2):
+                        out.append(dict(set=name, gen=gen, drift=drift, delta=delta, S=5, Q=512, R=20, seed=seed,
+                                        n_boot=500, block="main"))
+                        seed += 1
+    seed = 5000
+    if block in ("all", "kappa"):
+        for name in PARAM_SETS:
+            for gen, drift in DRIFTS:
+                for delta in DELTAS:
+                    for _ in range(KAPPA_REPLICATES):
+                        out.append(dict(set=name, gen=gen, drift=drift, delta=delta, S=5, Q=512, R=20, seed=seed,
+                                        n_boot=500, block="kappa"))
+                        seed += 1
     return out
 
 
@@ -129,6 +147,10 @@ def _censor(taus, frac):
     return [np.where(t > cut, np.nan, t) for t in taus]
 
 
+def _kappa3(k):
+    return k.kappa, k.lo, k.hi
+
+
 def run_one(spec) -> dict:
     """One dataset: every estimate with its interval, and the truth."""
     from levysde.inference import paper_protocol as P
@@ -142,6 +164,14 @@ def run_one(spec) -> dict:
         ep = [t] * len(taus)
         row["truth"] = {"beta": beta_true, "kappa": kappa_true}
         nb = spec["n_boot"]
+        k = P.kappa_tail(taus, ep, n_boot=nb, seed=spec["seed"])
+        row["kappa"] = [k.kappa, k.lo, k.hi]
+        cens = _censor(taus, CENSOR_FRACTION)
+        if spec.get("block") == "kappa":
+            row["censored_kappa"] = {r: list(_kappa3(P.kappa_tail(cens, ep, reading=r, n_boot=nb, seed=spec["seed"])))
+                                     for r in P.READINGS}
+            row["seconds"] = round(time.perf_counter() - t0, 2)
+            return row
         wins = {}
         for q_lo, q_hi in WINDOWS:
             seeds = []
@@ -150,9 +180,6 @@ def run_one(spec) -> dict:
                 seeds.append([b.fit.beta_hat, b.lo, b.hi])
             wins[f"{q_lo:g}-{q_hi:g}"] = seeds
         row["beta"] = wins
-        k = P.kappa_tail(taus, ep, n_boot=nb, seed=spec["seed"])
-        row["kappa"] = [k.kappa, k.lo, k.hi]
-        cens = _censor(taus, CENSOR_FRACTION)
         row["censored"] = {}
         for reading in P.READINGS:
             seeds = []
@@ -160,7 +187,7 @@ def run_one(spec) -> dict:
                 b = P.ccdf_tail_bootstrap(tau[-1], reading=reading, n_boot=nb, seed=spec["seed"] + s)
                 seeds.append([b.fit.beta_hat, b.lo, b.hi])
             kk = P.kappa_tail(cens, ep, reading=reading, n_boot=nb, seed=spec["seed"])
-            row["censored"][reading] = {"beta": seeds, "kappa": [kk.kappa, kk.lo, kk.hi],
+            row["censored"][reading] = {"beta": seeds, "kappa": list(_kappa3(kk)),
                                         "n_censored_final": int(sum(np.isnan(c[-1]).sum() for c in cens))}
     except Exception as exc:            # reported in the summary ("errors"), never dropped silently
         row["error"] = f"{type(exc).__name__}: {exc}"
@@ -185,9 +212,11 @@ def _stats(est, truth):
 
 
 def summarize(rows: list[dict]) -> dict:
-    good = [r for r in rows if "error" not in r]
+    every = [r for r in rows if "error" not in r]
+    good = [r for r in every if r.get("block", "main") == "main"]
     out = {"n_datasets": len(rows), "errors": [r["error"] for r in rows if "error" in r],
-           "beta": {}, "beta_paper_summary": {}, "kappa": {}, "censored": {}}
+           "beta": {}, "beta_paper_summary": {}, "beta_pooled": {}, "kappa": {}, "kappa_by_set": {},
+           "censored": {}}
     sets = sorted({r["set"] for r in good})
     drifts = sorted({f"{r['gen']}:{r['drift']}" for r in good})
     for w in (f"{a:g}-{b:g}" for a, b in WINDOWS):
@@ -202,21 +231,33 @@ def summarize(rows: list[dict]) -> dict:
                 # the paper's reported number: mean over seeds of the estimate and of the interval ends
                 summ = [np.mean(np.asarray(r["beta"][w], dtype=float), axis=0).tolist() for r in sel]
                 out["beta_paper_summary"][key] = _stats(summ, tr)
-    for delta in sorted({r["delta"] for r in good}):
+    for w in (f"{a:g}-{b:g}" for a, b in WINDOWS):
         for d in drifts:
-            for name in sets:
-                sel = [r for r in good if r["delta"] == delta and f"{r['gen']}:{r['drift']}" == d and r["set"] == name]
-                if sel:
-                    out["kappa"][f"{delta:g}|{name}|{d}"] = _stats([r["kappa"] for r in sel], sel[0]["truth"]["kappa"])
+            sel = [r for r in good if f"{r['gen']}:{r['drift']}" == d]
+            if sel:         # pooled over the sets: estimates / truth against 1
+                est = [[v / r["truth"]["beta"] for v in s] for r in sel for s in r["beta"][w]]
+                out["beta_pooled"][f"{w}|{d}"] = _stats(est, 1.0)
+    drifts_all = sorted({f"{r['gen']}:{r['drift']}" for r in every})
+    for delta in sorted({r["delta"] for r in every}):
+        for d in drifts_all:
+            sel = [r for r in every if r["delta"] == delta and f"{r['gen']}:{r['drift']}" == d]
+            if sel:        # kappa = 1 in every set: pooled over the sets
+                out["kappa"][f"{delta:g}|{d}"] = _stats([r["kappa"] for r in sel], sel[0]["truth"]["kappa"])
+        for name in sorted({r["set"] for r in every}):
+            sel = [r for r in every if r["delta"] == delta and r["set"] == name]
+            if sel:
+                out["kappa_by_set"][f"{delta:g}|{name}"] = _stats([r["kappa"] for r in sel], sel[0]["truth"]["kappa"])
     for reading in ("censored", "dropped"):
         for name in sets:
             sel = [r for r in good if r["set"] == name]
             if not sel:
                 continue
             tr = sel[0]["truth"]
+            ks = [r["censored"][reading]["kappa"] for r in sel] + [
+                r["censored_kappa"][reading] for r in every if r["set"] == name and "censored_kappa" in r]
             out["censored"][f"{reading}|{name}"] = {
                 "beta": _stats([s for r in sel for s in r["censored"][reading]["beta"]], tr["beta"]),
-                "kappa": _stats([r["censored"][reading]["kappa"] for r in sel], tr["kappa"])}
+                "kappa": _stats(ks, tr["kappa"])}
     out["seconds"] = round(sum(r["seconds"] for r in rows), 1)
     return out
 
@@ -231,19 +272,34 @@ def _cov(v):
 
 def markdown(s: dict) -> str:
     """The tables of docs/paper_protocol.md."""
-    lines = ["beta_hat_tail (one seed's last record, 512 units; 90 % unit bootstrap):", "",
-             "| window | beta* | drift | bias | coverage | n | paper summary: bias, coverage |",
-             "|---|---|---|---|---|---|---|"]
+    paper = f"{WINDOWS[0][0]:g}-{WINDOWS[0][1]:g}"
+    lines = [f"beta_hat_tail in the paper's window {paper} (one seed's last record, 512 units; 90 % unit "
+             "bootstrap):", "", "| beta* | drift | bias | coverage | n | paper summary: bias, coverage |",
+             "|---|---|---|---|---|---|"]
     for key, v in s["beta"].items():
         w, name, d = key.split("|")
+        if w != paper:
+            continue
         p = s["beta_paper_summary"][key]
-        lines.append(f"| {w} | {v['beta_true']:.3f} ({name}) | {d} | {_pct(v['bias'])} | {_cov(v['coverage'])} | "
+        lines.append(f"| {v['beta_true']:.3f} ({name}) | {d} | {_pct(v['bias'])} | {_cov(v['coverage'])} | "
                      f"{v['n']} | {_pct(p['bias'])}, {_cov(p['coverage'])} |")
-    lines += ["", "kappa_tail (q = 0.10, 5 seeds; 90 % seed-block bootstrap; kappa = 1):", "",
-              "| record interval | set | drift | bias | coverage | n |", "|---|---|---|---|---|---|"]
+    lines += ["", "beta_hat_tail in every window (pooled over the three beta*):", "",
+              "| window | drift | bias | coverage | n |", "|---|---|---|---|---|"]
+    for key, v in s["beta_pooled"].items():
+        w, d = key.split("|")
+        lines.append(f"| {w} | {d} | {_pct(v['bias'])} | {_cov(v['coverage'])} | {v['n']} |")
+    lines += ["", "kappa_tail (q = 0.10, 5 seeds x 512 units; 90 % seed-block bootstrap; kappa = 1; pooled over "
+              "the three sets):", "", "| record interval | drift | bias | coverage | n |", "|---|---|---|---|---|"]
     for key, v in s["kappa"].items():
-        delta, name, d = key.split("|")
-        lines.append(f"| {delta} | {name} | {d} | {_pct(v['bias'])} | {_cov(v['coverage'])} | {v['n']} |")
+        delta, d = key.split("|")
+        lines.append(f"| {delta} | {d} | {_pct(v['bias'])} +- {100 * (v['bias_se'] or 0):.0f} % | "
+                     f"{_cov(v['coverage'])} | {v['n']} |")
+    lines += ["", "kappa_tail by parameter set (pooled over the drifts):", "",
+              "| record interval | set | bias | coverage | n |", "|---|---|---|---|---|"]
+    for key, v in s["kappa_by_set"].items():
+        delta, name = key.split("|")
+        lines.append(f"| {delta} | {name} | {_pct(v['bias'])} +- {100 * (v['bias_se'] or 0):.0f} % | "
+                     f"{_cov(v['coverage'])} | {v['n']} |")
     lines += ["", f"slowest {100 * CENSOR_FRACTION:g} % of unit-records censored (paper window):", "",
               "| reading | set | beta bias | beta coverage | kappa bias | kappa coverage |",
               "|---|---|---|---|---|---|"]
@@ -265,12 +321,18 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
     ap.add_argument("--workers", type=int, default=2, help="processes (default 2)")
     ap.add_argument("--out", help="write one JSON row per dataset to this file")
+    ap.add_argument("--block", choices=("all", "main", "kappa"), default="all",
+                    help="the full study's blocks to run (default all)")
+    ap.add_argument("--rows", nargs="+", metavar="ROWS.jsonl",
+                    help="summarize rows written by --out instead of running")
     args = ap.parse_args(argv)
     if args.workers < 1:
         print("calibrate_paper: --workers must be >= 1", file=sys.stderr)
         return 2
-    specs = design(args.quick)
-    if args.workers == 1:
+    specs = [] if args.rows else design(args.quick, args.block)
+    if args.rows:
+        rows = [json.loads(line) for f in args.rows for line in open(f) if line.strip()]
+    elif args.workers == 1:
         rows = [run_one(s) for s in specs]
     else:
         from concurrent.futures import ProcessPoolExecutor
