@@ -305,6 +305,11 @@ def test_reader_roundtrip_and_censoring(tmp_path):
         assert np.isinf(ct.tau[1, 2]) and np.isnan(ct.zeta[2, 5])
         fin = ~ct.censored
         assert np.array_equal(ct.zeta[fin], -np.log(tau[fin]))
+    # the paper's estimators take what the reader returns
+    k = P.kappa_tail(ct, n_boot=10, min_tail=1)
+    assert k.n_blocks == 2 and k.n_censored >= 1
+    with pytest.raises(ValueError, match="epoch is required"):
+        P.kappa_tail(tau)
     write_taus(tmp_path / "f32", tau.astype(np.float32), [1, 2, 3])
     assert read_checkpoint_taus(tmp_path / "f32").tau.dtype == np.float64
 
@@ -426,3 +431,26 @@ def test_cli_paper(tmp_path, capsys):
     one_line_error(rc, err, "--q-lo")
     rc, _, err = call(capsys, "paper", str(tmp_path / "none"))
     one_line_error(rc, err, "no such directory")
+
+
+def test_check_run_jac_variant_reports_the_censored_reading(tmp_path, capsys):
+    """A run file's first-order zeta_jac has NaN where a neuron was masked as expanding (no finite decay
+    time): `levysde check --variant jac` counts them as censored and adds the censored tail reading."""
+    from levysde.io.runfile import save_run
+
+    tau = sde_checkpoints(R=40, H=96)
+    zeta = -np.log(tau)                       # NaN where censored
+    R, H = zeta.shape
+    path = str(tmp_path / "run.npz")
+    save_run(path, {"zeta": np.nan_to_num(zeta, nan=-9.0), "zeta_jac": zeta, "step": np.arange(R) * 10,
+                    "Lambda": np.ones((R, H)), "loss": np.full(R, 0.1), "lags": np.arange(1.0, 4.0),
+                    "envelope": np.full((R, 3), 0.5), "trivial_loss": np.array(1.0)},
+             {"kind": "rnn", "model": "diaggate"})
+    rep = CC.check_run_censored(path, variant="jac", closing_loop=False, n_boot=20)
+    assert rep.extra["n_censored_final"] == 3 and rep.extra["n_censored_late"] == 15
+    assert rep.extra["beta_tail_censored_status"] == "ok"
+    rep = CC.check_run_censored(path, variant="gate", closing_loop=False, n_boot=20)
+    assert rep.extra["n_censored_final"] == 0
+    rc, out, err = call(capsys, "check", path, "--variant", "jac", "--no-simulate", "--n-boot", "20")
+    assert rc == 0, err
+    assert "beta (tail, cens)" in out and "masked as expanding" in out

@@ -63,10 +63,11 @@ def _report(args):
     if args.from_dir is None:
         if args.loss_ratio is not None:
             raise UsageError("argument --loss-ratio: applies with --from only (a run file has its loss)")
-        from levysde.inference.check import check_run
+        from levysde.inference.checkpoint_check import check_run_censored
 
-        return check_run(args.run, variant=args.variant, late_fraction=args.late_fraction, n_boot=args.n_boot,
-                         seed=args.seed, closing_loop=not args.no_simulate, n_groups=args.n_groups)
+        return check_run_censored(args.run, variant=args.variant, late_fraction=args.late_fraction,
+                                  n_boot=args.n_boot, seed=args.seed, closing_loop=not args.no_simulate,
+                                  n_groups=args.n_groups)
     if args.variant != "gate":
         raise UsageError("argument --variant: checkpoint_taus hold one time scale per unit (no variants)")
     from levysde.inference.checkpoint_check import check_checkpoint_taus

@@ -50,7 +50,7 @@ def run(args) -> int:
     if not args.q_lo < args.q_hi:
         raise UsageError(f"argument --q-lo: must be below --q-hi ({args.q_lo:g} >= {args.q_hi:g})")
     runs = [read_checkpoint_taus(d, min_checkpoints=2) for d in args.dirs]
-    rep = paper_estimates([r.tau for r in runs], [r.epoch.astype(float) for r in runs], q_lo=args.q_lo,
+    rep = paper_estimates(runs, q_lo=args.q_lo,
                           q_hi=args.q_hi, n_boot_beta=args.n_boot_beta, n_boot_kappa=args.n_boot_kappa,
                           late_fraction=args.late_fraction, seed=args.seed)
     ours = [tail_readings(r.tau, r.censored) for r in runs]

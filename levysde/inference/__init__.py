@@ -74,7 +74,8 @@ __getattr__, __dir__, __all__ = lazy.attach(
             "MIN_GROUPS",
             "PHASE_MIN_PROBABILITY",
         ],
-        "checkpoint_check": ["late_start", "tail_readings", "check_checkpoint_taus"],
+        "checkpoint_check": ["late_start", "tail_readings", "add_censored_tail", "check_run_censored",
+                             "check_checkpoint_taus"],
         "paper_protocol": [
             "READINGS",
             "PAPER_Q_LO",

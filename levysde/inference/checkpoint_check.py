@@ -23,12 +23,12 @@ import numpy as np
 from levysde.core.jsonable import finite_or_none
 from levysde.core.status import Estimate, Status, unavailable
 from levysde.core.validate import check_int, check_real
-from levysde.inference.check import MIN_GROUPS, CheckReport, check_trajectories
+from levysde.inference.check import MIN_GROUPS, CheckReport, check_run, check_trajectories, load_run_arrays
 from levysde.io.checkpoint_taus import CheckpointTaus, read_checkpoint_taus
 from levysde.rnn.learned import LEARNED_THRESHOLD
 from levysde.stats.tails import power_law_note, tail_from_samples
 
-__all__ = ["late_start", "tail_readings", "check_checkpoint_taus"]
+__all__ = ["late_start", "tail_readings", "add_censored_tail", "check_run_censored", "check_checkpoint_taus"]
 
 
 def late_start(n_records: int, late_fraction: float) -> int:
@@ -115,6 +115,42 @@ def tail_readings(tau: np.ndarray, censored: np.ndarray, *, late_fraction: float
     return out
 
 
+def add_censored_tail(rep: CheckReport, tau: np.ndarray, censored: np.ndarray, *, late_fraction: float = 0.5,
+                      tau_censor: float | None = None, what: str = "no decay over the fit window") -> CheckReport:
+    """Add the censored reading of the tail rate to a report: ``beta_tail_censored`` (JSON keys of
+    :func:`tail_readings`' censored reading), ``n_censored_final`` and ``n_censored_late`` in
+    ``rep.extra``, and a note when units are censored. ``tau``, ``censored``: (R, H), the
+    trajectories the report was made from; ``what`` says why a unit is censored. Returns ``rep``."""
+    tau = np.asarray(tau, dtype=float)
+    cens = np.asarray(censored, dtype=bool)
+    readings = tail_readings(tau, cens, late_fraction=late_fraction, tau_censor=tau_censor)
+    first = late_start(tau.shape[0], late_fraction)
+    n_late, n_final, H = int(cens[first:].sum()), int(cens[-1].sum()), int(tau.shape[1])
+    if n_late:
+        rep.notes.append(f"{n_late} unit-record(s) of the late part are censored ({what}: tau beyond what it "
+                         f"resolves; {n_final} of {H} units at the last record); the SDE fit sees them as "
+                         f"undefined, beta_tail drops them, beta_tail_censored counts them as right-censored")
+    rep.extra.update(n_censored_final=n_final, n_censored_late=n_late,
+                     **readings["censored"].as_json("beta_tail_censored"))
+    return rep
+
+
+def check_run_censored(path, *, variant: str = "gate", **kwargs) -> CheckReport:
+    """:func:`levysde.inference.check.check_run` plus the censored reading of the tail rate
+    (:func:`add_censored_tail`): in the first-order variant (``"jac"``) a neuron-record masked as
+    expanding (mu_bar^(1) <= 0, NaN in ``zeta_jac``) has no finite decay time: it is censored. In the
+    gate variant zeta is always defined and nothing is censored. ``kwargs`` as for check_run."""
+    rep = check_run(path, variant=variant, **kwargs)
+    z = np.asarray(load_run_arrays(path)["zeta" if variant == "gate" else "zeta_jac"], dtype=float)
+    if z.ndim != 2:
+        return rep
+    cens = np.isnan(z)
+    with np.errstate(over="ignore"):
+        tau = np.where(cens, np.inf, np.exp(-np.where(cens, 0.0, z)))
+    return add_censored_tail(rep, tau, cens, late_fraction=kwargs.get("late_fraction", 0.5),
+                             what="masked as expanding, mu_bar^(1) <= 0")
+
+
 def check_checkpoint_taus(source: str | os.PathLike[str] | CheckpointTaus, *, loss_ratio: float | None = None,
                           late_fraction: float = 0.5, n_groups: int = 16, n_boot: int = 400, seed: int = 0,
                           closing_loop: bool = True, tau_censor: float | None = None) -> CheckReport:
@@ -157,16 +193,7 @@ def check_checkpoint_taus(source: str | os.PathLike[str] | CheckpointTaus, *, lo
     rep = check_trajectories(ct.zeta, step, variant="gate", late_fraction=late_fraction, n_groups=n_groups,
                              n_boot=n_boot, seed=seed, closing_loop=closing_loop,
                              config={"source": "checkpoint_taus", "path": ct.path})
-    readings = tail_readings(ct.tau, ct.censored, late_fraction=late_fraction, tau_censor=tau_censor)
-    first = late_start(ct.tau.shape[0], late_fraction)
-    n_late = int(ct.censored[first:].sum())
-    n_final = int(ct.n_censored[-1])
-    H = int(ct.tau.shape[1])
-    if n_late:
-        rep.notes.append(f"{n_late} unit-checkpoint(s) of the late part are censored (no decay over the fit "
-                         f"window: tau beyond what it resolves; {n_final} of {H} units at the last checkpoint); "
-                         f"the SDE fit sees them as undefined, beta_tail drops them, beta_tail_censored "
-                         f"counts them as right-censored")
+    add_censored_tail(rep, ct.tau, ct.censored, late_fraction=late_fraction, tau_censor=tau_censor)
     rep.notes.append("zeta = -log tau of the paper's windowed first-order transport (checkpoint_taus); "
                      "records are checkpoints, time in epochs")
     if loss_ratio is None:
@@ -179,7 +206,6 @@ def check_checkpoint_taus(source: str | os.PathLike[str] | CheckpointTaus, *, lo
     rep.add_gate("learned", learned, reason)
     gaps = np.diff(ct.epoch)
     rep.extra.update(source="checkpoint_taus", path=ct.path, epochs=[int(ct.epoch[0]), int(ct.epoch[-1])],
-                     record_interval_epochs=float(np.median(gaps)), n_units=H, n_censored_final=n_final,
-                     n_censored_late=n_late, learned=learned, loss_ratio=finite_or_none(loss_ratio),
-                     **readings["censored"].as_json("beta_tail_censored"))
+                     record_interval_epochs=float(np.median(gaps)), n_units=int(ct.tau.shape[1]), learned=learned,
+                     loss_ratio=finite_or_none(loss_ratio))
     return rep

@@ -425,8 +425,20 @@ class KappaTail:
         return to_jsonable(asdict(self))
 
 
+def _unpack(tau, epoch):
+    """(list of tau arrays, list of epoch arrays) from arrays, or from objects with ``.tau`` and ``.epoch``
+    (:class:`levysde.io.checkpoint_taus.CheckpointTaus`) when ``epoch`` is None."""
+    if epoch is not None:
+        return tau, epoch
+    runs = [tau] if hasattr(tau, "tau") else list(tau)
+    if not runs or not all(hasattr(r, "tau") and hasattr(r, "epoch") for r in runs):
+        raise ValueError("epoch is required unless tau is a CheckpointTaus (or a list of them)")
+    return [np.asarray(r.tau, dtype=float) for r in runs], [np.asarray(r.epoch, dtype=float) for r in runs]
+
+
 def _runs_arrays(tau, epoch):
     """List of (zeta (R, H), censored (R, H), epoch (R,)) per seed, checked."""
+    tau, epoch = _unpack(tau, epoch)
     if isinstance(tau, np.ndarray) and tau.ndim == 2:
         tau, epoch = [tau], [epoch]
     if not isinstance(tau, Sequence | np.ndarray) or len(tau) == 0:
@@ -496,7 +508,7 @@ def _const_vs_linear(z, d):
     return float(slope), float(bic[1] - bic[0])
 
 
-def kappa_tail(tau, epoch, *, q: float = PAPER_KAPPA_Q, reading: str = "censored", trim: float = 0.10,
+def kappa_tail(tau, epoch=None, *, q: float = PAPER_KAPPA_Q, reading: str = "censored", trim: float = 0.10,
                late_fraction: float = 0.35, min_late: int = 4, n_boot: int = 3000, level: float = 0.90,
                min_tail: int = 200, seed: int = 20260410) -> KappaTail:
     """The paper's kappa_tail: trimmed mean of the far-left increments, with the block bootstrap.
@@ -504,7 +516,8 @@ def kappa_tail(tau, epoch, *, q: float = PAPER_KAPPA_Q, reading: str = "censored
     Parameters
     ----------
     tau : (R, H) array or list of (R_s, H_s) arrays, one per seed
-        tau_q per checkpoint and unit (steps); NaN or +-inf = censored (no decay resolved).
+        tau_q per checkpoint and unit (steps); NaN or +-inf = censored (no decay resolved). A
+        :class:`levysde.io.checkpoint_taus.CheckpointTaus` or a list of them (with epoch None).
     epoch : (R,) array or list of them
         The checkpoints' epochs (strictly increasing); increments are divided by the epoch gap
         (per epoch). Any time axis works (the SDE's time in a calibration).
@@ -596,7 +609,7 @@ def kappa_tail(tau, epoch, *, q: float = PAPER_KAPPA_Q, reading: str = "censored
                      n_tail=int(d_tail.size), n_censored=n_unk, slope=slope, delta_bic=dbic, **base)
 
 
-def kappa_tail_sweep(tau, epoch, *, qs: Sequence[float] = PAPER_KAPPA_SWEEP, **kwargs) -> list[KappaTail]:
+def kappa_tail_sweep(tau, epoch=None, *, qs: Sequence[float] = PAPER_KAPPA_SWEEP, **kwargs) -> list[KappaTail]:
     """:func:`kappa_tail` at each far-left quantile of ``qs`` (the paper's robustness sweep, 0.03-0.20);
     ``kwargs`` as for :func:`kappa_tail` (one seed for every q).
 
@@ -1015,7 +1028,7 @@ def _majority(labels):
     return str(vals[i]) if counts[i] > len(labels) / 2 else "mixed"
 
 
-def paper_estimates(tau, epoch, *, lags: ArrayLike | None = None, q_lo: float = PAPER_Q_LO,
+def paper_estimates(tau, epoch=None, *, lags: ArrayLike | None = None, q_lo: float = PAPER_Q_LO,
                     q_hi: float = PAPER_Q_HI, n_boot_beta: int = 2000, n_boot_kappa: int = 3000,
                     kappa_q: float = PAPER_KAPPA_Q, kappa_sweep: Sequence[float] = PAPER_KAPPA_SWEEP,
                     late_fraction: float = 0.35, level: float = 0.90, seed: int = 42) -> PaperReport:
@@ -1025,8 +1038,9 @@ def paper_estimates(tau, epoch, *, lags: ArrayLike | None = None, q_lo: float = 
     ----------
     tau : (R, H) array or list of (R_s, H_s) arrays, one per seed
         tau_q per checkpoint (rows in epoch order) and unit; NaN or +-inf = censored. A
-        :class:`levysde.io.checkpoint_taus.CheckpointTaus` gives ``.tau`` and ``.epoch``.
-    epoch : (R,) array or list of them, strictly increasing
+        :class:`levysde.io.checkpoint_taus.CheckpointTaus` or a list of them may be given instead
+        (epoch None): its ``.tau`` and ``.epoch``.
+    epoch : (R,) array or list of them, strictly increasing (None with CheckpointTaus)
     lags : envelope lags (default :data:`PAPER_LAGS`)
     q_lo, q_hi : the CCDF window (the paper: 0.75, 0.995)
     n_boot_beta, n_boot_kappa : bootstrap replicates (the paper: 2000 and 3000)
@@ -1052,6 +1066,7 @@ def paper_estimates(tau, epoch, *, lags: ArrayLike | None = None, q_lo: float = 
     >>> bool(abs(rep.beta_hat["censored"] - 0.7) < 0.1), rep.n_censored_final
     (True, [0, 0])
     """
+    tau, epoch = _unpack(tau, epoch)
     runs = _runs_arrays(tau, epoch)
     taus = [np.asarray(t, dtype=float) for t in ([tau] if isinstance(tau, np.ndarray) and tau.ndim == 2 else tau)]
     seeds: dict = {}
