@@ -26,7 +26,7 @@ and drift shape (beta) and per record interval and drift shape (kappa).
 ``--quick`` (CI): 2 small datasets, a few seconds. The full study: block "main", 3 parameter sets x
 4 drifts x 2 record intervals x 2 replicates = 48 datasets of 5 seeds x 512 units with every
 estimate, and block "kappa", 96 more datasets (4 replicates per cell) with kappa_tail only, for its
-coverage (about 20 and 25 minutes of two cores). ``--block`` runs one block; ``--rows`` summarizes
+coverage (about 1,100 and 2,500 s of one core). ``--block`` runs one block; ``--rows`` summarizes
 the rows that ``--out`` wrote (several files may be given).
 Every dataset has its own seed: results do not depend on --workers.
 """
