@@ -15,7 +15,14 @@ def add_parser(sub):
                     "run file, predict beta* and the phase, and compare with the observed tail of "
                     "the spectrum, the envelope exponent and a simulation of the fitted SDE.",
     )
-    p.add_argument("run", metavar="RUN.npz", help="run file written by levysde train")
+    p.add_argument("run", metavar="RUN.npz", nargs="?", help="run file written by levysde train")
+    p.add_argument("--from", dest="from_dir", metavar="DIR",
+                   help="check the anti-collapse paper's output instead of a run file: a checkpoint_taus/ "
+                        "directory of ckpt_EEEE_taus.npy files (or a model directory holding one); records are "
+                        "checkpoints, time in epochs, units with tau = NaN are right-censored")
+    p.add_argument("--loss-ratio", type=real(0.0), metavar="R",
+                   help="with --from: the run's late loss / trivial predictor's loss from its logs (the files "
+                        "hold no loss; without it the phase is withheld)")
     p.add_argument("--variant", choices=("gate", "jac"), default="gate",
                    help="gate: zeta from the gates; jac: first-order zeta^(1) (default gate)")
     p.add_argument("--late-fraction", type=real(0.0, 1.0, lo_open=True), default=0.5,
@@ -78,16 +85,34 @@ def _kappa_line(d):
     return _line("kappa", d, "kappa_hat")
 
 
-def run(args) -> int:
-    from levysde.inference.check import check_run
+def _report(args):
+    """The check of a run file, or of a checkpoint_taus directory (--from)."""
+    if (args.run is None) == (args.from_dir is None):
+        raise UsageError("give a run file RUN.npz or --from DIR (one of them)")
+    if args.from_dir is None:
+        if args.loss_ratio is not None:
+            raise UsageError("argument --loss-ratio: applies with --from only (a run file has its loss)")
+        from levysde.inference.checkpoint_check import check_run_censored
 
+        return check_run_censored(args.run, variant=args.variant, late_fraction=args.late_fraction,
+                                  n_boot=args.n_boot, seed=args.seed, closing_loop=not args.no_simulate,
+                                  n_groups=args.n_groups)
+    if args.variant != "gate":
+        raise UsageError("argument --variant: checkpoint_taus hold one time scale per unit (no variants)")
+    from levysde.inference.checkpoint_check import check_checkpoint_taus
+
+    return check_checkpoint_taus(args.from_dir, loss_ratio=args.loss_ratio, late_fraction=args.late_fraction,
+                                 n_boot=args.n_boot, seed=args.seed, closing_loop=not args.no_simulate,
+                                 n_groups=args.n_groups)
+
+
+def run(args) -> int:
     if args.plot is not None:
         args.plot = image_output(args.plot, "--plot", args.force, formats=("png", "pdf", "svg"))
     elif args.force:
         raise UsageError("argument --force: does not apply without --plot")
-    rep = check_run(args.run, variant=args.variant, late_fraction=args.late_fraction,
-                    n_boot=args.n_boot, seed=args.seed, closing_loop=not args.no_simulate,
-                    n_groups=args.n_groups)
+    rep = _report(args)
+    args.run = args.run if args.run is not None else args.from_dir
     d = rep.as_json()
     if args.plot:
         from levysde.plotting import plot_check
@@ -97,8 +122,14 @@ def run(args) -> int:
         print_json(d)
         return 0
     cfg = rep.config
-    print(f"levysde check {args.run}   model={cfg.get('model')} optimizer={cfg.get('optimizer')} "
-          f"task={cfg.get('task')} hidden={cfg.get('hidden')} variant={args.variant}")
+    if args.from_dir is not None:
+        x = rep.extra
+        print(f"levysde check --from {args.from_dir}   checkpoint_taus: {x['n_units']} units, epochs "
+              f"{x['epochs'][0]}..{x['epochs'][1]} (every {x['record_interval_epochs']:g}), censored "
+              f"{x['n_censored_final']} at the last checkpoint")
+    else:
+        print(f"levysde check {args.run}   model={cfg.get('model')} optimizer={cfg.get('optimizer')} "
+              f"task={cfg.get('task')} hidden={cfg.get('hidden')} variant={args.variant}")
     print("fitted SDE (late part of training):")
     print(_kappa_line(d))
     for name, key in (("eta_G", "eta_g_hat"), ("eta_J", "eta_j_hat"), ("alpha", "alpha_hat"), ("lam", "lam_hat")):
@@ -116,7 +147,9 @@ def run(args) -> int:
     st, ind = d["stationarity"], d.get("independence") or {}
     print(f"  {'stationary':<16} {d['stationary']}   [{st.get('reason', '')}]")
     print(f"  {'independent':<16} {d.get('independent')}   [{ind.get('reason', '')}]")
-    for name, key in (("beta (tail)", "beta_tail"),
+    tails = (("beta (tail)", "beta_tail"),) + ((("beta (tail, cens)", "beta_tail_censored"),)
+                                               if "beta_tail_censored" in d else ())
+    for name, key in (*tails,
                       ("beta (dynamics)", "beta_dynamics"), ("beta (envelope)", "beta_envelope"),
                       ("KS(sim, net)", "ks_distance"),
                       ("beta (sim tail)", "beta_sim_tail")):

@@ -11,7 +11,10 @@ the test of the theory on a run (``check``) and the fit of a run's forgetting en
   admissibility of the root (the phase from data-identified estimates);
 * ``check``: ``levysde check``, the fit, the gates and the closing loop on a run;
 * ``envelope_grid``: the lag grid of an envelope table;
-* ``envelope_fit``: ``levysde envelope``, a run's envelope, its slope and decay class.
+* ``envelope_fit``: ``levysde envelope``, a run's envelope, its slope and decay class;
+* ``checkpoint_check``: ``levysde check --from DIR`` on the paper's ``checkpoint_taus/`` output;
+* ``paper_protocol``: the anti-collapse paper's estimators (CCDF beta_hat_tail, kappa_tail, the
+  envelope fits, the phase label), with non-decaying units as right-censored.
 
 Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
 """
@@ -86,6 +89,35 @@ __getattr__, __dir__, __all__ = lazy.attach(
             "PHASE_MIN_PROBABILITY",
             "STATIONARITY_GROUPS",
             "THEORY_MAX_GAMMA_DELTA",
+        ],
+        "checkpoint_check": ["late_start", "tail_readings", "add_censored_tail", "check_run_censored",
+                             "check_checkpoint_taus"],
+        "paper_protocol": [
+            "READINGS",
+            "PAPER_Q_LO",
+            "PAPER_Q_HI",
+            "PAPER_KAPPA_Q",
+            "PAPER_KAPPA_SWEEP",
+            "PAPER_LAGS",
+            "PHASE_LABELS",
+            "CCDFFit",
+            "CCDFBootstrap",
+            "KappaTail",
+            "EnvelopeModels",
+            "PowerWindow",
+            "SeedEstimates",
+            "PaperReport",
+            "censoring_mask",
+            "ccdf_tail_fit",
+            "ccdf_tail_bootstrap",
+            "kappa_tail",
+            "kappa_tail_sweep",
+            "tau_envelope",
+            "envelope_models",
+            "runs_test",
+            "power_law_window",
+            "phase_label",
+            "paper_estimates",
         ],
         "envelope_grid": ["LAG_MIN", "N_LAGS", "lag_grid"],
         "envelope_fit": [

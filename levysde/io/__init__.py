@@ -1,4 +1,5 @@
-"""Files: atomic writes, the overwrite policy and locks (``files``), and run files (``runfile``).
+"""Files: atomic writes, the overwrite policy and locks (``files``), run files (``runfile``) and the
+anti-collapse paper's per-checkpoint time scales (``checkpoint_taus``).
 
 Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
 """
@@ -20,6 +21,8 @@ __getattr__, __dir__, __all__ = lazy.attach(
             "release",
             "umask",
         ],
+        "checkpoint_taus": ["CKPT_TAU_PATTERN", "CheckpointTaus", "MAX_CHECKPOINTS", "MAX_UNITS",
+                            "read_checkpoint_taus"],
         "runfile": ["REQUIRED_KEYS", "check_writable", "checkpoint_path", "load_run", "read_run", "save_run"],
     },
 )

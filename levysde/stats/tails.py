@@ -23,7 +23,14 @@ With X = -zeta (long time scales are the left tail of zeta) and a threshold u,
   independent exceedances ``(beta_hat/se)^2`` implied by the jackknife error;
 * the tempering-limited fit of the collapsed phase: density of X proportional to
   ``exp(-b x') x'^(-1-alpha)`` on x > u, with ``x' = X - x0`` the distance from the
-  equilibrium (alpha known), by binned maximum likelihood.
+  equilibrium (alpha known), by binned maximum likelihood;
+* right-censoring (``censored=`` of :func:`hill_rate`, :func:`tail_from_samples`,
+  :func:`tail_fit`): a neuron whose time scale lies beyond what its measurement resolves
+  (e.g. a unit that did not decay over the transport fit window) is known only to have
+  X above its recorded value. Its exceedance enters the exposure but not the count:
+  ``beta_hat = #(uncensored X > u) / sum_{X>u} (X - u)``, the exponential MLE under right
+  censoring, which is also the censored Hill estimator of Einmahl, Fils-Villetard & Guillou
+  (2008) (the Hill estimate divided by the uncensored fraction of the exceedances).
 
 All estimators take per-group sufficient statistics, so that the same jackknife
 code serves samples and histograms.
@@ -89,22 +96,75 @@ def _hill(c, s):
         return np.asarray(c, dtype=float) / np.asarray(s, dtype=float)
 
 
-def hill_rate(x: ArrayLike, u: float, weights: ArrayLike | None = None) -> float:
+def _censor_mask(censored, size):
+    """Boolean (size,) mask of right-censored samples (all False for None); ValueError otherwise."""
+    if censored is None:
+        return np.zeros(size, dtype=bool)
+    c = np.asarray(censored)
+    if c.dtype != bool:
+        raise ValueError(f"censored must be a boolean mask; got dtype {c.dtype}")
+    c = c.ravel()
+    if c.size != size:
+        raise ValueError(f"censored must have one entry per sample ({size}); got {c.size}")
+    return c
+
+
+def hill_rate(x: ArrayLike, u: float, weights: ArrayLike | None = None, *,
+              censored: ArrayLike | None = None) -> float:
     """Hill estimator ``beta_hat = sum_{x>u} w / sum_{x>u} w (x - u)`` (docs/specification.md §8).
 
     The MLE of the rate of an exponential tail of X above u, i.e. the Hill estimator
     of the power-law index of tau = e^X.
 
-    Parameters: x, samples of X (any shape); u, threshold; weights, optional (shape of
-    x, >= 0; integer weights are repetitions).
-    Returns a float (1/units of x). Raises ValueError when no sample exceeds u.
+    Parameters
+    ----------
+    x : array_like
+        Samples of X (any shape).
+    u : float
+        Threshold.
+    weights : array_like, optional
+        Shape of x, >= 0; integer weights are repetitions.
+    censored : array_like of bool, optional
+        Shape of x: True where the sample is right-censored, i.e. the true X is only known
+        to exceed the recorded x (a time scale beyond what its measurement resolves). A
+        censored exceedance adds its excess ``x - u`` to the exposure but not to the count.
+
+    Returns
+    -------
+    float
+        beta_hat (1/units of x); 0.0 when every exceedance is censored.
+
+    Raises
+    ------
+    ValueError
+        When no sample exceeds u, or ``censored`` is not a boolean mask of x's size.
+
+    Notes
+    -----
+    With censoring, ``beta_hat = sum_{x>u, uncensored} w / sum_{x>u} w (x - u)``: the
+    maximum-likelihood rate of exponential excesses under right censoring, equal to the
+    censored Hill estimator ``gamma_hat_Hill / p_hat`` (p_hat the uncensored fraction of the
+    exceedances) of Einmahl, Fils-Villetard & Guillou (2008), written as a rate.
+
+    References
+    ----------
+    J. H. J. Einmahl, A. Fils-Villetard, A. Guillou, "Statistics of extremes under random
+    censoring", Bernoulli 14 (2008) 207-227.
+
+    Examples
+    --------
+    >>> hill_rate([1.0, 2.0, 3.0, 4.0], 0.0)
+    0.4
+    >>> hill_rate([1.0, 2.0, 3.0, 4.0], 0.0, censored=[False, False, False, True])
+    0.3
     """
     x = np.asarray(x, dtype=float).ravel()
     w = np.ones_like(x) if weights is None else np.asarray(weights, dtype=float).ravel()
+    cens = _censor_mask(censored, x.size)
     m = x > u
     if not np.any(m & (w > 0)):
         raise ValueError(f"no sample exceeds the threshold u = {u:g}")
-    return float(_hill(w[m].sum(), (w[m] * (x[m] - u)).sum()))
+    return float(_hill(w[m & ~cens].sum(), (w[m] * (x[m] - u)).sum()))
 
 
 def hill_index(sizes: ArrayLike, u: float, *, factors: tuple[float, ...] = (1.0, 1.5, 2.0, 3.0),
@@ -145,6 +205,8 @@ class TailEstimate:
     power_law : False when |z_check| exceeds the t_{G-1} quantile of level CHECK_LEVEL
         (the rate changes with the threshold: not a power law of tau); True when it
         passes; None when not testable (< 3 groups or < 10 exceedances beyond u2)
+    n_censored : right-censored samples among the exceedances (0 without censoring); they
+        count in the exposure, not in ``n_exceed``'s uncensored part
     """
 
     u: float
@@ -157,11 +219,12 @@ class TailEstimate:
     beta_check: float = math.nan
     z_check: float = math.nan
     power_law: bool | None = None
+    n_censored: float = 0.0
 
     def asdict(self) -> dict:
         return {k: getattr(self, k) for k in
                 ("u", "beta_hat", "se", "n_exceed", "n_excursions", "n_effective",
-                 "u_check", "beta_check", "z_check", "power_law")}
+                 "u_check", "beta_check", "z_check", "power_law", "n_censored")}
 
 
 def _stability(at, u, beta, c1, s1):
@@ -185,34 +248,40 @@ def _stability(at, u, beta, c1, s1):
     return (float(u2), b2, float(z), bool(abs(z) <= crit))
 
 
-def _estimate(at, u, n_exc=None) -> TailEstimate:
-    """From ``at(u) -> (c_g, s_g, u_used, n)``: per-group exceedance weights c_g and sums s_g
-    of the excesses X - u_used (X > u_used), and the number n of exceedances."""
+def _estimate(at, u, n_exc=None, n_cens=None) -> TailEstimate:
+    """From ``at(u) -> (c_g, s_g, u_used, n)``: per-group exceedance weights c_g (uncensored
+    ones) and sums s_g of the excesses X - u_used (X > u_used, censored included), and the
+    number n of exceedances; ``n_cens(u_used)``: the censored exceedances (None: no censoring)."""
     c_g, s_g, u_used, _ = at(u)
     C, S = c_g.sum(), s_g.sum()
+    nc = 0.0 if n_cens is None else float(n_cens(u_used))
     if not (C > 0 and S > 0):
-        return TailEstimate(float(u_used), float("nan"), float("nan"), float(C), n_exc, float("nan"))
+        return TailEstimate(float(u_used), float("nan"), float("nan"), float(C), n_exc, float("nan"),
+                            n_censored=nc)
     beta = float(_hill(C, S))
     loo = _hill(C - c_g, S - s_g)
     se = jackknife_se(loo) if np.all(np.isfinite(loo)) else float("nan")
     neff = (beta / se) ** 2 if se > 0 else float("nan")
     u_chk, b_chk, z_chk, ok = _stability(at, u_used, beta, c_g, s_g)
     return TailEstimate(float(u_used), beta, float(se), float(C), n_exc, float(neff),
-                        u_chk, b_chk, z_chk, ok)
+                        u_chk, b_chk, z_chk, ok, n_censored=nc)
 
 
-def _sample_sums(x, w, lab, G):
-    """``at(u)`` for samples x with weights w and group labels lab in [0, G)."""
+def _sample_sums(x, w, lab, G, cens=None):
+    """``at(u)`` for samples x with weights w and group labels lab in [0, G); with a censoring
+    mask ``cens``, the counts c hold the uncensored exceedances only (the sums s all of them)."""
     def at(u):
         m = x > u
-        c = np.bincount(lab[m], weights=w[m], minlength=G)
+        mc = m if cens is None else m & ~cens
+        c = np.bincount(lab[mc], weights=w[mc], minlength=G)
         s = np.bincount(lab[m], weights=w[m] * (x[m] - u), minlength=G)
         return c, s, float(u), int(np.count_nonzero(m & (w > 0)))
     return at
 
 
 def tail_from_samples(x: ArrayLike, u: float, groups: ArrayLike | None = None,
-                      weights: ArrayLike | None = None) -> TailEstimate:
+                      weights: ArrayLike | None = None, *,
+                      censored: ArrayLike | None = None) -> TailEstimate:
     """beta_hat(u) from samples of X = -zeta, jackknifed over groups, with the stability check.
 
     Parameters
@@ -221,6 +290,9 @@ def tail_from_samples(x: ArrayLike, u: float, groups: ArrayLike | None = None,
     u : threshold (same units as x), a finite real number
     groups : optional int labels (same length as 1-d x) of independent groups (integers; no bools)
     weights : optional, shape of x, >= 0
+    censored : optional boolean mask, shape of x: right-censored samples (the true X exceeds
+        the recorded one), as in :func:`hill_rate`; ``n_censored`` of the result counts those
+        beyond u
 
     Returns TailEstimate (n_excursions None). Raises ValueError on bad shapes.
     """
@@ -240,7 +312,12 @@ def tail_from_samples(x: ArrayLike, u: float, groups: ArrayLike | None = None,
     w = np.ones(x.size) if weights is None else np.asarray(weights, dtype=float).ravel()
     if w.size != x.size:
         raise ValueError("weights must have the shape of x")
-    return _estimate(_sample_sums(x.ravel(), w, lab, int(lab.max()) + 1), float(u))
+    xr = x.ravel()
+    if censored is None:
+        return _estimate(_sample_sums(xr, w, lab, int(lab.max()) + 1), float(u))
+    cens = _censor_mask(censored, x.size)
+    return _estimate(_sample_sums(xr, w, lab, int(lab.max()) + 1, cens), float(u),
+                     n_cens=lambda uu: np.count_nonzero(cens & (xr > uu) & (w > 0)))
 
 
 def _edge_index(edges, u):
@@ -465,6 +542,7 @@ class TailFit:
     beta_check: float = math.nan
     z_check: float = math.nan
     power_law: bool | None = None
+    n_censored: int = 0
 
 
 def _log_amplitude(beta, c, n_w, u):
@@ -480,7 +558,8 @@ def _default_threshold(x, w, tail_fraction):
 
 
 def tail_fit(zeta: ArrayLike, *, weights: ArrayLike | None = None, u: float | None = None,
-             tail_fraction: float = 0.05, groups: ArrayLike | None = None) -> TailFit:
+             tail_fraction: float = 0.05, groups: ArrayLike | None = None,
+             censored: ArrayLike | None = None) -> TailFit:
     """Tail amplitude A and rate beta of the left tail of zeta from samples (docs/specification.md §8).
 
     With X = -zeta and threshold u, the Hill MLE (:func:`hill_rate`)
@@ -503,6 +582,10 @@ def tail_fit(zeta: ArrayLike, *, weights: ArrayLike | None = None, u: float | No
     u : threshold on X = -zeta; default: the (1 - tail_fraction) quantile of X
     tail_fraction : in (0, 1), used when u is None
     groups : optional (n,) labels
+    censored : optional (n,) boolean mask of left-censored zeta (right-censored X = -zeta: the
+        neuron's time scale is only known to exceed exp(-zeta), :func:`hill_rate`). The rate is
+        the censored MLE, P(X > u) counts the censored exceedances, and the errors use the
+        uncensored count (the Fisher information of censored exponential excesses).
 
     Returns
     -------
@@ -520,9 +603,11 @@ def tail_fit(zeta: ArrayLike, *, weights: ArrayLike | None = None, u: float | No
         u = _default_threshold(x, w, tail_fraction)
     else:
         u = check_real("u", u)
+    cens = _censor_mask(censored, z.size)
     k = int(np.count_nonzero(x > u))
-    if k < 10:
-        raise ValueError(f"u: only {k} samples beyond the threshold u = {u:.6g}; need >= 10")
+    k_unc = int(np.count_nonzero((x > u) & ~cens))
+    if k_unc < 10:
+        raise ValueError(f"u: only {k_unc} uncensored samples beyond the threshold u = {u:.6g}; need >= 10")
     if groups is None:
         lab, G = np.arange(z.size), z.size
     else:
@@ -533,31 +618,34 @@ def tail_fit(zeta: ArrayLike, *, weights: ArrayLike | None = None, u: float | No
         G = int(lab.max()) + 1
         if G < 2:
             raise ValueError("groups must contain at least 2 distinct labels for the jackknife")
-    at = _sample_sums(x, w, lab, G)
+    at = _sample_sums(x, w, lab, G, cens if cens.any() else None)
     c_g, s_g, _, _ = at(u)
-    beta = hill_rate(x, u, w)                  # not from the group sums: the same value with any groups
+    beta = hill_rate(x, u, w, censored=cens)   # not from the group sums: the same value with any groups
     C, S, n_w = c_g.sum(), s_g.sum(), w.sum()
-    logA = _log_amplitude(beta, C, n_w, u)
-    k_eff = C * C / (w[x > u] ** 2).sum()
+    a_g = np.bincount(lab[x > u], weights=w[x > u], minlength=G)     # all exceedances (P(X > u))
+    logA = _log_amplitude(beta, a_g.sum(), n_w, u)
+    unc = (x > u) & ~cens
+    k_eff = C * C / (w[unc] ** 2).sum()
     if groups is None:
         se_b = beta / math.sqrt(k_eff)
-        se_logA = math.sqrt(((1 + beta * u) ** 2 + 1 - C / n_w) / k_eff)
+        se_logA = math.sqrt(((1 + beta * u) ** 2 + 1 - a_g.sum() / n_w) / k_eff)
         method = "iid"
     else:
         n_g = np.bincount(lab, weights=w, minlength=G)
-        k_g = np.bincount(lab[x > u], minlength=G)
-        if np.any(k - k_g < 10):
+        k_g = np.bincount(lab[unc], minlength=G)
+        if np.any(k_unc - k_g < 10):
             raise ValueError(f"u: leaving out one group leaves fewer than 10 of the {k} samples "
                              f"beyond the threshold u = {u:.6g}; need >= 10 for the jackknife")
         b_loo = _hill(C - c_g, S - s_g)
-        la_loo = np.array([_log_amplitude(b, C - c, n_w - nn, u) for b, c, nn in zip(b_loo, c_g, n_g, strict=True)])
+        la_loo = np.array([_log_amplitude(b, a_g.sum() - a, n_w - nn, u)
+                           for b, a, nn in zip(b_loo, a_g, n_g, strict=True)])
         se_b, se_logA = jackknife_se(b_loo), jackknife_se(la_loo)
         method = f"jackknife over {G} groups"
     u_chk, b_chk, z_chk, ok = _stability(at, float(u), beta, c_g, s_g)
     A = math.exp(logA)
     return TailFit(A=A, beta=beta, se_A=A * se_logA, se_beta=float(se_b), u=float(u), k=k,
                    n=int(z.size), method=method, u_check=u_chk, beta_check=b_chk, z_check=z_chk,
-                   power_law=ok)
+                   power_law=ok, n_censored=int(k - k_unc))
 
 
 def power_law_note(est: TailEstimate | TailFit) -> str | None:
