@@ -1,4 +1,5 @@
-"""Files: atomic writes, the overwrite policy and locks (``files``), and run files (``runfile``).
+"""Files: atomic writes, the overwrite policy and locks (``files``), run files (``runfile``) and
+learnability files (``learnfile``).
 
 Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
 """
@@ -20,6 +21,7 @@ __getattr__, __dir__, __all__ = lazy.attach(
             "release",
             "umask",
         ],
+        "learnfile": ["SUM_KEYS", "learnability_path", "read_learnability", "save_learnability"],
         "runfile": ["REQUIRED_KEYS", "check_writable", "checkpoint_path", "load_run", "read_run", "save_run"],
     },
 )

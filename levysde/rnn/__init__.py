@@ -9,6 +9,7 @@ tasks       synthetic long-memory regression: powerlaw, delay, adding, longmem (
 trainer     TrainConfig, train(): muP-scaled optimizers, clipping, injected alpha-stable forcing, recording
 checkpoint  the (torch) checkpoints that make a run resumable
 fast        GraphStep: a training step replayed from a CUDA graph
+matched     the learnability paper's matched statistic per lag, as per-sequence sums (docs/learnability.md)
 
 ``teacher`` and ``learned`` need numpy only. The trainer's names (``train``, ``TrainConfig``,
 the models, the tasks) need PyTorch (the optional extra ``pip install 'levysde[rnn]'``): they
@@ -33,6 +34,7 @@ __getattr__, _lazy_dir, _names = lazy.attach(
         "models": ["MODELS", "RNNModel", "Trace", "ConstGate", "SharedGate", "DiagGate", "GRU", "LSTM", "build_model"],
         "tasks": ["TASKS", "Task", "build_task", "sas_noise"],
         "trainer": ["TrainConfig", "train", "record_stats", "lambda_rayleigh"],
+        "matched": ["matched_sums", "run_matched_sums", "load_trained", "default_lags"],
     },
 )
 __all__ = ["INSTALL_HINT", *_names]
@@ -44,6 +46,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from levysde.rnn.learned import LEARNED_THRESHOLD, learned_diagnostic, run_summary
+    from levysde.rnn.matched import default_lags, load_trained, matched_sums, run_matched_sums
     from levysde.rnn.models import GRU, LSTM, MODELS, ConstGate, DiagGate, RNNModel, SharedGate, Trace, build_model
     from levysde.rnn.tasks import TASKS, Task, build_task, sas_noise
     from levysde.rnn.teacher import teacher_scale, teacher_time_scales, trivial_loss
