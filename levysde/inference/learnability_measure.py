@@ -295,6 +295,16 @@ def _chain(sums: MatchedSums, weights, pts, N_grid, eps):
                 n_star=required_n_continuous(mean, sigma, alpha, eps))
 
 
+def _pooled_xy(alpha, f, mean, sigma, use, eps):
+    """x = -kappa log f and y = log N* with one kappa per row: the median alpha over ``use``."""
+    with np.errstate(all="ignore"):
+        a = np.nanmedian(np.where(use, alpha, np.nan), axis=-1) if use.any() else np.full(alpha.shape[0], np.nan)
+        k = _kappa(a)[:, None]
+        x = np.where(f > 0, -k * np.log(f), np.nan)
+        y = k * np.log(eps * sigma / np.abs(mean))
+    return x, y
+
+
 def _x(alpha, f):
     with np.errstate(all="ignore"):
         return np.where(f > 0, -_kappa(alpha) * np.log(f), np.nan)
@@ -325,8 +335,10 @@ def measure_learnability(sums: MatchedSums | dict, *, N_grid: ArrayLike = N_GRID
     Notes
     -----
     The fit of the master law uses the lags where alpha_hat > 1.01 and f > 0, and: for the grid
-    version (the paper's), N(l) found in the grid; for N*(l), the mean significant (|m| > 2
-    bootstrap SE) and N* inside the grid's range. The lag set is fixed on the full sample;
+    version (the paper's: x with each lag's own kappa(alpha_hat(l))), N(l) found in the grid; for
+    N*(l), the mean significant (|m| > 2 bootstrap SE) and N* inside the grid's range, with one
+    kappa, from the median alpha_hat of those lags, in x and in N* (the theory's single alpha_g).
+    The lag set is fixed on the full sample;
     a replicate drops the lags where its own N is undefined. The interval is the percentile
     interval of the replicates' slopes; "consistent" means 1 lies inside it.
     """
@@ -362,22 +374,27 @@ def measure_learnability(sums: MatchedSums | dict, *, N_grid: ArrayLike = N_GRID
     H_sig = empirical_window(sums.lags, np.where(significant, full["n_req"], np.nan), N_ev)
     ok_a = (full["alpha"] > ALPHA_FLOOR) & (full["f"] > 0)
     master = {}
-    for name, key, use in (
-            ("grid", "n_req", ok_a & np.isfinite(full["n_req"])),
-            ("continuous", "n_star", ok_a & significant & (full["n_star"] >= grid[0]) & (full["n_star"] <= grid[-1]))):
-        x, y = _x(full["alpha"], full["f"]), np.log(full[key])
+    use_g = ok_a & np.isfinite(full["n_req"])
+    use_c = ok_a & significant & (full["n_star"] >= grid[0]) & (full["n_star"] <= grid[-1])
+    # grid (the paper's): per-lag kappa(alpha_hat(l)) in x, the grid N(l) in y
+    xg, yg = _x(full["alpha"], full["f"]), np.log(full["n_req"])
+    with np.errstate(all="ignore"):
+        xgb, ygb = _x(boot["alpha"], boot["f"]), np.log(boot["n_req"])
+    # continuous: one kappa (the median alpha_hat over the fitted lags) in x and in N*(l)
+    xc, yc = _pooled_xy(full["alpha"][None], full["f"][None], full["mean"][None], full["sigma"][None], use_c, eps)
+    xcb, ycb = _pooled_xy(boot["alpha"], boot["f"], boot["mean"], boot["sigma"], use_c, eps)
+    for name, use, x, y, xb, yb, nv in (("grid", use_g, xg, yg, xgb, ygb, full["n_req"]),
+                                        ("continuous", use_c, xc[0], yc[0], xcb, ycb, full["n_star"])):
         b, a, r2 = master_slope(np.where(use, x, np.nan), np.where(use, y, np.nan))
-        xb = np.where(use, _x(boot["alpha"], boot["f"]), np.nan)
-        with np.errstate(all="ignore"):
-            yb = np.where(use, np.log(boot[key]), np.nan)
-        bs = _slopes(xb, yb)
+        bs = _slopes(np.where(use, xb, np.nan), np.where(use, yb, np.nan))
         fin = bs[np.isfinite(bs)]
         ci = (float(np.quantile(fin, lo_q)), float(np.quantile(fin, hi_q))) if fin.size >= 20 else (math.nan,) * 2
         master[name] = {"slope": b, "intercept": a, "r2": r2, "n_lags": int(use.sum()),
-                        "lags": sums.lags[use].tolist(), "slope_se": float(np.std(fin, ddof=1)) if fin.size > 1
-                        else math.nan, "slope_interval": list(ci),
+                        "lags": sums.lags[use].tolist(), "x": x[use].tolist(), "log_N": y[use].tolist(),
+                        "slope_se": float(np.std(fin, ddof=1)) if fin.size > 1 else math.nan,
+                        "slope_interval": list(ci),
                         "consistent_with_1": bool(ci[0] <= 1.0 <= ci[1]) if np.all(np.isfinite(ci)) else None,
-                        "n_unique_N": int(np.unique(full[key][use]).size)}
+                        "n_unique_N": int(np.unique(nv[use]).size)}
     alpha_pooled = float(np.nanmedian(np.where(significant, full["alpha"], np.nan))) \
         if significant.any() else float(np.nanmedian(full["alpha"]))
     decay = _decay(sums.lags, full["f"], full["n_star"], full["alpha"], master["continuous"]["lags"],
@@ -403,7 +420,7 @@ def _decay(lags, f, n_star, alpha, fit_lags, alpha_g, N_ev, H_star) -> dict:
     fmax = float(f[ok].max())
     fn = np.where(ok, f / fmax, np.nan)
     try:
-        dc = classify_decay(lags[ok], fn[ok], f_start=1.0, lag_min=1.0)
+        dc = classify_decay(lags[ok], fn[ok], f_start=1.0)
     except ValueError as exc:
         return {"status": "unavailable", "reason": str(exc)}
     out: dict[str, Any] = {"status": "ok", "f_class": dc.name, "H_N_growth": _WINDOW_LAW[dc.name],
