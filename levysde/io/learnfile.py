@@ -34,7 +34,7 @@ def save_learnability(path: str, sums: dict[str, Any], meta: dict[str, Any]) -> 
     missing = [k for k in SUM_KEYS if k not in sums]
     if missing:
         raise ValueError(f"learnability sums lack {missing}")
-    out = {k: np.asarray(sums[k], dtype=np.float64) for k in SUM_KEYS}
+    out: dict[str, Any] = {k: np.asarray(sums[k], dtype=np.float64) for k in SUM_KEYS}
     out["meta"] = np.array(json.dumps(dict(meta, kind="learnability"), sort_keys=True, allow_nan=False))
     atomic_write(path, lambda fh: np.savez(fh, **out))
 

@@ -40,8 +40,12 @@ from __future__ import annotations
 import numpy as np
 
 from levysde.core.validate import check_array, check_bool, check_int
+from levysde.io.runfile import checkpoint_path, load_run
 from levysde.rnn._torch import nn, torch
-from levysde.rnn.models import GRU, LSTM, RNNModel
+from levysde.rnn.checkpoint import load_checkpoint
+from levysde.rnn.models import GRU, LSTM, RNNModel, build_model
+from levysde.rnn.tasks import STREAM_PROBE
+from levysde.rnn.trainer import TrainConfig
 from levysde.stats.stable_fit import ECF_POINTS, ecf_grid, robust_half_iqr
 
 __all__ = ["W_SEED", "LEAK_FLOOR", "PAPER_LAG_GRID", "matched_sums", "direction", "hidden_jvp", "transport_prefix",
@@ -238,11 +242,6 @@ def load_trained(run_path: str, device: str = "cpu"):
     config with the weights of its checkpoint ``RUN.ckpt`` (the state after the last step
     saved), in eval mode on ``device``. Raises ValueError (one line) when the run file or its
     checkpoint cannot be read or does not fit the config."""
-    from levysde.io.runfile import checkpoint_path, load_run
-    from levysde.rnn.checkpoint import load_checkpoint
-    from levysde.rnn.models import build_model
-    from levysde.rnn.trainer import TrainConfig
-
     run = load_run(run_path)
     st = load_checkpoint(checkpoint_path(run_path))
     cfg = TrainConfig.from_dict(st["config"])
@@ -267,8 +266,6 @@ def run_matched_sums(run_path: str, *, sequences: int | None = None, lags=None, 
     (``task.batch(S, seed, STREAM_PROBE, 0)``, for ``lagged`` the diagnostic set of the paper;
     S = ``sequences``, default the run's probe batch), lags default :func:`default_lags`.
     Returns ``(sums, info)``, info: the settings and the run's model, task and step."""
-    from levysde.rnn.tasks import STREAM_PROBE
-
     model, task, config = load_trained(run_path, device)
     S = check_int("sequences", sequences if sequences is not None else
                   (config.get("probe_batch") or config["batch"]), 8)
