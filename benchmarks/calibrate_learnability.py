@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 
@@ -65,7 +66,7 @@ def dataset(rng, alpha, kind):
 def run(quick: bool, seed: int) -> dict:
     t0 = time.time()
     rng = np.random.default_rng(seed)
-    n_sets = 12 if quick else 60
+    n_sets = 12 if quick else int(os.environ.get("LEVYSDE_CALIB_SETS", 60))
     grid = 2.0 ** np.arange(0, 16)
     cover = {"alpha": [], "sigma": [], "mean": []}
     slopes, slope_cover = [], []

@@ -71,6 +71,8 @@ N_BOOT = 400
 CONFIDENCE = 0.90
 #: a mean is "significant" when |m| exceeds this many bootstrap standard errors
 SIGNIFICANCE_Z = 2.0
+#: the continuous master-law fit uses the lags whose |m| exceeds this many bootstrap standard errors
+FIT_Z = 3.0
 #: fewest lags for a master-law slope
 MIN_FIT_LAGS = 4
 
@@ -158,29 +160,35 @@ def empirical_window(lags: ArrayLike, n_req: ArrayLike, N: ArrayLike) -> NDArray
     return np.where(ok, lag, 0.0).max(-1)
 
 
-def master_slope(x: ArrayLike, y: ArrayLike) -> tuple[float, float, float]:
-    """``(b, a, r2)`` of the least-squares line ``y = a + b x`` over the finite pairs (NaN when
-    fewer than :data:`MIN_FIT_LAGS` pairs or no spread in x)."""
+def master_slope(x: ArrayLike, y: ArrayLike, w: ArrayLike | None = None) -> tuple[float, float, float]:
+    """``(b, a, r2)`` of the (weighted, ``w`` >= 0) least-squares line ``y = a + b x`` over the finite
+    pairs (NaN when fewer than :data:`MIN_FIT_LAGS` pairs or no spread in x)."""
     xv, yv = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    ok = np.isfinite(xv) & np.isfinite(yv)
+    wv = np.ones_like(xv) if w is None else np.asarray(w, dtype=np.float64)
+    ok = np.isfinite(xv) & np.isfinite(yv) & np.isfinite(wv) & (wv > 0)
     if ok.sum() < MIN_FIT_LAGS or np.ptp(xv[ok]) == 0:
         return math.nan, math.nan, math.nan
-    xv, yv = xv[ok], yv[ok]
-    b, a = np.polyfit(xv, yv, 1)
+    xv, yv, wv = xv[ok], yv[ok], wv[ok] / wv[ok].sum()
+    xb, yb = wv @ xv, wv @ yv
+    b = float(wv @ ((xv - xb) * (yv - yb)) / (wv @ (xv - xb) ** 2))
+    a = float(yb - b * xb)
     res = yv - (a + b * xv)
-    sst = float(((yv - yv.mean()) ** 2).sum())
-    return float(b), float(a), float(1.0 - (res @ res) / sst) if sst > 0 else math.nan
+    sst = float(wv @ (yv - yb) ** 2)
+    return b, a, float(1.0 - (wv @ res ** 2) / sst) if sst > 0 else math.nan
 
 
-def _slopes(x, y):
-    """Row-wise least-squares slopes of y on x, (R, L) with NaN holes -> (R,)."""
-    ok = np.isfinite(x) & np.isfinite(y)
+def _slopes(x, y, w=None):
+    """Row-wise (weighted) least-squares slopes of y on x, (R, L) with NaN holes -> (R,)."""
+    w = np.ones(x.shape[-1]) if w is None else np.asarray(w, dtype=np.float64)
+    ok = np.isfinite(x) & np.isfinite(y) & (w > 0)
     n = ok.sum(1)
+    wz = np.where(ok, w, 0.0)
     xz, yz = np.where(ok, x, 0.0), np.where(ok, y, 0.0)
     with np.errstate(all="ignore"):
-        xb, yb = xz.sum(1) / n, yz.sum(1) / n
+        sw = wz.sum(1)
+        xb, yb = (wz * xz).sum(1) / sw, (wz * yz).sum(1) / sw
         dx = np.where(ok, x - xb[:, None], 0.0)
-        b = (dx * np.where(ok, y - yb[:, None], 0.0)).sum(1) / (dx * dx).sum(1)
+        b = (wz * dx * np.where(ok, y - yb[:, None], 0.0)).sum(1) / (wz * dx * dx).sum(1)
     return np.where(n >= MIN_FIT_LAGS, b, np.nan)
 
 
@@ -336,7 +344,7 @@ def measure_learnability(sums: MatchedSums | dict, *, N_grid: ArrayLike = N_GRID
     -----
     The fit of the master law uses the lags where alpha_hat > 1.01 and f > 0, and: for the grid
     version (the paper's: x with each lag's own kappa(alpha_hat(l))), N(l) found in the grid; for
-    N*(l), the mean significant (|m| > 2 bootstrap SE) and N* inside the grid's range, with one
+    N*(l), the mean clearly resolved (|m| > 3 bootstrap SE) and N* inside the grid's range, with one
     kappa, from the median alpha_hat of those lags, in x and in N* (the theory's single alpha_g).
     The lag set is fixed on the full sample;
     a replicate drops the lags where its own N is undefined. The interval is the percentile
@@ -375,7 +383,7 @@ def measure_learnability(sums: MatchedSums | dict, *, N_grid: ArrayLike = N_GRID
     ok_a = (full["alpha"] > ALPHA_FLOOR) & (full["f"] > 0)
     master = {}
     use_g = ok_a & np.isfinite(full["n_req"])
-    use_c = ok_a & significant & (full["n_star"] >= grid[0]) & (full["n_star"] <= grid[-1])
+    use_c = ok_a & (np.abs(full["mean"]) > FIT_Z * mean_se) & np.isfinite(full["n_star"])
     # grid (the paper's): per-lag kappa(alpha_hat(l)) in x, the grid N(l) in y
     xg, yg = _x(full["alpha"], full["f"]), np.log(full["n_req"])
     with np.errstate(all="ignore"):
@@ -383,10 +391,12 @@ def measure_learnability(sums: MatchedSums | dict, *, N_grid: ArrayLike = N_GRID
     # continuous: one kappa (the median alpha_hat over the fitted lags) in x and in N*(l)
     xc, yc = _pooled_xy(full["alpha"][None], full["f"][None], full["mean"][None], full["sigma"][None], use_c, eps)
     xcb, ycb = _pooled_xy(boot["alpha"], boot["f"], boot["mean"], boot["sigma"], use_c, eps)
-    for name, use, x, y, xb, yb, nv in (("grid", use_g, xg, yg, xgb, ygb, full["n_req"]),
-                                        ("continuous", use_c, xc[0], yc[0], xcb, ycb, full["n_star"])):
-        b, a, r2 = master_slope(np.where(use, x, np.nan), np.where(use, y, np.nan))
-        bs = _slopes(np.where(use, xb, np.nan), np.where(use, yb, np.nan))
+    with np.errstate(all="ignore"):
+        w_c = 1.0 / np.nanvar(np.where(np.isfinite(ycb), ycb, np.nan), axis=0, ddof=1)
+    for name, use, x, y, xb, yb, nv, wt in (("grid", use_g, xg, yg, xgb, ygb, full["n_req"], None),
+                                            ("continuous", use_c, xc[0], yc[0], xcb, ycb, full["n_star"], w_c)):
+        b, a, r2 = master_slope(np.where(use, x, np.nan), np.where(use, y, np.nan), wt)
+        bs = _slopes(np.where(use, xb, np.nan), np.where(use, yb, np.nan), wt)
         fin = bs[np.isfinite(bs)]
         ci = (float(np.quantile(fin, lo_q)), float(np.quantile(fin, hi_q))) if fin.size >= 20 else (math.nan,) * 2
         master[name] = {"slope": b, "intercept": a, "r2": r2, "n_lags": int(use.sum()),
