@@ -17,7 +17,7 @@ from levysde.inference.learnability_measure import (
     required_n_continuous,
     snr,
 )
-from levysde.stats.stable_fit import ECF_POINTS, ecf_grid, ecf_points, ecf_sums, fit_from_sums, robust_half_iqr
+from levysde.stats.stable_fit import ECF_POINTS, ecf_grid, ecf_points, ecf_sums, fit_from_sums, robust_half_iqr  # noqa: F401
 
 
 def synthetic(lags, m, alpha, S, n, seed, f=None, sigma=1.0):

@@ -43,6 +43,7 @@ false-detection rate are this package's additions (docs/learnability.md).
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -346,7 +347,8 @@ def measure_learnability(sums: MatchedSums | dict, *, N_grid: ArrayLike = N_GRID
     version (the paper's: x with each lag's own kappa(alpha_hat(l))), N(l) found in the grid; for
     N*(l), the mean clearly resolved (|m| > 3 bootstrap SE) and N* inside the grid's range, with one
     kappa, from the median alpha_hat of those lags, in x and in N* (the theory's single alpha_g).
-    The lag set is fixed on the full sample;
+    Only the lags before the second unresolved one enter (so that no lag is picked for its own
+    noise), weighted by the inverse bootstrap variance of log N*(l). The lag set is fixed on the full sample;
     a replicate drops the lags where its own N is undefined. The interval is the percentile
     interval of the replicates' slopes; "consistent" means 1 lies inside it.
     """
@@ -383,7 +385,9 @@ def measure_learnability(sums: MatchedSums | dict, *, N_grid: ArrayLike = N_GRID
     ok_a = (full["alpha"] > ALPHA_FLOOR) & (full["f"] > 0)
     master = {}
     use_g = ok_a & np.isfinite(full["n_req"])
-    use_c = ok_a & (np.abs(full["mean"]) > FIT_Z * mean_se) & np.isfinite(full["n_star"])
+    resolved = ok_a & (np.abs(full["mean"]) > FIT_Z * mean_se) & np.isfinite(full["n_star"])
+    # the lags before the second unresolved one: a lag is not chosen for its own noise
+    use_c = resolved & (np.cumsum(~resolved) < 2)
     # grid (the paper's): per-lag kappa(alpha_hat(l)) in x, the grid N(l) in y
     xg, yg = _x(full["alpha"], full["f"]), np.log(full["n_req"])
     with np.errstate(all="ignore"):
@@ -391,7 +395,8 @@ def measure_learnability(sums: MatchedSums | dict, *, N_grid: ArrayLike = N_GRID
     # continuous: one kappa (the median alpha_hat over the fitted lags) in x and in N*(l)
     xc, yc = _pooled_xy(full["alpha"][None], full["f"][None], full["mean"][None], full["sigma"][None], use_c, eps)
     xcb, ycb = _pooled_xy(boot["alpha"], boot["f"], boot["mean"], boot["sigma"], use_c, eps)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)             # lags without finite replicates
         w_c = 1.0 / np.nanvar(np.where(np.isfinite(ycb), ycb, np.nan), axis=0, ddof=1)
     for name, use, x, y, xb, yb, nv, wt in (("grid", use_g, xg, yg, xgb, ygb, full["n_req"], None),
                                             ("continuous", use_c, xc[0], yc[0], xcb, ycb, full["n_star"], w_c)):
