@@ -8,7 +8,9 @@ the test of the theory on a run (``check``) and the fit of a run's forgetting en
 * ``spectrum``: descriptors of a recorded spectrum (spread, supported lag range);
 * ``check``: ``levysde check``, the fit, the gates and the closing loop on a run;
 * ``envelope_grid``: the lag grid of an envelope table;
-* ``envelope_fit``: ``levysde envelope``, a run's envelope, its slope and decay class.
+* ``envelope_fit``: ``levysde envelope``, a run's envelope, its slope and decay class;
+* ``learnability_measure``: ``levysde learnability``, the empirical learnability window H_N and the
+  master-law test from a run's matched statistic.
 
 Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
 """
@@ -72,6 +74,19 @@ __getattr__, __dir__, __all__ = lazy.attach(
             "PHASE_MIN_PROBABILITY",
         ],
         "envelope_grid": ["LAG_MIN", "N_LAGS", "lag_grid"],
+        "learnability_measure": [
+            "N_GRID",
+            "SNR_EPS",
+            "MatchedSums",
+            "LearnabilityMeasurement",
+            "measure_learnability",
+            "false_detection_probability",
+            "empirical_window",
+            "required_n",
+            "required_n_continuous",
+            "snr",
+            "master_slope",
+        ],
         "envelope_fit": [
             "RunEnvelope",
             "EnvelopeFits",

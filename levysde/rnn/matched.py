@@ -248,7 +248,7 @@ def load_trained(run_path: str, device: str = "cpu"):
     task = cfg.make_task()
     t_max = cfg.t_max if cfg.t_max is not None else float(cfg.seq_len)
     model = build_model(cfg.model, task.n_in, cfg.hidden, task.n_out, init=cfg.init, t_max=t_max,
-                        gate_a=cfg.gate_a, seed=cfg.seed, gate_tau0=cfg.gate_tau0)
+                        gate_a=cfg.gate_a, seed=cfg.seed, gate_tau0=cfg.gate_tau0, layernorm=cfg.layernorm)
     try:
         model.load_state_dict(st["model"])
     except (RuntimeError, KeyError) as exc:
