@@ -20,7 +20,12 @@ Reported (``--json``):
     python benchmarks/calibrate_learnability.py [--quick] [--json] [--seed 2026]
 
 ``--quick``: 12 datasets and 200 null lags (about 20 s on one core); the full study: 60 datasets,
-1000 null lags.
+1000 null lags (``LEVYSDE_CALIB_SETS`` overrides the number of datasets).
+
+Measured (2026-12-01, seed 2026, 60 datasets): 2-SE coverage alpha 0.95, sigma 0.94, mean 0.96
+(840 lag estimates); master-law slope on N*(l) mean 0.99, sd 0.13, 90 % interval coverage 0.91
+(45 datasets; 15 had fewer than 4 resolved lags before the second unresolved one); false
+detections 0.718 +- 0.014 against the closed form 0.721.
 """
 from __future__ import annotations
 
