@@ -137,3 +137,48 @@ def test_cli_learnability_on_a_training_run(tmp_path, capsys):
     # existing output refused; a torch flag with a learnability file refused: one line, exit 2
     one_line_error(*call(capsys, "learnability", "--from", run, "--lags", "2", "30", "10")[::2], "already exists")
     one_line_error(*call(capsys, "learnability", "--from", d["written"], "--sequences", "8")[::2], "does not apply")
+
+
+@pytest.mark.parametrize("name", ["constgate", "sharedgate", "diaggate"])
+def test_layernorm_jacobian_diagonal_matches_autograd(name):
+    """With --layernorm, trace()'s J_qq (and r + rdiag) is d h_t / d h_{t-1} from autograd."""
+    m = build_model(name, 2, 4, 1, seed=1, layernorm=True, gate_tau0=5.0).double()
+    with torch.no_grad():
+        g = torch.Generator().manual_seed(0)
+        m.ln.weight.copy_(1 + 0.3 * torch.randn(4, generator=g, dtype=torch.float64))
+        m.ln.bias.copy_(0.3 * torch.randn(4, generator=g, dtype=torch.float64))
+        if name != "constgate":
+            m.W_a.normal_(0, 0.3, generator=g), m.U_a.normal_(0, 0.3, generator=g)
+    x = torch.randn(3, 6, 2, generator=g, dtype=torch.float64)
+    tr = m.trace(x, rdiag=True)
+    h = m.hidden_states(x)
+    for t in (1, 4):
+        hp = h[:, t - 1].detach().clone().requires_grad_(True)
+        out = m.hidden_states(x[:, t:t + 1], h0=hp)[:, 0]
+        J = torch.stack([torch.autograd.grad(out[:, q].sum(), hp, retain_graph=True)[0][:, q] for q in range(4)], 1)
+        np.testing.assert_allclose(tr.jac[:, t].numpy(), J.numpy(), atol=1e-13)
+        np.testing.assert_allclose((tr.r[:, t] + tr.rdiag[:, t]).numpy(), J.numpy(), atol=1e-13)
+    with pytest.raises(ValueError, match="leaky"):
+        build_model("gru", 2, 4, 1, layernorm=True)
+
+
+def test_learnability_profiles_are_valid_configs():
+    from levysde.rnn.learnability_presets import (
+        LEARNABILITY_MODELS,
+        LEARNABILITY_OPTIMIZERS,
+        LEARNABILITY_PRESETS,
+        learnability_config,
+    )
+    from levysde.rnn.models import tau0_gate
+    from levysde.rnn.teacher import FIXED_LAGS
+    from levysde.rnn.trainer import TrainConfig
+
+    assert tau0_gate(19.5) == pytest.approx(0.05, abs=2e-4)          # the paper's s0 = 0.05
+    for pr in LEARNABILITY_PRESETS:
+        for mdl in LEARNABILITY_MODELS:
+            for opt in LEARNABILITY_OPTIMIZERS:
+                cfg = TrainConfig(**learnability_config(pr, mdl, opt, 212)).validate()
+                assert cfg.layernorm == (mdl in ("constgate", "sharedgate", "diaggate"))
+                assert cfg.seq_len > max(FIXED_LAGS) and cfg.lag_mode == "fixed"
+    paper = learnability_config("learnability", "diaggate", "adamw", 212)
+    assert (paper["hidden"], paper["seq_len"], paper["batch"], paper["steps"]) == (128, 1024, 512, 12000)
