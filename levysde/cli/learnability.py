@@ -156,7 +156,7 @@ def _text(r) -> str:
     else:
         lines.append(f"decay class of f: unavailable ({d.get('reason')})")
     lines.append(f"{'N':>8} {'H_N':>7} {'H_N sig.':>9} {'H_N*':>7}")
-    for i, N in enumerate(r["N_grid"] if len(r["H_N"]) == len(r["N_grid"]) else range(len(r["H_N"]))):
+    for i, N in enumerate(r["N_eval"]):
         lines.append(f"{_num(N, 'g'):>8} {_num(r['H_N'][i], 'g'):>7} {_num(r['H_N_significant'][i], 'g'):>9} "
                      f"{_num(r['H_N_star'][i], 'g'):>7}")
     lines.append(f"{'lag':>6} {'mean':>11} {'se':>10} {'alpha':>7} {'sigma':>10} {'f':>10} {'N(l)':>7} {'N*(l)':>10}")

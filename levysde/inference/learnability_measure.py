@@ -241,6 +241,7 @@ class LearnabilityMeasurement:
     n_required: NDArray[np.float64]                # grid N(l), NaN = not detected in the grid
     n_star: NDArray[np.float64]                    # continuous N*(l)
     n_star_interval: NDArray[np.float64]           # (L, 2)
+    N_eval: NDArray[np.float64]                    # (n_N,) the N at which H_N is reported
     H_N: NDArray[np.float64]                       # (n_N,) from the grid N(l)
     H_N_interval: NDArray[np.float64]              # (n_N, 2)
     H_N_significant: NDArray[np.float64]           # (n_N,) from the grid N(l) of significant lags only
@@ -268,7 +269,7 @@ class LearnabilityMeasurement:
             "N_grid": arr(self.N_grid), "eps": self.eps,
             "N_required": arr(self.n_required), "N_star": arr(self.n_star),
             "N_star_interval": arr(self.n_star_interval),
-            "H_N": arr(self.H_N), "H_N_interval": arr(self.H_N_interval),
+            "N_eval": arr(self.N_eval), "H_N": arr(self.H_N), "H_N_interval": arr(self.H_N_interval),
             "H_N_significant": arr(self.H_N_significant), "H_N_star": arr(self.H_N_star),
             "master_law": _jsonable(self.master), "decay": _jsonable(self.decay),
             "n_boot": self.n_boot, "seed": self.seed, "confidence": CONFIDENCE,
@@ -420,7 +421,8 @@ def measure_learnability(sums: MatchedSums | dict, *, N_grid: ArrayLike = N_GRID
         sigma_se=se("sigma"), f=full["f"], f_se=se("f"), N_grid=grid, eps=eps,
         snr=snr(np.abs(full["mean"]), full["sigma"], full["alpha"], grid[:, None]),
         n_required=full["n_req"], n_star=full["n_star"], n_star_interval=pct(boot["n_star"]),
-        H_N=H, H_N_interval=pct(H_boot), H_N_significant=H_sig, H_N_star=H_star, master=master, decay=decay,
+        N_eval=np.asarray(N_ev, dtype=np.float64), H_N=H, H_N_interval=pct(H_boot),
+        H_N_significant=H_sig, H_N_star=H_star, master=master, decay=decay,
         alpha_pooled=alpha_pooled, n_boot=n_boot, seed=seed)
 
 
