@@ -143,7 +143,11 @@ def _text(r) -> str:
              f"eps {r['eps']:g}   bootstrap {r['n_boot']}"]
     if "written" in r:
         lines.append(f"matched statistic and result written to {r['written']}")
-    lines.append(f"alpha (median over significant lags): {_num(r['alpha_pooled'])}")
+    n_sig = sum(r["significant"])
+    lines.append(f"lags with a significant mean: {n_sig} of {len(r['lags'])}   alpha (median over "
+                 f"{'those' if n_sig else 'all lags'}): {_num(r['alpha_pooled'])}")
+    if not n_sig:
+        lines.append("no lag's mean is resolved: N(l) and H_N of the SNR rule reflect noise only")
     for name, m in r["master_law"].items():
         ci = m["slope_interval"]
         lines.append(f"master law ({name} N): slope {_num(m['slope'])}  {int(100 * r['confidence'])}% interval "
