@@ -159,6 +159,9 @@ def _text(r) -> str:
         lines.append(f"f decays {adverb[d['f_class']]} in l: H_N should grow {adverb[d['H_N_growth']]} in N")
     else:
         lines.append(f"decay class of f: unavailable ({d.get('reason')})")
+    if d.get("sigma_on_f_loglog_slope") is not None:
+        lines.append(f"noise scale against the envelope: d log sigma / d log f = {_num(d['sigma_on_f_loglog_slope'])} "
+                     f"(1: the noise carries f's decay, and |m|/sigma need not follow f)")
     lines.append(f"{'N':>8} {'H_N':>7} {'H_N sig.':>9} {'H_N*':>7}")
     for i, N in enumerate(r["N_eval"]):
         lines.append(f"{_num(N, 'g'):>8} {_num(r['H_N'][i], 'g'):>7} {_num(r['H_N_significant'][i], 'g'):>9} "

@@ -346,11 +346,11 @@ def measure_learnability(sums: MatchedSums | dict, *, N_grid: ArrayLike = N_GRID
     -----
     The fit of the master law uses the lags where alpha_hat > 1.01 and f > 0, and: for the grid
     version (the paper's: x with each lag's own kappa(alpha_hat(l))), N(l) found in the grid; for
-    N*(l), the mean clearly resolved (|m| > 3 bootstrap SE) and N* inside the grid's range, with one
-    kappa, from the median alpha_hat of those lags, in x and in N* (the theory's single alpha_g).
-    Only the lags before the second unresolved one enter (so that no lag is picked for its own
-    noise), weighted by the inverse bootstrap variance of log N*(l). The lag set is fixed on the full sample;
-    a replicate drops the lags where its own N is undefined. The interval is the percentile
+    N*(l), the mean clearly resolved (|m| > 3 bootstrap SE), with one kappa (the median alpha_hat
+    of those lags) in x and in N* (the theory's single alpha_g): the lags from the first resolved
+    one up to the second unresolved one after it (so that no lag is picked for its own noise),
+    weighted by the inverse bootstrap variance of log N*(l). The lag set is fixed on the full
+    sample; a replicate drops the lags where its own N is undefined. The interval is the percentile
     interval of the replicates' slopes; "consistent" means 1 lies inside it.
     """
     if not isinstance(sums, MatchedSums):
@@ -387,8 +387,10 @@ def measure_learnability(sums: MatchedSums | dict, *, N_grid: ArrayLike = N_GRID
     master = {}
     use_g = ok_a & np.isfinite(full["n_req"])
     resolved = ok_a & (np.abs(full["mean"]) > FIT_Z * mean_se) & np.isfinite(full["n_star"])
-    # the lags before the second unresolved one: a lag is not chosen for its own noise
-    use_c = resolved & (np.cumsum(~resolved) < 2)
+    # from the first resolved lag up to the second unresolved one after it: a lag is not chosen
+    # for its own noise
+    after = np.cumsum(resolved) > 0
+    use_c = resolved & after & (np.cumsum(~resolved & after) < 2)
     # grid (the paper's): per-lag kappa(alpha_hat(l)) in x, the grid N(l) in y
     xg, yg = _x(full["alpha"], full["f"]), np.log(full["n_req"])
     with np.errstate(all="ignore"):
@@ -415,6 +417,10 @@ def measure_learnability(sums: MatchedSums | dict, *, N_grid: ArrayLike = N_GRID
         if significant.any() else float(np.nanmedian(full["alpha"]))
     decay = _decay(sums.lags, full["f"], full["n_star"], full["alpha"], master["continuous"]["lags"],
                    alpha_pooled, N_ev, H_star)
+    # how much of f's decay the noise scale carries: 1 = sigma ∝ f, so |m|/sigma need not decay with f
+    pos = (full["f"] > 0) & (full["sigma"] > 0)
+    with np.errstate(all="ignore"):
+        decay["sigma_on_f_loglog_slope"] = master_slope(np.log(full["f"][pos]), np.log(full["sigma"][pos]))[0]
     return LearnabilityMeasurement(
         lags=sums.lags, n_samples=full["n"], n_sequences=S, mean=full["mean"], mean_se=mean_se,
         significant=significant, alpha=full["alpha"], alpha_se=se("alpha"), sigma=full["sigma"],
