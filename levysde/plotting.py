@@ -17,7 +17,7 @@ from levysde.inference.drift_fit import increments
 from levysde.io.files import atomic_write
 
 __all__ = ["pyplot", "save_figure", "plot_phase_diagram", "plot_envelope", "plot_check", "plot_simulation",
-           "plot_beta_check"]
+           "plot_beta_check", "plot_learnability"]
 
 _LABELS = {"eta_j": r"$\eta_J$", "kappa": r"$\kappa$", "eta_g": r"$\eta_G$",
            "alpha": r"$\alpha$", "lam": r"$\lambda$"}
@@ -345,3 +345,68 @@ def plot_beta_check(overlay, path=None):
     if path is not None:
         save_figure(fig, path)
     return fig
+
+
+def plot_learnability(res, path, *, title=None) -> str:
+    """Two panels of a learnability measurement (:class:`levysde.inference.learnability_measure.
+    LearnabilityMeasurement`): left, the grid N(l), the continuous N*(l) (with its bootstrap
+    interval) and the envelope f(l) against the lag on log axes (f on the right axis); right, the
+    master law: log N(l) against -kappa_alpha log f(l) for the fitted lags with the least-squares
+    line and the slope 1 of the theory through the points' centre. Lags whose mean is not
+    significant are drawn hollow. Returns the path written; ValueError when it cannot be written."""
+    plt = pyplot()
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10.5, 4.2))
+    try:
+        lags = np.asarray(res.lags, dtype=float)
+        sig = np.asarray(res.significant, dtype=bool)
+        ok = np.isfinite(res.n_required)
+        ax.loglog(lags[ok & sig], res.n_required[ok & sig], "o", ms=4, color="C0", label="N(l), grid rule")
+        ax.loglog(lags[ok & ~sig], res.n_required[ok & ~sig], "o", ms=4, mfc="none", color="C0",
+                  label="N(l), mean not significant")
+        st = np.isfinite(res.n_star) & (res.n_star > 0) & sig
+        if np.any(st):
+            ax.loglog(lags[st], res.n_star[st], "-", color="C1", lw=1.2, label="N*(l) (continuous)")
+            ci = np.asarray(res.n_star_interval)
+            good = st & np.all(np.isfinite(ci) & (ci > 0), axis=1)
+            ax.fill_between(lags[good], ci[good, 0], ci[good, 1], color="C1", alpha=0.2, lw=0)
+        for n in (res.N_grid[0], res.N_grid[-1]):
+            ax.axhline(n, color="0.6", lw=0.8, ls=":")
+        ax.set_ylim(float(res.N_grid[0]) / 10.0, float(res.N_grid[-1]) * 1e3)
+        ax.set_xlabel("lag l (steps)")
+        ax.set_ylabel("samples to detect, N(l)")
+        fx = ax.twinx()
+        fp = res.f > 0
+        fx.loglog(lags[fp], res.f[fp], "-", color="C2", lw=1.5, label="envelope f(l)")
+        fx.set_ylabel("envelope f(l) = mean |mu0 + mu1|", color="C2")
+        h1, l1 = ax.get_legend_handles_labels()
+        h2, l2 = fx.get_legend_handles_labels()
+        ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper left")
+        ax.grid(True, which="both", alpha=0.3)
+        for name, style in (("grid", "C0"), ("continuous", "C1")):
+            m = res.master.get(name, {})
+            x, y = np.asarray(m.get("x", []), dtype=float), np.asarray(m.get("log_N", []), dtype=float)
+            if x.size == 0:
+                continue
+            bx.plot(x, y, "o", ms=4, color=style, alpha=0.7)
+            if m.get("slope") is not None and np.isfinite(m["slope"]):
+                xs = np.linspace(x.min(), x.max(), 50)
+                ci = m.get("slope_interval") or [np.nan, np.nan]
+                bx.plot(xs, m["intercept"] + m["slope"] * xs, "-", color=style, lw=1.5,
+                        label=f"{name}: slope {m['slope']:.3g} [{ci[0]:.3g}, {ci[1]:.3g}]")
+                bx.plot(xs, y.mean() + (xs - x.mean()), ":", color=style, lw=1.0)
+        bx.set_xlabel("-kappa_alpha(l) log f(l)")
+        bx.set_ylabel("log N(l)")
+        bx.set_title("master law (dotted: slope 1)", fontsize=9)
+        if bx.get_legend_handles_labels()[0]:
+            bx.legend(fontsize=7)
+        bx.grid(True, alpha=0.3)
+        if title:
+            fig.suptitle(str(title), fontsize=9)
+        fig.tight_layout()
+        try:
+            written = save_figure(fig, path, dpi=120)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"--plot: cannot write {path}: {exc}") from None
+    finally:
+        plt.close(fig)
+    return written

@@ -17,7 +17,7 @@ import sys
 __all__ = ["main", "build_parser", "COMMANDS", "EXIT_INTERRUPTED"]
 
 #: command modules, in the order shown by ``levysde --help``
-COMMANDS = ("phase", "simulate", "envelope", "diagram", "train", "check", "paper")
+COMMANDS = ("phase", "simulate", "envelope", "diagram", "train", "check", "paper", "learnability")
 
 #: exit status of an interrupted command (128 + SIGINT, as shells report it)
 EXIT_INTERRUPTED = 130

@@ -2,7 +2,7 @@
 fixed training set and epochs, the tau0 init, the windowed zeta; docs/rnn.md)."""
 from __future__ import annotations
 
-from levysde.cli._common import Given, integer, real
+from levysde.cli._common import Given, GivenTrue, integer, real
 
 #: CLI dest -> TrainConfig field, where they differ
 FIELDS = {"lags": "lag_mode"}
@@ -32,6 +32,9 @@ def add_run_flags(g, r) -> None:
     g.add_argument("--gate-tau0", action=Given, type=real(0.0, lo_open=True), default=None,
                    help="start every unit at time scale T0 > 0: gate weights 0, gate bias from T0, other "
                         "matrices orthogonal, other biases 0 (default off)")
+    g.add_argument("--layernorm", action=GivenTrue,
+                   help="LayerNorm of the candidate pre-activation before tanh (leaky models; the learnability "
+                        "paper's)")
     r.add_argument("--record-epochs", action=Given, type=integer(1), default=None,
                    help="lagged: record after epoch 1 and every E epochs instead of every K steps")
     r.add_argument("--window-lags", action=Given, type=integer(1), nargs=3, default=None,

@@ -15,6 +15,8 @@ the test of the theory on a run (``check``) and the fit of a run's forgetting en
 * ``checkpoint_check``: ``levysde check --from DIR`` on the paper's ``checkpoint_taus/`` output;
 * ``paper_protocol``: the anti-collapse paper's estimators (CCDF beta_hat_tail, kappa_tail, the
   envelope fits, the phase label), with non-decaying units as right-censored.
+* ``learnability_measure``: ``levysde learnability``, the empirical learnability window H_N and the
+  master-law test from a run's matched statistic.
 
 Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
 """
@@ -120,6 +122,19 @@ __getattr__, __dir__, __all__ = lazy.attach(
             "paper_estimates",
         ],
         "envelope_grid": ["LAG_MIN", "N_LAGS", "lag_grid"],
+        "learnability_measure": [
+            "N_GRID",
+            "SNR_EPS",
+            "MatchedSums",
+            "LearnabilityMeasurement",
+            "measure_learnability",
+            "false_detection_probability",
+            "empirical_window",
+            "required_n",
+            "required_n_continuous",
+            "snr",
+            "master_slope",
+        ],
         "envelope_fit": [
             "RunEnvelope",
             "EnvelopeFits",

@@ -1,5 +1,6 @@
-"""Files: atomic writes, the overwrite policy and locks (``files``), run files (``runfile``) and the
-anti-collapse paper's per-checkpoint time scales (``checkpoint_taus``).
+"""Files: atomic writes, the overwrite policy and locks (``files``), run files (``runfile``),
+learnability files (``learnfile``) and the anti-collapse paper's per-checkpoint time scales
+(``checkpoint_taus``).
 
 Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
 """
@@ -23,6 +24,7 @@ __getattr__, __dir__, __all__ = lazy.attach(
         ],
         "checkpoint_taus": ["CKPT_TAU_PATTERN", "CheckpointTaus", "MAX_CHECKPOINTS", "MAX_UNITS",
                             "read_checkpoint_taus"],
+        "learnfile": ["SUM_KEYS", "learnability_path", "read_learnability", "save_learnability"],
         "runfile": ["REQUIRED_KEYS", "check_writable", "checkpoint_path", "load_run", "read_run", "save_run"],
     },
 )

@@ -10,6 +10,8 @@ trainer     TrainConfig, train(): muP-scaled optimizers, clipping, injected alph
 checkpoint  the (torch) checkpoints that make a run resumable
 fast        GraphStep: a training step replayed from a CUDA graph
 batched     train_seeds(): several seeds of one configuration as one batched model
+matched     the learnability paper's matched statistic per lag, as per-sequence sums (docs/learnability.md)
+learnability_presets  the learnability paper's experiment as profiles (torch-free)
 
 ``teacher`` and ``learned`` need numpy only. The trainer's names (``train``, ``TrainConfig``,
 the models, the tasks) need PyTorch (the optional extra ``pip install 'levysde[rnn]'``): they
@@ -35,6 +37,9 @@ __getattr__, _lazy_dir, _names = lazy.attach(
         "tasks": ["TASKS", "Task", "build_task", "sas_noise"],
         "trainer": ["TrainConfig", "train", "record_stats", "lambda_rayleigh"],
         "batched": ["BATCHED_MODELS", "train_seeds"],
+        "matched": ["matched_sums", "run_matched_sums", "load_trained", "default_lags"],
+        "learnability_presets": ["LEARNABILITY_PRESETS", "LEARNABILITY_MODELS", "LEARNABILITY_OPTIMIZERS",
+                                 "learnability_config", "learnability_steps"],
     },
 )
 __all__ = ["INSTALL_HINT", *_names]
@@ -46,7 +51,15 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from levysde.rnn.batched import BATCHED_MODELS, train_seeds
+    from levysde.rnn.learnability_presets import (
+        LEARNABILITY_MODELS,
+        LEARNABILITY_OPTIMIZERS,
+        LEARNABILITY_PRESETS,
+        learnability_config,
+        learnability_steps,
+    )
     from levysde.rnn.learned import LEARNED_THRESHOLD, learned_diagnostic, run_summary
+    from levysde.rnn.matched import default_lags, load_trained, matched_sums, run_matched_sums
     from levysde.rnn.models import GRU, LSTM, MODELS, ConstGate, DiagGate, RNNModel, SharedGate, Trace, build_model
     from levysde.rnn.tasks import TASKS, Task, build_task, sas_noise
     from levysde.rnn.teacher import teacher_scale, teacher_time_scales, trivial_loss

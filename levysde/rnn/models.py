@@ -167,10 +167,12 @@ class _Leaky(RNNModel):
     n_gate_fn = staticmethod(lambda H: 0)
 
     def __init__(self, n_in, hidden, n_out, init="default", t_max=None, gate_a=0.1,
-                 generator=None):
+                 generator=None, layernorm=False):
         super().__init__(n_in, hidden, n_out)
         check_choice("init", init, INITS)
         H = hidden
+        #: LayerNorm of the candidate's pre-activation before tanh (the learnability paper's), or None
+        self.ln = nn.LayerNorm(H) if layernorm else None
         G = self.n_gate_fn(H)
         self.n_gate = G
         k = 1.0 / math.sqrt(H)
@@ -226,7 +228,12 @@ class _Leaky(RNNModel):
             w_diag = torch.diagonal(self.W)
         for inp_t in inp.unbind(1):
             z = torch.addmm(inp_t, h, W_rec_t)
-            ht = torch.tanh(z[:, :H])
+            if self.ln is None:
+                ht = torch.tanh(z[:, :H])
+            else:
+                ht = torch.tanh(self.ln(z[:, :H]))
+                if record:
+                    w_diag = self._ln_diag(z[:, :H])
             zg = z[:, H:] if self.n_gate else None
             a = self._gate(zg)
             h_new = h + a * (ht - h)
@@ -251,6 +258,16 @@ class _Leaky(RNNModel):
             return y, h
         return Trace(h=hseq, r=torch.stack(rs, 1), neg_log_r=torch.stack(nlr, 1),
                      jac=torch.stack(jac, 1), y=y, rdiag=torch.stack(rds, 1) if rdiag else None)
+
+    def _ln_diag(self, pre):
+        """With LayerNorm, ``d LN(pre)_q / d h_q`` (B, H): ``g_q / s (W_qq - mean_k W_kq - zh_q
+        mean_k zh_k W_kq)``, ``zh = (pre - mean) / s``, ``s = sqrt(var + eps)`` (the diagonal of
+        the LayerNorm Jacobian times W; it replaces ``W_qq`` in the Jacobian diagonal)."""
+        mu = pre.mean(1, keepdim=True)
+        s = torch.sqrt(pre.var(1, unbiased=False, keepdim=True) + self.ln.eps)
+        zh = (pre - mu) / s
+        H = self.hidden
+        return self.ln.weight / s * (torch.diagonal(self.W) - self.W.mean(0) - zh * (zh @ self.W) / H)
 
     def forward_state(self, x, state=None):
         return self._run(x, record=False, h0=state)
@@ -291,8 +308,9 @@ class ConstGate(_Leaky):
 
     name = "constgate"
 
-    def __init__(self, n_in, hidden, n_out, init="default", t_max=None, gate_a=0.1, generator=None):
-        super().__init__(n_in, hidden, n_out, init=init, t_max=t_max, generator=generator)
+    def __init__(self, n_in, hidden, n_out, init="default", t_max=None, gate_a=0.1, generator=None,
+                 layernorm=False):
+        super().__init__(n_in, hidden, n_out, init=init, t_max=t_max, generator=generator, layernorm=layernorm)
         if init == "chrono":
             a = 1.0 / (1.0 + _chrono_T(hidden, t_max, generator).double())
         else:
@@ -555,16 +573,23 @@ def apply_tau0_init(model: RNNModel, tau0: float, generator: torch.Generator | N
 
 def build_model(name: str, n_in: int, hidden: int, n_out: int, *, init: str = "default",
                 t_max: float | None = None, gate_a=0.1, seed: int | None = None,
-                gate_tau0: float | None = None) -> RNNModel:
+                gate_tau0: float | None = None, layernorm: bool = False) -> RNNModel:
     """Build model ``name`` (one of :data:`MODELS`), weights drawn from a generator seeded by ``seed``
     (``None``: torch's global RNG). ``t_max`` is needed for ``init="chrono"`` (> 2).
     ``gate_a`` is ConstGate's constant(s) in (0, 1) (ignored by the other models).
     ``gate_tau0``: then :func:`apply_tau0_init` (drawing from the same generator, after ``init``).
+    ``layernorm``: leaky models only, LayerNorm of the candidate pre-activation before tanh
+    (``tanh(LN(W h + U x + b))``, the learnability paper's; the Jacobian diagonal of :meth:`trace`
+    includes the LayerNorm's, :meth:`_Leaky._ln_diag`).
 
     Raises ValueError for an unknown name/init or bad sizes."""
     check_choice("model", name, MODELS)
     gen = None
     if seed is not None:
         gen = torch.Generator().manual_seed(int(seed))
-    model = _CLASSES[name](n_in, hidden, n_out, init=init, t_max=t_max, gate_a=gate_a, generator=gen)
+    if layernorm and name in ("gru", "lstm"):
+        raise ValueError(f"layernorm applies to the leaky models (constgate, sharedgate, diaggate); torch's "
+                         f"fused {name.upper()} has none, got model {name!r}")
+    extra = {"layernorm": True} if layernorm else {}
+    model = _CLASSES[name](n_in, hidden, n_out, init=init, t_max=t_max, gate_a=gate_a, generator=gen, **extra)
     return model if gate_tau0 is None else apply_tau0_init(model, gate_tau0, gen)

@@ -134,6 +134,7 @@ class TrainConfig:
     target_noise  None: 0.3 for lagged, else 0 (resolved by :meth:`validate`)
     record_epochs E >= 1 or None: records every E epochs (epoch-based task only)
     gate_tau0     T0 > 0 or None: every unit starts at time scale T0 (models.apply_tau0_init)
+    layernorm     LayerNorm before tanh (leaky models; the learnability paper's; omitted from the config when off)
     window_lags   None or (lo, hi, n): record ``zeta_window`` (leaky models; module docstring)
     batch, probe_batch  >= 1 (probe_batch None: = batch)
     steps >= 0, record_every >= 1, seed (int >= 0)
@@ -192,6 +193,7 @@ class TrainConfig:
     device: str = "cpu"
     threads: int | None = None
     fast: bool = False
+    layernorm: bool = False
 
     def validate(self) -> TrainConfig:
         """Raise ValueError naming the first bad field and its allowed range
@@ -236,6 +238,8 @@ class TrainConfig:
                              f"kernels); got model {self.model!r}")
         task = self.make_task()  # validates the task's fields
         self._validate_paper(task)
+        if check_bool("layernorm", self.layernorm) and self.model not in ("constgate", "sharedgate", "diaggate"):
+            raise ValueError(f"layernorm needs a leaky model (constgate, sharedgate, diaggate), got {self.model!r}")
         return self
 
     def _validate_paper(self, task: Task) -> None:
@@ -280,7 +284,7 @@ class TrainConfig:
         options left at None are omitted, so other runs' configs are as before they existed."""
         d = asdict(self)
         for f in fields(self):
-            if f.name in _PAPER_FIELDS and d[f.name] is None or \
+            if f.name == "layernorm" and not d[f.name] or f.name in _PAPER_FIELDS and d[f.name] is None or \
                     f.name in _LAGGED_FIELDS and self.task != "lagged" and d[f.name] == f.default:
                 del d[f.name]
         return d
@@ -662,7 +666,8 @@ class _Run:
         self.lags = integer_lag_grid(cfg.n_lags, cfg.lag_max)
         t_max = cfg.t_max if cfg.t_max is not None else float(cfg.seq_len)
         self.model = build_model(cfg.model, task.n_in, cfg.hidden, task.n_out, init=cfg.init, t_max=t_max,
-                                 gate_a=cfg.gate_a, seed=cfg.seed, gate_tau0=cfg.gate_tau0).to(self.dev)
+                                 gate_a=cfg.gate_a, seed=cfg.seed, gate_tau0=cfg.gate_tau0,
+                                 layernorm=cfg.layernorm).to(self.dev)
         self.window_lags = None if cfg.window_lags is None else window_lag_grid(*cfg.window_lags)
         self.opt, self.manual, self.wd = _make_optimizer(self.model, cfg)
         self.config = full_config(cfg, task, self.lags)

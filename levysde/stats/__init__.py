@@ -3,7 +3,9 @@ and by the inference layer alike.
 
 * ``tails``: the stationary left tail: Hill-type rates on samples and histograms, threshold
   scans, the tempered fit, the tail amplitude (docs/specification.md §7, §8);
-* ``jackknife``: the delete-a-group jackknife: groups, standard error, bias.
+* ``jackknife``: the delete-a-group jackknife: groups, standard error, bias;
+* ``stable_fit``: the symmetric alpha-stable fit by the empirical characteristic function, from
+  per-group sums (so that resampling groups costs no second pass over the samples).
 
 Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
 """
@@ -13,6 +15,8 @@ import lazy_loader as lazy
 __getattr__, __dir__, __all__ = lazy.attach(
     __name__,
     submod_attrs={
+        "stable_fit": ["ECF_POINTS", "ECF_U_RANGE", "ECF_PHI2_RANGE", "ecf_grid", "ecf_sums", "ecf_points",
+                       "fit_from_sums", "robust_half_iqr"],
         "jackknife": ["JACKKNIFE_BIAS_LIMIT", "jackknife_bias", "jackknife_se", "neuron_groups"],
         "tails": [
             "CHECK_LEVEL",
