@@ -210,10 +210,13 @@ def plot_envelope(lags, f, path, *, beta=None, slope=None, slope_window=None, fi
 def plot_check(report, run_path, path):
     """Four panels for ``levysde check``: zeta trajectories, the fitted drift with its
     plateau, the tail of the increment residuals, and the zeta histogram with the
-    predicted exponential tail e^{beta* zeta} (docs/specification.md §8)."""
+    predicted exponential tail e^{beta* zeta} (docs/specification.md §8).
+
+    ``run_path``: the run file, or a dict of its arrays (``zeta`` or ``zeta_jac``, ``step``; e.g.
+    the trajectories of a ``checkpoint_taus`` directory)."""
 
     plt = pyplot()
-    run = load_run_arrays(run_path)
+    run = run_path if isinstance(run_path, dict) else load_run_arrays(run_path)
     zeta = np.asarray(run["zeta" if report.variant == "gate" else "zeta_jac"], dtype=float)
     step = np.asarray(run["step"], dtype=float)
     fig, axes = plt.subplots(2, 2, figsize=(10, 7.5))

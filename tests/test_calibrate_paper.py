@@ -32,4 +32,6 @@ def test_summary_counts_coverage_and_bias():
     s = cp._stats([[1.1, 0.9, 1.2], [0.8, 0.7, 0.95], [float("nan"), 0, 0]], 1.0)
     assert s["n"] == 2 and s["n_failed"] == 1 and s["coverage"] == 0.5
     assert s["bias"] == pytest.approx(-0.05)
-    assert len(cp.design(False)) == 48 and len({r["seed"] for r in cp.design(False)}) == 48
+    full = cp.design(False)
+    assert len(full) == 144 and len({r["seed"] for r in full}) == 144
+    assert sum(r["block"] == "main" for r in full) == 48 and len(cp.design(False, "kappa")) == 96

@@ -394,6 +394,11 @@ def test_check_from_checkpoint_taus(tmp_path, capsys):
                         "--loss-ratio", "0.2", "--json")
     assert rc == 0, err
     assert '"n_censored_final": 3' in out and '"learned": true' in out
+    pytest.importorskip("matplotlib")
+    rc, out, err = call(capsys, "check", "--from", str(d), "--no-simulate", "--n-boot", "20", "--plot",
+                        tmp_path / "c.png")
+    assert rc == 0, err
+    assert (tmp_path / "c.png").stat().st_size > 1000
 
 
 def test_check_from_refuses(tmp_path, capsys):

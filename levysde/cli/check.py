@@ -117,7 +117,13 @@ def run(args) -> int:
     if args.plot:
         from levysde.plotting import plot_check
 
-        plot_check(rep, args.run, args.plot)
+        src = args.run
+        if args.from_dir is not None:
+            from levysde.io.checkpoint_taus import read_checkpoint_taus
+
+            ct = read_checkpoint_taus(args.from_dir)
+            src = {"zeta": ct.zeta, "step": ct.epoch.astype(float)}
+        plot_check(rep, src, args.plot)
     if args.json:
         print_json(d)
         return 0
