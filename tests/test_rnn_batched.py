@@ -5,6 +5,11 @@ separate runs of the trainer (``train`` with each seed): the same init, batches,
 updates and records up to float32 reassociation. CPU, tiny sizes, seconds each.
 """
 import dataclasses
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -235,9 +240,6 @@ def test_cli_seeds_bad_input_exits_2_one_line(tmp_path, capsys, monkeypatch, arg
 def test_benchmark_quick_runs():
     """benchmarks/bench_batched.py --quick reports every figure (speed itself is not asserted)."""
     import json
-    import os
-    import subprocess
-    import sys
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     p = subprocess.run([sys.executable, os.path.join(root, "benchmarks", "bench_batched.py"), "--quick", "--json"],
@@ -246,3 +248,28 @@ def test_benchmark_quick_runs():
     (row,) = json.loads(p.stdout)
     assert all(row[k] > 0 for k in ("separate", "batched", "batched_s1"))
     assert row["ratio"] == row["batched"] / row["separate"]
+
+
+def test_cli_seeds_sigterm_exits_143_and_keeps_every_seeds_records(tmp_path):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    p = subprocess.Popen([sys.executable, "-m", "levysde", *ARGS, "--steps", "100000000", "--record-every", "2",
+                          "--seeds", "4", "5", "--out", "s_{seed}.npz"], cwd=tmp_path, stderr=subprocess.PIPE,
+                         text=True, env=dict(os.environ, PYTHONPATH=root))
+    try:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 120:
+            if (tmp_path / "s_5.npz").exists() and len(load_run(str(tmp_path / "s_5.npz"))["step"]) >= 2:
+                break
+            time.sleep(0.1)
+        p.send_signal(signal.SIGTERM)
+        err = p.communicate(timeout=60)[1]
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 143, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "SIGTERM" in lines[0] and "s_4.npz" in lines[0] and "Traceback" not in err
+    for s in (4, 5):
+        d = load_run(str(tmp_path / f"s_{s}.npz"))
+        assert len(d["step"]) >= 2 and d["step"][0] == 0 and d["config"]["seed"] == s
+    assert not [f for f in os.listdir(tmp_path) if f.startswith(".tmp-")]
