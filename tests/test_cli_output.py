@@ -49,7 +49,8 @@ def test_no_parser_allows_abbreviations(capsys):
     prefixes = {"phase": ("--eta", "--eta-j", "3"), "simulate": ("--partic", "--eta-j", "3"),
                 "envelope": ("--lag-m", "--eta-j", "3"), "diagram": ("--resol",),
                 "train": ("--hid", "--out", "x.npz"), "check": ("--late", "run.npz"),
-                "paper": ("--n-boot-b", "dir")}
+                "paper": ("--n-boot-b", "dir"),
+                "learnability": ("--sequ", "--from", "x.npz")}
     assert set(prefixes) == set(sub.choices)
     for name, parser in sub.choices.items():
         assert parser.allow_abbrev is False, name

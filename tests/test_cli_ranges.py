@@ -11,7 +11,8 @@ from levysde.cli import build_parser, main
 
 #: the smallest command line of each command (the option under test is appended)
 BASE = {"phase": ["--eta-j", "3"], "simulate": ["--eta-j", "3"], "check": ["run.npz"],
-        "envelope": ["--eta-j", "3"], "diagram": [], "train": ["--out", "run.npz"], "paper": ["dir"]}
+        "envelope": ["--eta-j", "3"], "diagram": [], "train": ["--out", "run.npz"], "paper": ["dir"],
+        "learnability": ["--from", "run.npz"]}
 
 
 def _options():

@@ -159,3 +159,21 @@ def test_calibration_benchmark_quick():
         assert 0.85 <= d["coverage_2se"][k] <= 1.0, (k, d["coverage_2se"])   # 168 lag estimates, goal 0.95
     assert d["n_slopes"] >= 8 and abs(d["slope_mean"] - 1) < 0.25
     assert abs(d["false_detection_rate"] - d["false_detection_theory"]) < 3 * d["false_detection_se"]
+
+
+def test_learnability_file_round_trip_and_refusals(tmp_path):
+    from levysde.io.learnfile import learnability_path, read_learnability, save_learnability
+
+    d = synthetic(np.arange(1.0, 6.0), np.zeros(5), 1.5, 8, 50, 0)
+    path = learnability_path(str(tmp_path / "run.npz"))
+    assert path.endswith("run.learnability.npz")
+    save_learnability(path, d, {"source": {"run": "run.npz"}})
+    sums, meta = read_learnability(path)
+    assert meta["kind"] == "learnability" and meta["source"]["run"] == "run.npz"
+    for k, v in d.items():
+        np.testing.assert_array_equal(sums[k], v)
+    np.savez(tmp_path / "other.npz", x=np.zeros(3))
+    with pytest.raises(ValueError, match="other.npz"):
+        read_learnability(str(tmp_path / "other.npz"))
+    with pytest.raises(ValueError, match="lack"):
+        save_learnability(str(tmp_path / "x.npz"), {"lags": d["lags"]}, {})

@@ -266,7 +266,7 @@ class LearnabilityMeasurement:
             "sigma": arr(self.sigma), "sigma_se": arr(self.sigma_se),
             "alpha_pooled": finite_or_none(self.alpha_pooled),
             "f": arr(self.f), "f_se": arr(self.f_se),
-            "N_grid": arr(self.N_grid), "eps": self.eps,
+            "N_grid": arr(self.N_grid), "eps": self.eps, "snr": arr(self.snr),
             "N_required": arr(self.n_required), "N_star": arr(self.n_star),
             "N_star_interval": arr(self.n_star_interval),
             "N_eval": arr(self.N_eval), "H_N": arr(self.H_N), "H_N_interval": arr(self.H_N_interval),
