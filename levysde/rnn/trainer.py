@@ -78,7 +78,7 @@ import numpy as np
 from levysde import __version__
 from levysde.core.memory import available_memory
 from levysde.core.validate import check_bool, check_choice, check_int, check_real
-from levysde.io.runfile import check_writable, checkpoint_path, save_run
+from levysde.io.runfile import check_writable, checkpoint_path, read_run, save_run
 from levysde.rnn._torch import torch
 from levysde.rnn.checkpoint import load_checkpoint, save_checkpoint
 from levysde.rnn.fast import GraphStep
@@ -577,6 +577,32 @@ def _records_to_arrays(rec: dict, lags: np.ndarray, H: int) -> dict:
 _RESUME_FREE = ("steps", "device", "threads", "fast")
 
 
+def _config_diff(a: dict, b: dict) -> list[str]:
+    """Config keys in which two run configs differ, beyond those a resume may change."""
+    free = set(_RESUME_FREE) | {"torch_version", "levysde_version"}
+    return sorted(k for k in set(a) | set(b)
+                  if k not in free and json.dumps(a.get(k), sort_keys=True) != json.dumps(b.get(k), sort_keys=True))
+
+
+def _check_run_file_matches(out: str, ckpt: str, ck_config: dict) -> None:
+    """ValueError (one line) unless the run file ``out`` beside checkpoint ``ckpt``, when it exists,
+    is the checkpoint's run: a checkpoint of another run (another ``hidden``, ``seed``, ...)
+    copied or left beside it would otherwise replace the file's records on resume."""
+    if not os.path.exists(out):
+        return                       # killed before the first record: the checkpoint rebuilds it
+    try:
+        file_config = read_run(out, kinds=("rnn",))["config"]
+    except ValueError as exc:
+        raise ValueError(f"--resume: cannot check that {ckpt!r} belongs to the run file ({exc}); "
+                         f"move the run file away to resume from the checkpoint alone") from None
+    diff = _config_diff(file_config, ck_config)
+    if diff:
+        shown = ", ".join(f"{k}={file_config.get(k)!r} in the run file, {ck_config.get(k)!r} in the "
+                          f"checkpoint" for k in diff[:3])
+        raise ValueError(f"--resume: the checkpoint {ckpt!r} is not the checkpoint of run file {out!r}: "
+                         f"their configs differ in {diff} ({shown}); nothing was changed")
+
+
 def _records_to_tensors(rec: dict, lags: np.ndarray, H: int) -> dict:
     """Records as tensors (the checkpoint holds no numpy objects: ``weights_only`` loading)."""
     arr = _records_to_arrays(rec, lags, H)
@@ -743,6 +769,7 @@ class _Run:
             raise ValueError(f"--resume: no checkpoint {ckpt!r} to resume from")
         st = load_checkpoint(ckpt)
         old, config = st["config"], self.config
+        _check_run_file_matches(self.out, ckpt, old)
         diff = [k for k in config if k not in _RESUME_FREE and k not in ("torch_version", "levysde_version")
                 and json.dumps(old.get(k)) != json.dumps(config[k])]
         if diff:

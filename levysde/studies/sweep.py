@@ -86,6 +86,19 @@ def load_point(path) -> tuple[dict, int, dict]:
                          f"({type(exc).__name__})") from None
 
 
+def _stored_result(store: pathlib.Path, index: int, point: dict, seed: int) -> dict:
+    """The result stored for grid point ``index``; ValueError (one line) when the file holds
+    another point or seed (a point file of another sweep copied into the store), which would
+    otherwise be taken for this point's result."""
+    path = _point_path(store, index)
+    got_point, got_seed, result = load_point(path)
+    if json.dumps(got_point, sort_keys=True) != json.dumps(point, sort_keys=True) or got_seed != seed:
+        raise ValueError(f"store {str(store)!r}: {path.name} holds another sweep's point "
+                         f"({got_point}, seed {got_seed}), not point {index} of this sweep; remove it "
+                         f"or use another store")
+    return result
+
+
 def _call(task, point, seed, numba_threads):
     if numba_threads is not None:
         try:
@@ -255,7 +268,7 @@ class _Runner:
     def _stored(self, i: int) -> bool:
         if self.store is None or not _point_path(self.store, i).exists():
             return False
-        self.results[i] = load_point(_point_path(self.store, i))[2]
+        self.results[i] = _stored_result(self.store, i, self.points[i], self.seeds[i])
         self.bar.update(1)
         return True
 
@@ -387,7 +400,7 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
         store = _open_store(store, points, master_seed)
         for i in range(len(points)):
             if _point_path(store, i).exists():
-                results[i] = load_point(_point_path(store, i))[2]
+                results[i] = _stored_result(store, i, points[i], seeds[i])
     todo = [i for i in range(len(points)) if results[i] is None]
 
     client = cluster = None

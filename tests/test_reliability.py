@@ -1,0 +1,53 @@
+"""Failure kinds a hostile user meets: mismatched resume files, no writable Numba cache, files
+that declare huge arrays, output that cannot be written, figure formats that need absent
+software, Dask without the ``__main__`` guard, float32 overflow of heavy-tailed draws,
+degenerate data in the estimators, exponents from too short a range, the tempering boundary,
+misleading messages, and logs. Each test fails without the fix of its kind."""
+from __future__ import annotations
+
+import hashlib
+import shutil
+
+import pytest
+
+from tests.helpers import call, one_line_error
+
+TINY = dict(task="delay", delay=5, seq_len=16, batch=4, record_every=5, lr=1e-2, steps=10)
+
+
+def _digest(path) -> str:
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+# ------------------------------------------------------------------------- 1. resume mismatch
+def test_resume_refuses_a_checkpoint_of_another_run(tmp_path, capsys):
+    pytest.importorskip("torch")
+    from levysde.rnn.trainer import TrainConfig, train
+
+    first, second = str(tmp_path / "first.npz"), str(tmp_path / "second.npz")
+    train(TrainConfig(hidden=4, seed=1, **TINY), first)
+    train(TrainConfig(hidden=6, seed=2, **TINY), second)
+    shutil.copy(tmp_path / "second.ckpt", tmp_path / "first.ckpt")
+    before = _digest(first)
+    # the CLI takes every flag not given from the checkpoint: without the check it resumes the
+    # second run into the first run's file
+    rc, out, err = call(capsys, "train", "--out", first, "--resume", "--steps", "15", "--quiet")
+    one_line_error(rc, err, "not the checkpoint of run file", "hidden")
+    assert _digest(first) == before
+    with pytest.raises(ValueError, match="not the checkpoint of run file"):
+        train(TrainConfig(hidden=6, seed=2, **dict(TINY, steps=15)), first, resume=True)
+    assert _digest(first) == before
+
+
+def test_sweep_store_refuses_a_point_file_of_another_sweep(tmp_path):
+    from levysde.studies.sweep import run_sweep
+
+    def task(point, seed):
+        return {"v": float(point["a"]) + seed % 7}
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    run_sweep(task, [{"a": 1.0}, {"a": 2.0}], store=a, scheduler="sequential", progress=False)
+    run_sweep(task, [{"a": 5.0}, {"a": 6.0}], store=b, scheduler="sequential", progress=False)
+    shutil.copy(b / "point_000001.npz", a / "point_000001.npz")
+    with pytest.raises(ValueError, match="another sweep's point"):
+        run_sweep(task, [{"a": 1.0}, {"a": 2.0}], store=a, scheduler="sequential", progress=False)
