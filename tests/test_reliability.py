@@ -6,11 +6,12 @@ misleading messages, and logs. Each test fails without the fix of its kind."""
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 
 import pytest
 
-from tests.helpers import call, one_line_error
+from tests.helpers import call, one_line_error, run_python
 
 TINY = dict(task="delay", delay=5, seq_len=16, batch=4, record_every=5, lr=1e-2, steps=10)
 
@@ -51,3 +52,37 @@ def test_sweep_store_refuses_a_point_file_of_another_sweep(tmp_path):
     shutil.copy(b / "point_000001.npz", a / "point_000001.npz")
     with pytest.raises(ValueError, match="another sweep's point"):
         run_sweep(task, [{"a": 1.0}, {"a": 2.0}], store=a, scheduler="sequential", progress=False)
+
+
+# ------------------------------------------------------------------------- 2. no writable Numba cache
+#: Numba may look for a cache directory only where NUMBA_CACHE_DIR points, and that is not a
+#: directory (a path under a regular file: unwritable even for root)
+_NO_CACHE = {"NUMBA_CACHE_DIR": "/dev/null/numba-cache", "NUMBA_CACHE_LOCATOR_CLASSES": "UserProvidedCacheLocator"}
+
+
+@pytest.mark.slow
+def test_simulator_runs_without_a_writable_numba_cache(tmp_path):
+    code = ("import tempfile, levysde\n"
+            f"tempfile.tempdir = {str(tmp_path)!r}\n"
+            "r = levysde.simulate(2.0, particles=64, t_end=2.0, burn_in=1.0, dt=0.01, n_groups=8, seed=1,"
+            " progress=False)\n"
+            "from levysde.simulation._jitcache import CACHE\n"
+            "print(CACHE, r.meta.particles)\n")
+    r = run_python(code, env_base={**os.environ, **_NO_CACHE}, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split() == ["True", "64"]        # cached in a private temporary directory
+    assert [p.name for p in tmp_path.iterdir()] == [f"levysde-numba-{os.getuid()}"]
+    assert "warning" not in r.stderr.lower()
+
+
+def test_no_cache_at_all_is_one_warning_not_an_import_error():
+    code = ("import tempfile, warnings\n"
+            "tempfile.tempdir = '/dev/null/tmp'\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    import levysde.simulation._kernels\n"
+            "from levysde.simulation._jitcache import CACHE\n"
+            "print(CACHE, len(w), 'NUMBA_CACHE_DIR' in str(w[0].message))\n")
+    r = run_python(code, env_base={**os.environ, **_NO_CACHE}, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split() == ["False", "1", "True"]
