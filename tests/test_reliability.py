@@ -86,3 +86,67 @@ def test_no_cache_at_all_is_one_warning_not_an_import_error():
     r = run_python(code, env_base={**os.environ, **_NO_CACHE}, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.split() == ["False", "1", "True"]
+
+
+# ------------------------------------------------------------------------- 3. allocation before validation
+def _npy_member(shape, dtype="<f8", data=b"\0" * 16) -> bytes:
+    header = repr({"descr": dtype, "fortran_order": False, "shape": shape}).encode()
+    header += b" " * (63 - (10 + len(header)) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + data
+
+
+def _bomb_npz(path, config='{"kind": "rnn"}'):
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("config.npy", _npy_member((), f"<U{len(config)}", "".join(
+            c + "\0\0\0" for c in config).encode("latin-1")))
+        zf.writestr("zeta.npy", _npy_member((10 ** 11,)))
+
+
+def _patch_central_sizes(path, member: str, size: int) -> None:
+    """Make the zip directory of ``path`` declare ``size`` uncompressed bytes for ``member``."""
+    blob = bytearray(open(path, "rb").read())
+    name = member.encode()
+    i = 0
+    while True:
+        i = blob.index(b"PK\x01\x02", i)
+        n = int.from_bytes(blob[i + 28:i + 30], "little")
+        if blob[i + 46:i + 46 + n] == name:
+            blob[i + 24:i + 28] = size.to_bytes(4, "little")
+            break
+        i += 4
+    open(path, "wb").write(bytes(blob))
+
+
+def test_npz_headers_are_bounded_before_any_allocation(tmp_path, capsys):
+    from levysde.io.runfile import read_run
+    from levysde.studies.sweep import load_point
+
+    bomb = tmp_path / "bomb.npz"
+    _bomb_npz(bomb)
+    rc, out, err = call(capsys, "envelope", "--from", str(bomb))
+    one_line_error(rc, err, "corrupt or oversized run file", "zeta.npy")
+    rc, out, err = call(capsys, "check", str(bomb))
+    one_line_error(rc, err, "corrupt or oversized run file")
+    with pytest.raises(ValueError, match="corrupt or oversized"):
+        load_point(bomb)
+    plain = tmp_path / "plain.npy"                  # a bare .npy header declaring 800 GB
+    plain.write_bytes(_npy_member((10 ** 11,)))
+    with pytest.raises(ValueError, match="plain .npy array"):
+        read_run(plain)
+
+
+def test_checkpoint_zip_directory_is_bounded_before_loading(tmp_path):
+    torch = pytest.importorskip("torch")
+    import zipfile
+
+    from levysde.rnn.checkpoint import load_checkpoint, save_checkpoint
+
+    ck = tmp_path / "r.ckpt"
+    save_checkpoint(str(ck), {"model": {"w": torch.zeros(1000)}})
+    member = next(n for n in zipfile.ZipFile(ck).namelist() if n.endswith("data/0"))
+    _patch_central_sizes(ck, member, 2 ** 32 - 1)
+    with pytest.raises(ValueError, match="corrupt or oversized checkpoint"):
+        load_checkpoint(str(ck))
+

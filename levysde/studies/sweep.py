@@ -45,6 +45,7 @@ import numpy as np
 
 from levysde.core.extras import require
 from levysde.core.validate import check_int, check_real
+from levysde.io.archive import check_archive
 from levysde.io.files import atomic_write, check_regular, claim, lock_is_stale, refresh, release
 
 __all__ = ["point_seed", "run_sweep", "load_point"]
@@ -76,6 +77,7 @@ def _save_point(store: pathlib.Path, index: int, point: dict, seed: int, result:
 def load_point(path) -> tuple[dict, int, dict]:
     """Read one stored point: (point, seed, result dict). ValueError (one line naming ``path``)
     when it is not a point file written by :func:`run_sweep`."""
+    check_archive(path, "sweep point file")      # before np.load allocates what the headers declare
     try:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
