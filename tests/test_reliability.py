@@ -150,3 +150,50 @@ def test_checkpoint_zip_directory_is_bounded_before_loading(tmp_path):
     with pytest.raises(ValueError, match="corrupt or oversized checkpoint"):
         load_checkpoint(str(ck))
 
+
+
+# ------------------------------------------------------------------------- 4. output that cannot be written
+def _levysde(*args, stdout, extra_env=None, cwd=None):
+    import subprocess
+    import sys
+
+    from tests.helpers import env
+
+    e = env({**os.environ, **(extra_env or {})})
+    return subprocess.run([sys.executable, "-m", "levysde", *args], stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, env=e, cwd=cwd, timeout=300)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_a_full_disk_on_stdout_is_one_line_and_a_failure(json_flag):
+    with open("/dev/full", "w") as full:
+        r = _levysde("phase", "--eta-j", "3", *json_flag, stdout=full)
+    one_line_error(r.returncode, r.stderr, "levysde phase", "standard output", "No space left", status=1)
+
+
+def test_closed_stdout_is_refused_before_any_work():
+    import subprocess
+
+    r = _levysde("phase", "--eta-j", "3", stdout=subprocess.DEVNULL)      # control: fine
+    assert r.returncode == 0 and r.stderr == ""
+    code = ("import os, subprocess, sys\n"
+            "r = subprocess.run([sys.executable, '-m', 'levysde', 'phase', '--eta-j', '3'], stdout=None,\n"
+            "                   stderr=subprocess.PIPE, text=True, pass_fds=(), close_fds=True,\n"
+            "                   preexec_fn=lambda: os.close(1))\n"
+            "sys.stdout.write(str(r.returncode) + '|' + r.stderr)\n")
+    r = run_python(code, timeout=300)
+    rc, _, err = r.stdout.partition("|")
+    one_line_error(int(rc), err, "standard output is closed")
+
+
+def test_non_ascii_names_are_escaped_on_an_ascii_stdout(tmp_path):
+    import subprocess
+
+    r = _levysde("envelope", "--eta-j", "3", "--plot", "日本ü.png", stdout=subprocess.PIPE,
+                 extra_env={"PYTHONIOENCODING": "ascii"}, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "levysde envelope" in r.stdout                 # the report is not lost
+    assert "\\u65e5\\u672c\\xfc.png" in r.stdout and (tmp_path / "日本ü.png").exists()
+    r = _levysde("phase", "--eta-j", "3", stdout=subprocess.PIPE, extra_env={"PYTHONIOENCODING": "ascii"})
+    assert r.returncode == 0 and "beta*" in r.stdout

@@ -26,12 +26,63 @@ def build_parser() -> OneLineParser:
     return parser
 
 
+#: exit status when the report cannot be written (a full disk, an I/O error on standard output)
+EXIT_OUTPUT = 1
+
+
+class OutputError(Exception):
+    """Standard output cannot be written (not a broken pipe: that ends quietly, status 141)."""
+
+
+class _GuardedStdout:
+    """Standard output for a command: text its encoding cannot hold is written with backslash
+    escapes (an ASCII-only locale and a file name such as ``日本.npz``), and a failed write or
+    flush (``> /dev/full``, an I/O error) is an :class:`OutputError` naming it."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _guard(self, op, *args):
+        try:
+            return op(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(f"cannot write the report to standard output "
+                              f"({exc.strerror or type(exc).__name__}); the report is incomplete") from None
+
+    def write(self, text):
+        try:
+            return self._guard(self._stream.write, text)
+        except UnicodeEncodeError:
+            enc = getattr(self._stream, "encoding", None) or "ascii"
+            return self._guard(self._stream.write, text.encode(enc, "backslashreplace").decode(enc))
+
+    def flush(self):
+        return self._guard(self._stream.flush)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def _warning_line(message, category, filename, lineno, file=None, line=None):
     sys.stderr.write(f"levysde: warning: {message}\n")
 
 
 def run(argv) -> int:
     """Parse ``argv`` (default ``sys.argv[1:]``), run the command, return its exit status."""
+    if sys.stdout is None:              # started with standard output closed (`>&-`)
+        fail("levysde: error: standard output is closed, so the report would be lost; "
+             "redirect it instead (> report.txt or > /dev/null)")
+    stdout = sys.stdout
+    sys.stdout = _GuardedStdout(stdout)
+    try:
+        return _run(argv)
+    finally:
+        sys.stdout = stdout
+
+
+def _run(argv) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:
@@ -43,6 +94,10 @@ def run(argv) -> int:
     warnings.showwarning = _warning_line
     try:
         status = args.func(args)
+        sys.stdout.flush()              # a full disk shows here, not as an error at exit
+    except OutputError as exc:
+        _drop_stdout()
+        fail(f"levysde {args.command}: error: {exc}", status=EXIT_OUTPUT)
     except (UsageError, ValueError, MissingExtraError) as exc:    # MissingExtraError: one line, the extra
         fail(f"levysde {args.command}: error: {exc}")
     except BrokenPipeError:
@@ -53,3 +108,18 @@ def run(argv) -> int:
     except KeyboardInterrupt:
         fail(f"levysde {args.command}: interrupted", status=130)
     return int(status or 0)
+
+
+def _drop_stdout() -> None:
+    """Point standard output at /dev/null, so that the interpreter's flush at exit does not
+    report the same failure again."""
+    try:
+        sys.stdout.flush()
+    except Exception:   # noqa: BLE001 - the failure is being reported already
+        pass
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
