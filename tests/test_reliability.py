@@ -197,3 +197,23 @@ def test_non_ascii_names_are_escaped_on_an_ascii_stdout(tmp_path):
     assert "\\u65e5\\u672c\\xfc.png" in r.stdout and (tmp_path / "日本ü.png").exists()
     r = _levysde("phase", "--eta-j", "3", stdout=subprocess.PIPE, extra_env={"PYTHONIOENCODING": "ascii"})
     assert r.returncode == 0 and "beta*" in r.stdout
+
+
+# ------------------------------------------------------------------------- 5. figure formats needing absent software
+@pytest.mark.parametrize("cmd", [
+    ["envelope", "--eta-j", "3", "--plot"],
+    ["diagram", "--resolution", "4", "4", "--out"],
+    ["simulate", "--eta-j", "2", "--particles", "64", "--t-end", "2", "--burn-in", "1", "--groups", "8", "--plot"],
+    ["check", "missing.npz", "--plot"],
+])
+def test_a_format_needing_absent_software_is_refused_before_any_work(cmd, tmp_path, capsys, monkeypatch):
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path))          # no LaTeX engine: .pgf cannot be written
+    rc, out, err = call(capsys, *cmd, "figure.pgf")
+    one_line_error(rc, err, "'.pgf'", "xelatex", "not found", ".png")
+    assert out == "" and list(tmp_path.iterdir()) == []
+    # every command accepts the same formats
+    from levysde.plotting import figure_formats
+
+    assert {"png", "pdf", "svg", "eps"} <= set(figure_formats()) and "pgf" not in figure_formats()

@@ -77,11 +77,13 @@ def check_output(path: str, flag: str, force: bool, example: str = "run.npz") ->
         raise UsageError(str(exc)) from None
 
 
-def image_output(path: str, flag: str, force: bool, formats=None) -> str:
-    """Check a figure output before any work: the format comes from the suffix (``.png`` is
-    appended to a name without one), must be one matplotlib writes (or one of ``formats``),
-    and the file obeys :func:`check_output`; matplotlib (the [plot] extra) must be installed.
-    Returns the path that will be written."""
+def image_output(path: str, flag: str, force: bool) -> str:
+    """Check a figure output before any work, the one rule of every command's figure flags: the
+    format comes from the suffix (``.png`` is appended to a name without one) and must be one
+    that can be written here (:func:`levysde.plotting.figure_formats`: matplotlib writes it and
+    the software it needs, such as xelatex for ``.pgf``, is installed), and the file obeys
+    :func:`check_output`; matplotlib (the [plot] extra) must be installed. Returns the path
+    that will be written."""
     if not path.strip():
         raise UsageError(f"argument {flag}: expected a file name such as figure.png; got {path!r}")
     if os.path.isdir(path) or path.endswith(os.sep):   # before ".png" would make it a new name
@@ -89,12 +91,13 @@ def image_output(path: str, flag: str, force: bool, formats=None) -> str:
     ext = os.path.splitext(path)[1]
     if not ext:
         path, ext = path + ".png", ".png"
-    canvas = require("matplotlib.backend_bases", f"argument {flag}: a figure").FigureCanvasBase
-    if formats is None:
-        formats = sorted(canvas.get_supported_filetypes())
-    if ext[1:].lower() not in formats:
-        raise UsageError(f"argument {flag}: unsupported image format {ext!r}; use one of "
-                         f"{', '.join('.' + f for f in formats)}")
+    require("matplotlib.backend_bases", f"argument {flag}: a figure")
+    from levysde.plotting import check_figure_format
+
+    try:
+        check_figure_format(path)
+    except ValueError as exc:
+        raise UsageError(f"argument {flag}: {exc}") from None
     check_output(path, flag, force, example="figure" + ext)
     return path
 

@@ -32,7 +32,8 @@ def add_parser(sub):
                    help="skip the closing-loop simulation; the closing_loop gate (KS distance) is then not "
                         "applied, so a phase may be called without it")
     p.add_argument("--plot", metavar="FILE.png",
-                   help="4-panel figure (.png, .pdf or .svg; .png added to a name without a suffix); "
+                   help="4-panel figure (png, pdf, svg, ...: the suffix's format, checked before any work; "
+                        ".png added to a name without a suffix); "
                         "refuses an existing file unless --force")
     p.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -53,7 +54,7 @@ def run(args) -> int:
     from levysde.inference.check import check_run
 
     if args.plot is not None:
-        args.plot = image_output(args.plot, "--plot", args.force, formats=("png", "pdf", "svg"))
+        args.plot = image_output(args.plot, "--plot", args.force)
     elif args.force:
         raise UsageError("argument --force: does not apply without --plot")
     rep = check_run(args.run, variant=args.variant, late_fraction=args.late_fraction,

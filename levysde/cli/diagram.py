@@ -58,8 +58,8 @@ def add_parser(sub):
     g.add_argument("--alpha", type=real(0.0, 2.0, lo_open=True, hi_open=True), help="alpha in (0, 2)")
     g.add_argument("--lam", type=real(0.0), help="lam >= 0")
     p.add_argument("--out", default="diagram.png", metavar="FILE",
-                   help="figure file; format from the extension: .png, .pdf, .svg (.png added to a "
-                        "name without one; default diagram.png); with --simulate also FILE_beta.EXT")
+                   help="figure file; format from the extension: .png, .pdf, .svg, ... (checked first; .png "
+                        "added to a name without one; default diagram.png); with --simulate also FILE_beta.EXT")
     p.add_argument("--data", metavar="FILE.npz", help="also write the grid data")
     p.add_argument("--force", action="store_true",
                    help="overwrite existing output files (default: refuse them)")
@@ -100,7 +100,7 @@ def _sim_flags(args) -> set:
 
 def _outputs(args):
     """(figure path, companion path) after the overwrite policy of every output file."""
-    out = pathlib.Path(image_output(args.out, "--out", args.force, formats=("png", "pdf", "svg")))
+    out = pathlib.Path(image_output(args.out, "--out", args.force))
     companion = out.with_name(out.stem + "_beta" + out.suffix)
     if args.simulate:
         check_output(str(companion), "--out (its companion plot)", args.force, example=companion.name)
