@@ -217,3 +217,45 @@ def test_a_format_needing_absent_software_is_refused_before_any_work(cmd, tmp_pa
     from levysde.plotting import figure_formats
 
     assert {"png", "pdf", "svg", "eps"} <= set(figure_formats()) and "pgf" not in figure_formats()
+
+
+# ------------------------------------------------------------------------- 6. Dask without the __main__ guard
+_SWEEP_SCRIPT = """\
+from levysde.studies.sweep import run_sweep
+
+
+def task(point, seed):
+    return {"v": point["a"]}
+
+
+{call}
+"""
+
+
+def test_a_local_sweep_at_a_scripts_top_level_fails_at_once(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    pytest.importorskip("distributed")
+    from tests.helpers import env
+
+    call_ = 'print(run_sweep(task, [{"a": 1.0}], scheduler="local", n_workers=1, progress=False))'
+    script = tmp_path / "unguarded.py"
+    script.write_text(_SWEEP_SCRIPT.replace("{call}", call_))
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env(),
+                           timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("an unguarded local sweep hangs instead of failing")
+    assert time.monotonic() - t0 < 60
+    assert r.returncode != 0 and r.stdout == ""
+    last = r.stderr.strip().splitlines()[-1]
+    assert "RuntimeError" in last and 'if __name__ == "__main__":' in last and "line 8" in last, r.stderr
+    # the same call under the guard is not refused by the check (here: the check alone)
+    guarded = tmp_path / "guarded.py"
+    guarded.write_text(_SWEEP_SCRIPT.replace("{call}", 'if __name__ == "__main__":\n    from levysde.studies '
+                                                       'import sweep\n    print(sweep._unguarded_main_line())'))
+    r = subprocess.run([sys.executable, str(guarded)], capture_output=True, text=True, env=env(), timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "None", r.stderr

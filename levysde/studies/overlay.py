@@ -68,6 +68,11 @@ def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick:
     :func:`levysde.studies.sweep.run_sweep`). ``backend`` ("cpu" or "cuda") is the simulator of
     every point (:func:`levysde.simulate`); it is part of each point, so a store is resumed
     only with the backend that wrote it (the two draw different random numbers).
+
+    With ``scheduler="local"`` (the default) the workers are new processes that import the main
+    script again, so a script must call this under ``if __name__ == "__main__":``; an unguarded
+    call at a script's top level raises RuntimeError at once (Notes of
+    :func:`levysde.studies.sweep.run_sweep`).
     """
 
 

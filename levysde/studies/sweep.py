@@ -149,6 +149,65 @@ def _open_store(store, points: list, master_seed: int) -> pathlib.Path:
     return store
 
 
+#: the idiom a script that starts local Dask workers needs
+_MAIN_GUARD = 'if __name__ == "__main__":'
+
+
+def _is_main_guard(node) -> bool:
+    """Whether ``node`` is ``if __name__ == "__main__":`` (either operand order)."""
+    import ast
+
+    t = node.test if isinstance(node, ast.If) else None
+    if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq)):
+        return False
+    sides = {ast.dump(t.left), ast.dump(t.comparators[0])}
+    return sides == {ast.dump(ast.Name("__name__", ast.Load())), ast.dump(ast.Constant("__main__"))}
+
+
+def _unguarded_main_line() -> int | None:
+    """The line of the main script's top-level statement that led to this call when that statement
+    is not under ``if __name__ == "__main__":`` (None when it is, or when there is no main script:
+    an interactive session, ``python -c``, a notebook)."""
+    import ast
+    import inspect
+
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    frame = inspect.currentframe()
+    while frame is not None and not (frame.f_code.co_name == "<module>" and frame.f_globals is vars(main)):
+        frame = frame.f_back
+    if frame is None or not path:
+        return None
+    try:
+        tree = ast.parse(pathlib.Path(path).read_text(), filename=path)
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return None
+    line = frame.f_lineno
+    for node in tree.body:
+        if node.lineno <= line <= (node.end_lineno or node.lineno):
+            return None if _is_main_guard(node) else line
+    return None
+
+
+def _check_main_guard() -> None:
+    """RuntimeError, at once, when local Dask workers cannot start: they are new processes
+    (multiprocessing's "spawn") that import the main script again, so a script that starts a
+    sweep at its top level, outside ``if __name__ == "__main__":``, would start one more in every
+    worker, which multiprocessing refuses while the worker boots; the sweep would wait for
+    workers that never come."""
+    what = ("scheduler='local' starts worker processes that import the main script again; "
+            "the call that starts them must be under " + _MAIN_GUARD)
+    if multiprocessing.parent_process() is not None and \
+            getattr(sys.modules.get("__main__"), "__name__", "") == "__mp_main__":
+        raise RuntimeError(f"a sweep was started while a worker process imported the main script: {what}")
+    line = _unguarded_main_line()
+    if line is not None:
+        path = sys.modules["__main__"].__file__
+        raise RuntimeError(f"{what}; {path}, line {line}, starts the sweep at the top level of the script: "
+                           f"put it in a function called under {_MAIN_GUARD} (or use "
+                           f"scheduler='sequential')")
+
+
 def _start_client(scheduler: str, n_workers: int, connect_timeout: float):
     """(client, cluster, slots): a Dask client for ``scheduler`` and the number of tasks kept in
     flight. Local workers are spawned by :func:`_spawn_workers`, so that Ctrl-C reaches only
@@ -376,9 +435,29 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
     ConnectionError
         One line, naming the address, when the ``tcp://`` scheduler cannot be reached within
         ``connect_timeout``.
+    RuntimeError
+        At once, with ``scheduler="local"``, when the sweep is started at the top level of a script
+        outside ``if __name__ == "__main__":`` (see Notes).
     KeyboardInterrupt
         After a quiet shutdown (module docstring). Errors raised by a task propagate (points
         finished before it stay on disk).
+
+    Notes
+    -----
+    ``scheduler="local"`` starts its workers with multiprocessing's "spawn" method, as Dask
+    does: every worker is a new interpreter that imports the main script again. A script
+    must therefore start the sweep under the main guard, as for any multiprocessing code::
+
+        def main():
+            run_sweep(task, points, scheduler="local")
+
+        if __name__ == "__main__":
+            main()
+
+    Without the guard every worker would start a sweep of its own while it boots, which
+    multiprocessing refuses, and the workers never come up; run_sweep detects the unguarded
+    call in the script and raises RuntimeError before starting any worker. Interactive
+    sessions, notebooks and ``python -c`` need no guard.
     """
     if not points:
         raise ValueError("points must contain at least one grid point")
@@ -407,6 +486,8 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
 
     client = cluster = None
     slots = 1
+    if scheduler == "local" and todo:
+        _check_main_guard()
     if scheduler != "sequential" and todo:
         # connect before the progress bar is drawn, so a failure is reported alone
         client, cluster, slots = _start_client(scheduler, n_workers, connect_timeout)
