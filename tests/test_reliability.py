@@ -259,3 +259,35 @@ def test_a_local_sweep_at_a_scripts_top_level_fails_at_once(tmp_path):
                                                        'import sweep\n    print(sweep._unguarded_main_line())'))
     r = subprocess.run([sys.executable, str(guarded)], capture_output=True, text=True, env=env(), timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "None", r.stderr
+
+
+# ------------------------------------------------------------------------- 7. float32 overflow of heavy-tailed draws
+def test_alpha_stable_indices_float32_cannot_hold_are_refused(capsys):
+    pytest.importorskip("torch")
+    from levysde.rnn.tasks import ALPHA_MIN_FLOAT32, build_task
+    from levysde.rnn.trainer import TrainConfig
+
+    for flags in (["--input-alpha", "0.05"], ["--inject-alpha", "0.05", "--inject-scale", "0.01"]):
+        rc, out, err = call(capsys, "train", *flags, "--out", "never-written.npz")
+        one_line_error(rc, err, flags[0], "float32", "[0.5")
+    assert not os.path.exists("never-written.npz")
+    with pytest.raises(ValueError, match="inject_alpha.*float32"):
+        TrainConfig(inject_alpha=0.05, inject_scale=0.01).validate()
+    with pytest.raises(ValueError, match="input_alpha.*float32"):
+        build_task("delay", 20, input_alpha=0.05)
+    build_task("delay", 20, input_alpha=ALPHA_MIN_FLOAT32)          # the bound itself is allowed
+
+
+def test_alpha_stable_draws_are_finite_in_float32():
+    torch = pytest.importorskip("torch")
+    from levysde.rnn.tasks import ALPHA_MIN_FLOAT32, sas_noise
+
+    g = torch.Generator().manual_seed(3)
+    x = sas_noise((200_000,), 0.05, g)               # the public sampler keeps the full range of alpha
+    assert x.dtype == torch.float32 and torch.isfinite(x).all()
+    # 1 % of the float64 draws exceed float32's largest value (P(|X| > x) ~ 2 C_alpha x^-alpha):
+    # they are clamped to it, not turned into infinities
+    big = torch.finfo(torch.float32).max
+    assert 0.005 < float((x.abs() == big).double().mean()) < 0.02
+    y = sas_noise((1_000_000,), ALPHA_MIN_FLOAT32, g)
+    assert float(y.double().abs().max()) ** 2 < big      # squares fit float32 (P ~ 2e-10 per draw)

@@ -84,6 +84,8 @@ from levysde.rnn.checkpoint import load_checkpoint, save_checkpoint
 from levysde.rnn.fast import GraphStep
 from levysde.rnn.models import INITS, MODELS, RNNModel, build_model
 from levysde.rnn.tasks import (
+    ALPHA_MIN_FLOAT32,
+    ALPHA_MIN_WHY,
     STREAM_NOISE,
     STREAM_PROBE,
     STREAM_TRAIN,
@@ -139,7 +141,8 @@ class TrainConfig:
     steps >= 0, record_every >= 1, seed (int >= 0)
     init          default | chrono; t_max (> 2) for chrono (None: seq_len)
     gate_a        ConstGate constant in (0, 1)
-    inject_alpha  None (off) or in (0, 2]; inject_scale >= 0; inject_target recurrent | gate
+    inject_alpha  None (off) or in [0.5, 2] (float32 draws: tasks.ALPHA_MIN_FLOAT32); inject_scale >= 0;
+                  inject_target recurrent | gate
     n_lags >= 2, lag_max >= n_lags (integer log grid 1..lag_max, n_lags points), transport (bool)
     device        cpu | cuda; threads >= 1 or None (leave torch's setting)
     fast          replay each training step from a CUDA graph (:mod:`.fast`; leaky models; CPU: eager)
@@ -223,7 +226,7 @@ class TrainConfig:
         check_choice("init", self.init, INITS)
         optional(check_real, "t_max", 2.0, lo_open=True)
         check_real("gate_a", self.gate_a, 0.0, 1.0, lo_open=True, hi_open=True)
-        optional(check_real, "inject_alpha", 0.0, 2.0, lo_open=True)
+        optional(check_real, "inject_alpha", ALPHA_MIN_FLOAT32, 2.0, why=ALPHA_MIN_WHY)
         check_real("inject_scale", self.inject_scale, 0.0)
         check_choice("inject_target", self.inject_target, INJECT_TARGETS)
         integer("lag_max", 2, MAX_LAG, why="lags are exact float64 integers")
