@@ -9,6 +9,7 @@ import hashlib
 import os
 import shutil
 
+import numpy as np
 import pytest
 
 from tests.helpers import call, one_line_error, run_python
@@ -291,3 +292,39 @@ def test_alpha_stable_draws_are_finite_in_float32():
     assert 0.005 < float((x.abs() == big).double().mean()) < 0.02
     y = sas_noise((1_000_000,), ALPHA_MIN_FLOAT32, g)
     assert float(y.double().abs().max()) ** 2 < big      # squares fit float32 (P ~ 2e-10 per draw)
+
+
+# ------------------------------------------------------------------------- 8. degenerate data in the estimators
+def test_estimators_refuse_non_finite_data_naming_the_argument():
+    import levysde
+    from levysde.stats.tails import hill_index, hill_rate, tail_check
+
+    edges, counts = np.linspace(-5.0, 0.0, 11), np.ones((8, 10))
+    bad = {
+        "x": lambda: levysde.tail_from_samples(np.full((4, 100), np.inf), 3.0),
+        "u": lambda: levysde.tail_from_samples(np.ones((4, 100)), float("nan")),
+        "weights": lambda: levysde.tail_from_samples(np.ones((4, 100)), 0.5, weights=np.full(400, -1.0)),
+        "counts": lambda: levysde.tail_from_histogram(edges, np.full((8, 10), np.nan), u=3.0),
+        "edges": lambda: levysde.tail_from_histogram(edges[::-1], counts, u=3.0),
+        "u ": lambda: levysde.tail_from_histogram(edges, counts, u=float("inf")),
+        "us": lambda: levysde.threshold_scan(edges, counts, None, [np.nan]),
+        "alpha": lambda: levysde.tempered_fit(edges, counts, 3.0, alpha=float("nan")),
+        "outside": lambda: levysde.tempered_fit(edges, counts, 3.0, alpha=1.5, outside=np.full((8, 4), np.inf)),
+        " x": lambda: hill_rate([np.inf, 1.0], 0.5),
+        "sizes": lambda: hill_index([np.nan, 2.0], 1.0),
+        "tail_fraction": lambda: tail_check(hist=(edges, counts, None, None), tail_fraction=float("nan")),
+    }
+    for name, f in bad.items():
+        with pytest.raises(ValueError, match=name.strip()):
+            f()
+
+
+def test_classify_decay_refuses_an_envelope_that_does_not_decay():
+    import levysde
+
+    lags = np.arange(1.0, 51.0)
+    for f in (np.full(50, 0.3), 0.3 + 1e-4 * np.log(lags)):        # constant; rising
+        with pytest.raises(ValueError, match="f does not decay"):
+            levysde.classify_decay(lags, f)
+    # a true power law (f = l^-0.8 / 2) is still classified
+    assert levysde.classify_decay(lags, 0.5 * lags ** -0.8).name == "polynomial"

@@ -97,10 +97,12 @@ def hill_rate(x: ArrayLike, u: float, weights: ArrayLike | None = None) -> float
 
     Parameters: x, samples of X (any shape); u, threshold; weights, optional (shape of
     x, >= 0; integer weights are repetitions).
-    Returns a float (1/units of x). Raises ValueError when no sample exceeds u.
+    Returns a float (1/units of x). Raises ValueError when no sample exceeds u, or naming the
+    argument for non-finite samples, weights or ``u``.
     """
-    x = np.asarray(x, dtype=float).ravel()
-    w = np.ones_like(x) if weights is None else np.asarray(weights, dtype=float).ravel()
+    x = check_array("x", x, min_size=1).ravel()
+    u = check_real("u", u, why="the threshold on X")
+    w = np.ones_like(x) if weights is None else _weights(weights, x.size)
     m = x > u
     if not np.any(m & (w > 0)):
         raise ValueError(f"no sample exceeds the threshold u = {u:g}")
@@ -115,7 +117,9 @@ def hill_index(sizes: ArrayLike, u: float, *, factors: tuple[float, ...] = (1.0,
     factor with at least ``min_exceed`` sizes beyond, with the iid error
     ``alpha_hat / sqrt(k)``. Returns a list of tuples (u_i, alpha_hat, se, k).
     """
-    z = np.asarray(sizes, dtype=float).ravel()
+    z = check_array("sizes", sizes, min_size=1).ravel()
+    check_real("u", u, 0.0, lo_open=True, why="the smallest size of the scan")
+    check_array("factors", factors, ndim=1, min_size=1, lo=0.0, lo_open=True)
     z = z[z > 0]
     out = []
     for q in factors:
@@ -201,6 +205,37 @@ def _estimate(at, u, n_exc=None) -> TailEstimate:
                         u_chk, b_chk, z_chk, ok)
 
 
+def _weights(weights, n: int) -> np.ndarray:
+    """Sample weights: finite, >= 0, one per sample (ValueError naming ``weights``)."""
+    w = check_array("weights", weights, lo=0.0).ravel()
+    if w.size != n:
+        raise ValueError(f"weights must have the shape of x ({n} samples); got {np.shape(weights)}")
+    return w
+
+
+def _histograms(edges, counts, sums=None, outside=None, excursions=None):
+    """Checked per-group histograms (ValueError naming the argument): finite strictly increasing
+    ``edges``, finite counts >= 0 of shape (G, len(edges) - 1), finite ``sums`` of that shape,
+    ``outside`` (G, 4) finite with counts >= 0, ``excursions`` of the counts' shape >= 0."""
+    edges = check_array("edges", edges, ndim=1, min_size=2, increasing=True)
+    counts = np.atleast_2d(check_array("counts", counts, ndim=(1, 2), lo=0.0))
+    if counts.shape[1] != edges.size - 1:
+        raise ValueError(f"counts must have shape (groups, {edges.size - 1}); got {counts.shape}")
+    if sums is not None:
+        sums = np.atleast_2d(check_array("sums", sums, ndim=(1, 2)))
+        if sums.shape != counts.shape:
+            raise ValueError("sums must have the same shape as counts")
+    if outside is not None:
+        outside = check_array("outside", outside, shape=(counts.shape[0], 4))
+        if np.any(outside[:, [0, 2]] < 0):
+            raise ValueError("outside: its counts (columns 0 and 2) must be >= 0")
+    if excursions is not None:
+        excursions = np.atleast_2d(check_array("excursions", excursions, ndim=(1, 2), lo=0.0))
+        if excursions.shape != counts.shape:
+            raise ValueError("excursions must have the same shape as counts")
+    return edges, counts, sums, outside, excursions
+
+
 def _sample_sums(x, w, lab, G):
     """``at(u)`` for samples x with weights w and group labels lab in [0, G)."""
     def at(u):
@@ -222,9 +257,10 @@ def tail_from_samples(x: ArrayLike, u: float, groups: ArrayLike | None = None,
     groups : optional int labels (same length as 1-d x) of independent groups (integers; no bools)
     weights : optional, shape of x, >= 0
 
-    Returns TailEstimate (n_excursions None). Raises ValueError on bad shapes.
+    Returns TailEstimate (n_excursions None). Raises ValueError naming the argument for bad
+    shapes, non-finite samples or weights, negative weights or a non-finite ``u``.
     """
-    x = np.asarray(x, dtype=float)
+    x = check_array("x", x, min_size=1)
     u = check_real("u", u, why="the threshold on X")
     if groups is None:
         if x.ndim != 2:
@@ -237,9 +273,7 @@ def tail_from_samples(x: ArrayLike, u: float, groups: ArrayLike | None = None,
         lab = np.unique(np.asarray(groups).ravel(), return_inverse=True)[1].ravel()
         if lab.size != x.size:
             raise ValueError("groups must have the same length as x")
-    w = np.ones(x.size) if weights is None else np.asarray(weights, dtype=float).ravel()
-    if w.size != x.size:
-        raise ValueError("weights must have the shape of x")
+    w = np.ones(x.size) if weights is None else _weights(weights, x.size)
     return _estimate(_sample_sums(x.ravel(), w, lab, int(lab.max()) + 1), float(u))
 
 
@@ -265,18 +299,13 @@ def tail_from_histogram(edges: ArrayLike, counts: ArrayLike, sums: ArrayLike | N
         mass below the range is ignored.
     excursions : (G, B) depth histogram of excursions (their minima), optional
 
-    Returns TailEstimate. Raises ValueError on inconsistent shapes.
+    Returns TailEstimate. Raises ValueError naming the argument for inconsistent shapes,
+    non-finite entries, negative counts, edges that do not increase or a non-finite ``u``.
     """
-    edges = np.asarray(edges, dtype=float)
-    counts = np.atleast_2d(np.asarray(counts, dtype=float))
-    if counts.shape[1] != edges.size - 1:
-        raise ValueError(f"counts must have shape (groups, {edges.size - 1}); got {counts.shape}")
+    edges, counts, sums, outside, excursions = _histograms(edges, counts, sums, outside, excursions)
+    u = check_real("u", u, why="the threshold on X")
     if sums is None:
         sums = counts * 0.5 * (edges[:-1] + edges[1:])
-    sums = np.atleast_2d(np.asarray(sums, dtype=float))
-    if sums.shape != counts.shape:
-        raise ValueError("sums must have the same shape as counts")
-    outside = None if outside is None else np.asarray(outside, dtype=float)
 
     def at(uu):
         k = _edge_index(edges, uu)
@@ -290,7 +319,7 @@ def tail_from_histogram(edges: ArrayLike, counts: ArrayLike, sums: ArrayLike | N
 
     n_exc = None
     if excursions is not None:
-        n_exc = float(np.asarray(excursions, dtype=float)[:, :_edge_index(edges, u)].sum())
+        n_exc = float(excursions[:, :_edge_index(edges, u)].sum())
     return _estimate(at, u, n_exc)
 
 
@@ -316,10 +345,13 @@ def threshold_scan(edges: ArrayLike, counts: ArrayLike, sums: ArrayLike | None =
     Entries with at most ``min_exceed`` exceedances, or (when excursions are known)
     fewer than ``min_excursions`` excursions, are dropped.
     """
-    edges = np.asarray(edges, dtype=float)
+    edges = check_array("edges", edges, ndim=1, min_size=2, increasing=True)
     if us is None:
         mid = 0.5 * (edges[0] + edges[-1])
         us = np.arange(-mid, -edges[0], 0.5)
+    us = check_array("us", us, ndim=(0, 1))
+    check_real("min_exceed", min_exceed, 0.0)
+    check_real("min_excursions", min_excursions, 0.0)
     out = []
     for u in np.atleast_1d(us):
         est = tail_from_histogram(edges, counts, sums, float(u), outside=outside, excursions=excursions)
@@ -413,8 +445,10 @@ def tempered_fit(edges: ArrayLike, counts: ArrayLike, u: float, *, alpha: float,
 
     Returns TemperedFit. Raises ValueError for u <= x0 or no exceedances.
     """
-    edges = np.asarray(edges, dtype=float)
-    counts = np.atleast_2d(np.asarray(counts, dtype=float))
+    edges, counts, _, outside, _ = _histograms(edges, counts, outside=outside)
+    u = check_real("u", u, why="the threshold on X")
+    check_real("alpha", alpha, 0.0, 2.0, lo_open=True, hi_open=True)
+    x0 = check_real("x0", x0, why="X of the equilibrium")
     k = _edge_index(edges, u)
     u_used = -edges[k]
     if not u_used > x0:
@@ -598,8 +632,8 @@ def tail_check(*, zeta: ArrayLike | None = None, weights: ArrayLike | None = Non
             return None
     assert hist is not None                     # exactly one of zeta, hist (checked above)
     edges, counts, sums, outside = hist
-    edges = np.asarray(edges, dtype=float)
-    counts = np.atleast_2d(np.asarray(counts, dtype=float))
+    edges, counts, sums, outside, _ = _histograms(edges, counts, sums, outside)
+    check_real("tail_fraction", tail_fraction, 0.0, 1.0, lo_open=True, hi_open=True)
     below = 0.0 if outside is None else float(np.asarray(outside, dtype=float)[:, 0].sum())
     total = counts.sum() + below + (0.0 if outside is None else float(np.asarray(outside)[:, 2].sum()))
     cum = below + np.concatenate([[0.0], np.cumsum(counts.sum(axis=0))])   # mass below each edge

@@ -19,11 +19,14 @@ from numpy.typing import ArrayLike
 from levysde.core.jsonable import finite_or_none
 from levysde.core.validate import check_array
 
-__all__ = ['local_slope', 'fit_slope', 'SlopeFit', 'classify_decay', 'DecayClass', 'DECAY_CLASSES']
+__all__ = ['local_slope', 'fit_slope', 'SlopeFit', 'classify_decay', 'DecayClass', 'DECAY_CLASSES', 'MIN_LOG_DECAY']
 
 
 #: the three decay classes of docs/specification.md §5
 DECAY_CLASSES = ("exponential", "polynomial", "logarithmic")
+#: least fall of log f across the fitted window for a decay class (a relative fall of f of 1e-9:
+#: a constant or rising f, or one flat to rounding, has none)
+MIN_LOG_DECAY = 1e-9
 
 
 def _check_curve(lags, f):
@@ -164,7 +167,10 @@ def classify_decay(lags: ArrayLike, f: ArrayLike, *, f_floor: float = 1e-300, f_
 
     Raises
     ------
-    ValueError for bad input or fewer than ``min_points`` lags in the window.
+    ValueError for bad input (naming the argument: non-finite or negative f, lags that are not
+    positive and increasing), fewer than ``min_points`` lags in the window, or an f that does
+    not decay on it (falls by less than :data:`MIN_LOG_DECAY` in log f: a constant or rising
+    envelope has no decay class).
     """
     lag, fv = _check_curve(lags, f)
     ok = _fit_window(lag, fv, f_floor, f_start, lag_min)
@@ -172,6 +178,9 @@ def classify_decay(lags: ArrayLike, f: ArrayLike, *, f_floor: float = 1e-300, f_
         raise ValueError(f"lags: only {np.count_nonzero(ok)} lags with l >= {lag_min:g} and f in "
                          f"({f_floor:g}, {f_start:g}]; need >= {min_points}: extend the lags")
     l, y = lag[ok], np.log(fv[ok])
+    if not y[0] - y[-1] > MIN_LOG_DECAY:
+        raise ValueError(f"f does not decay on the fitted window (lags {l[0]:g} to {l[-1]:g}: f from "
+                         f"{fv[ok][0]:.6g} to {fv[ok][-1]:.6g}); no decay class applies")
     sst = ((y - y.mean()) ** 2).sum()
     cands: dict[str, dict[str, Any]] = {}
     for name, pname, xf, par in _CANDIDATES:
