@@ -563,13 +563,13 @@ def _beta_envelope(lags, zeta_last, weights, n_groups):
     grid = np.geomspace(min(lo, lag_max / 100), lag_max, 40)
     lab = neuron_groups(z.size, n_groups)
 
-    def slope(sel):
+    def slope(sel, **kw):
         f = envelope_samples(grid, z[sel], w[sel], bin_width=0, errors=False).f
-        return fit_slope(grid, f, f_floor=1e-8)
+        return fit_slope(grid, f, f_floor=1e-8, **kw)
 
     try:
-        s = slope(ok)
-        loo = [slope(ok & (lab != g)).slope for g in range(int(lab.max()) + 1)]
+        s = slope(ok)          # withheld over less than MIN_SLOPE_DECADES (as levysde envelope does)
+        loo = [slope(ok & (lab != g), min_decades=0).slope for g in range(int(lab.max()) + 1)]
     except ValueError as exc:
         return unavailable(f"envelope slope not resolved: {exc}"), lag_max
     return Estimate(-s.slope, jackknife_se(loo), f"l in [{s.lag_lo:.3g}, {s.lag_hi:.3g}] <= l_max = tau_(10) "
