@@ -328,3 +328,59 @@ def test_classify_decay_refuses_an_envelope_that_does_not_decay():
             levysde.classify_decay(lags, f)
     # a true power law (f = l^-0.8 / 2) is still classified
     assert levysde.classify_decay(lags, 0.5 * lags ** -0.8).name == "polynomial"
+
+
+# ------------------------------------------------------------------------- 9. exponents from too short a range
+@pytest.fixture
+def short_spectrum_run(tmp_path):
+    """An RNN run file whose spectrum supports lags up to tau_(10) ~ 1.8 only (time scales 1 to 3)."""
+    from tests.test_check import write_run
+
+    rng = np.random.default_rng(0)
+    zeta = rng.uniform(-1.0, 0.3, 40)[None, :] + 0.05 * rng.standard_normal((30, 40))
+    path = tmp_path / "short.npz"
+    write_run(path, zeta, np.arange(30) * 10.0)
+    return path
+
+
+def test_an_exponent_over_less_than_a_decade_is_withheld_everywhere(short_spectrum_run, capsys):
+    import json
+
+    from levysde.theory.envelope_decay import MIN_SLOPE_DECADES, fit_slope
+
+    lags = np.geomspace(1.0, 1.8, 20)
+    rc, out, err = call(capsys, "envelope", "--from", str(short_spectrum_run), "--json",
+                        "--lags", *[f"{v:.6f}" for v in lags])
+    assert rc == 0, err
+    assert json.loads(out)["slope"] is None and "decades; a power-law exponent needs >= 1 decade" in err
+    rc, out, err = call(capsys, "check", str(short_spectrum_run), "--no-simulate", "--json", "--n-boot", "20")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert d["beta_envelope"] is None and "needs >= 1 decade" in d["beta_envelope_flag"]
+    # the truncation of a requested grid at tau_(10) is said, not silent
+    rc, out, err = call(capsys, "envelope", "--from", str(short_spectrum_run), "--json", "--n-lags", "50")
+    assert "exceed tau_(10)" in json.loads(out)["note"]
+    # over a decade or more the exponent of a power law is fitted (f = l^-0.7 / 2: slope -0.7)
+    lg = np.geomspace(1.0, 1e3, 40)
+    assert fit_slope(lg, 0.5 * lg ** -0.7).slope == pytest.approx(-0.7, abs=1e-12)
+    assert MIN_SLOPE_DECADES == 1.0
+
+
+# ------------------------------------------------------------------------- 10. the tempering boundary
+def test_a_simulated_tail_near_the_tempering_boundary_carries_a_note(capsys):
+    import json
+
+    import levysde
+    from levysde.simulation.bias import tempering_boundary
+
+    beta = levysde.beta_star(2.0, 0.1, 1.0, 1.0, 1.5)              # 1.4853: within 1 % of lam = 1.5
+    assert tempering_boundary(3.0, beta, 1.5) == pytest.approx(1.0 / (1.5 - beta))
+    assert tempering_boundary(3.0, levysde.beta_star(3.0, 0.1, 1.0, 1.5, 2.0), 2.0) is None   # defaults
+    assert tempering_boundary(3.0, 0.5, 0.0) is None and tempering_boundary(3.0, None, 1.5) is None
+    small = ["--particles", "256", "--t-end", "6", "--burn-in", "2", "--groups", "8", "--json"]
+    rc, out, err = call(capsys, "simulate", "--eta-j", "2", "--alpha", "1", "--lam", "1.5", *small)
+    assert rc == 0, err
+    notes = json.loads(out)["notes"]
+    assert any("tempering boundary" in n and "e^(-lam x) x^(-1-alpha)" in n for n in notes), notes
+    rc, out, err = call(capsys, "simulate", "--eta-j", "3", *small)
+    assert rc == 0 and not any("tempering boundary" in n for n in json.loads(out)["notes"])

@@ -5,7 +5,7 @@ import math
 
 from levysde.cli._common import print_json
 from levysde.core.jsonable import finite_or_none
-from levysde.simulation.bias import threshold_dependence
+from levysde.simulation.bias import tempering_boundary, threshold_dependence
 
 
 def depth(u, zeq) -> float:
@@ -47,6 +47,13 @@ def notes(args, res, est, scan):
                      f"{bb['eps']:+.4f}, drift saturation {bb['drift_saturation']:+.4f}), more than 2 "
                      f"standard errors ({est.se:.4f}); compare beta_hat with beta_expected = "
                      f"{bb['beta_expected']:.5f} or use a deeper --threshold")
+    depth_needed = tempering_boundary(depth(est.u, zeq), m.beta_theory, m.lam)
+    if depth_needed is not None:
+        out.append(f"beta* = {m.beta_theory:.5g} is within {100 * (1 - m.beta_theory / m.lam):.2g} % of lam = "
+                   f"{m.lam:g} (the tempering boundary): the tail also holds the single-jump term "
+                   f"e^(-lam x) x^(-1-alpha), which falls only e-fold faster than e^(-beta* x) by depth "
+                   f"{depth_needed:.3g}, so beta_hat at {at(est.u, zeq)} is biased towards lam + (1 + alpha)/u "
+                   f"(upwards) beyond what bias_budget models; read it as an upper bound of beta*")
     dep = threshold_dependence(est, scan)
     if dep is not None:
         out.append(f"beta_hat depends on the threshold: {dep[1]:.5f} at the deeper {at(dep[0], zeq)}, "

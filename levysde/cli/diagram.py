@@ -225,8 +225,8 @@ def _summary(args, d, overlay, out, companion) -> dict:
     if overlay is not None:
         sim = {k: [finite_or_none(v) for v in overlay[k]]
                for k in ("x", "y", "beta_hat", "se", "beta_theory", "beta_model")}
-        sim["wall_s"] = overlay["wall_s"]
-        sim["companion"] = str(companion)
+        sim.update(wall_s=overlay["wall_s"], companion=str(companion),
+                   near_tempering_boundary=[bool(v) for v in overlay["near_tempering_boundary"]])
     return {"out": str(out), "data": args.data, "x": args.x, "y": args.y, "simulated": sim,
             "x_range": [float(d.x[0]), float(d.x[-1])], "y_range": [float(d.y[0]), float(d.y[-1])],
             "resolution": [int(d.x.size), int(d.y.size)], "fixed": d.fixed,
@@ -241,10 +241,10 @@ def _print_report(args, overlay, out, companion) -> None:
     print(f"wrote {out}" + (f" and {args.data}" if args.data else ""))
     if overlay is None:
         return
-    print(f"simulated {overlay['x'].size} points in {overlay['wall_s']:.1f} s; companion plot "
-          f"{companion}")
-    for xv, yv, bh, se, bt in zip(overlay["x"], overlay["y"], overlay["beta_hat"], overlay["se"],
-                                  overlay["beta_theory"], strict=True):
-        dev = f"({(bh - bt) / se:+.1f} se)" if se > 0 and np.isfinite(bh) else "(no error estimate)"
+    print(f"simulated {overlay['x'].size} points in {overlay['wall_s']:.1f} s; companion plot {companion}")
+    for xv, yv, bh, se, bt, near in zip(overlay["x"], overlay["y"], overlay["beta_hat"], overlay["se"],
+                                        overlay["beta_theory"], overlay["near_tempering_boundary"], strict=True):
+        dev = (f"({(bh - bt) / se:+.1f} se)" if se > 0 and np.isfinite(bh) else "(no error estimate)") + \
+            (" [beta* near lam: beta_hat biased up]" if near else "")
         print(f"  {args.x}={xv:.4g} {args.y}={yv:.4g}: beta_hat {bh:.4f} +- {se:.4f}   beta* {bt:.4f}   "
               f"{dev}")
