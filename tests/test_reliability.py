@@ -384,3 +384,48 @@ def test_a_simulated_tail_near_the_tempering_boundary_carries_a_note(capsys):
     assert any("tempering boundary" in n and "e^(-lam x) x^(-1-alpha)" in n for n in notes), notes
     rc, out, err = call(capsys, "simulate", "--eta-j", "3", *small)
     assert rc == 0 and not any("tempering boundary" in n for n in json.loads(out)["notes"])
+
+
+# ------------------------------------------------------------------------- 11. misleading or leaked messages
+def test_a_value_starting_with_a_dash_gets_a_way_out(capsys):
+    rc, out, err = call(capsys, "check", "-r.npz")
+    one_line_error(rc, err, "'-r.npz' starts with '-'", "./-r.npz")
+    rc, out, err = call(capsys, "simulate", "--eta-j", "2", "--out", "-x.npz")
+    one_line_error(rc, err, "--out=-x.npz", "./-x.npz")
+    rc, out, err = call(capsys, "phase", "--eta-j", "-3")          # a negative number stays a value
+    one_line_error(rc, err, "--eta-j", "out of range")
+    assert "starts with '-'" not in err
+
+
+@pytest.mark.parametrize("args, flag", [
+    (["phase", "--eta-j", "3", "--kappa", "2", "--kappa", "3"], "--kappa"),
+    (["phase", "--eta-j", "1", "--eta-j", "2"], "--eta-j"),
+    (["envelope", "--eta-j", "3", "--lags", "1", "--lags", "2"], "--lags"),
+    (["simulate", "--eta-j", "3", "--seed", "1", "--seed=2"], "--seed"),
+])
+def test_repeated_flags_are_refused(args, flag, capsys):
+    rc, out, err = call(capsys, *args)
+    one_line_error(rc, err, f"argument {flag}: given more than once")
+
+
+def test_contradictory_clip_flags_are_refused(tmp_path, capsys):
+    pytest.importorskip("torch")
+    rc, out, err = call(capsys, "train", "--clip", "2", "--no-clip", "--out", str(tmp_path / "r.npz"))
+    one_line_error(rc, err, "--clip", "--no-clip")
+    assert not (tmp_path / "r.npz").exists()
+
+
+def test_time_scales_beyond_doubles_are_named_not_numpys_message(tmp_path, capsys):
+    import json
+
+    from tests.test_check import write_run
+
+    path = tmp_path / "huge.npz"
+    with np.errstate(over="ignore"):
+        write_run(path, np.full((30, 20), 1e300), np.arange(30) * 10.0)
+    rc, out, err = call(capsys, "envelope", "--from", str(path))
+    one_line_error(rc, err, "--from", "zeta must be <= 708.4", "10th slowest")
+    assert "(0, 0]" not in err
+    rc, out, err = call(capsys, "check", str(path), "--no-simulate", "--json", "--n-boot", "20")
+    assert rc == 0 and "Geometric" not in err and "encountered" not in err, err
+    assert "zeta must be <= 708.4" in json.loads(out)["beta_envelope_flag"]

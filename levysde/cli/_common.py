@@ -37,8 +37,28 @@ class OneLineParser(argparse.ArgumentParser):
         self._negative_number_matcher = re.compile(
             r"^-(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
 
+    def parse_known_args(self, args=None, namespace=None):
+        self._argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str):  # pragma: no cover - exercised via subprocess
-        fail(f"{self.prog}: error: {message}")
+        fail(f"{self.prog}: error: {message}{self._dash_hint(message)}")
+
+    def _dash_hint(self, message: str) -> str:
+        """A way out when a value that starts with '-' (a file named ``-r.npz``) was read as an
+        option, which makes argparse report a missing value or argument instead."""
+        known = {s for a in self._actions for s in a.option_strings}
+        for tok in getattr(self, "_argv", ()):
+            if tok == "--":
+                break
+            name = tok.split("=", 1)[0]
+            if tok.startswith("-") and name not in known and not self._negative_number_matcher.match(tok) \
+                    and not name.startswith("--"):
+                m = re.match(r"argument (--[\w-]+)", message)
+                flag = m.group(1) if m else "--FLAG"
+                return (f" ({tok!r} starts with '-', so it is read as an option: write ./{tok} for a file, "
+                        f"or {flag}={tok} for a flag's value)")
+        return ""
 
 
 def given_flags(parser: argparse.ArgumentParser, argv) -> dict:
@@ -54,6 +74,26 @@ def given_flags(parser: argparse.ArgumentParser, argv) -> dict:
         if opt in seen and seen[opt] not in flags:
             flags[seen[opt]] = opt
     return flags
+
+
+def repeated_flag(parser: argparse.ArgumentParser, argv) -> str | None:
+    """One-line reason when an option of ``parser`` is given more than once in ``argv`` (argparse
+    would silently keep the last value: ``--kappa 2 --kappa 3`` runs with kappa = 3); else None."""
+    seen: dict = {}
+    dest = {s: a.dest for a in parser._actions for s in a.option_strings}
+    for tok in argv:
+        if tok == "--":
+            break
+        opt = tok.split("=", 1)[0] if tok.startswith("--") else tok
+        if opt not in dest:
+            continue
+        if dest[opt] in seen:
+            first = seen[dest[opt]]
+            also = f" (also as {first})" if first != opt else ""
+            return (f"argument {opt}: given more than once{also}; give it once (with several values "
+                    f"after one flag where it takes several)")
+        seen[dest[opt]] = opt
+    return None
 
 
 def reject_flags(args, dests, why: str) -> None:

@@ -9,7 +9,7 @@ import warnings
 
 from levysde import __version__
 from levysde.cli import COMMANDS
-from levysde.cli._common import OneLineParser, UsageError, fail, given_flags
+from levysde.cli._common import OneLineParser, UsageError, fail, given_flags, repeated_flag
 from levysde.core.extras import MissingExtraError
 
 
@@ -65,6 +65,12 @@ class _GuardedStdout:
         return getattr(self._stream, name)
 
 
+#: numpy's internal floating-point and empty-data warnings (not shown by the command line: the
+#: numbers they concern are reported as unavailable, with the reason, by the estimators)
+_NUMPY_INTERNALS = (r"(invalid value|overflow|divide by zero|underflow) encountered", r"Mean of empty slice",
+                    r"Degrees of freedom <= 0")
+
+
 def _warning_line(message, category, filename, lineno, file=None, line=None):
     sys.stderr.write(f"levysde: warning: {message}\n")
 
@@ -90,8 +96,14 @@ def _run(argv) -> int:
     if args.command is None:
         parser.error(f"a command is required: {', '.join(COMMANDS)} (see levysde --help)")
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    args._flags = given_flags(sub.choices[args.command], sys.argv[1:] if argv is None else argv)
+    tokens = sys.argv[1:] if argv is None else argv
+    again = repeated_flag(sub.choices[args.command], tokens)
+    if again:
+        fail(f"levysde {args.command}: error: {again}")
+    args._flags = given_flags(sub.choices[args.command], tokens)
     warnings.showwarning = _warning_line
+    for text in _NUMPY_INTERNALS:     # numpy's floating-point notes name no flag; results say what failed
+        warnings.filterwarnings("ignore", message=text, category=RuntimeWarning)
     try:
         status = args.func(args)
         sys.stdout.flush()              # a full disk shows here, not as an error at exit

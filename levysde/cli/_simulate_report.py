@@ -28,7 +28,8 @@ def notes(args, res, est, scan):
     if not (est.beta_hat is not None and math.isfinite(est.beta_hat)):
         flag = "no_exceedances" if not est.n_exceed > 0 else "unresolved"
         ok = [e.u for e in scan if math.isfinite(e.beta_hat)]
-        hint = f"e.g. --threshold {max(ok) + zeq:g}" if ok else "e.g. --threshold 0.5"
+        deepest = max(ok) + zeq if ok else 0.0        # a depth: --threshold must be > 0
+        hint = f"e.g. --threshold {deepest:g}" if deepest > 0 else "e.g. --threshold 0.5"
         out.append(f"beta_hat is null: no samples of X = -zeta beyond {at(est.u, zeq)} "
                      f"({'no exceedances' if flag == 'no_exceedances' else 'too few to estimate'}); "
                      f"use a smaller --threshold ({hint}) or a longer run")

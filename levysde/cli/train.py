@@ -167,6 +167,7 @@ _INAPPLICABLE = (
     (lambda f: f["task"] != "powerlaw", ("power", "kernel"), "without --task powerlaw"),
     (lambda f: f["task"] != "longmem", ("n_mem", "mem_lag_max", "mem_gamma"), "without --task longmem"),
     (lambda f: f.get("inject_alpha") is None, ("inject_target",), "without --inject-alpha"),
+    (lambda f: f.get("clip") is None, ("clip",), "with --no-clip (they contradict each other)"),
 ) + INAPPLICABLE
 
 
