@@ -429,3 +429,58 @@ def test_time_scales_beyond_doubles_are_named_not_numpys_message(tmp_path, capsy
     rc, out, err = call(capsys, "check", str(path), "--no-simulate", "--json", "--n-boot", "20")
     assert rc == 0 and "Geometric" not in err and "encountered" not in err, err
     assert "zeta must be <= 708.4" in json.loads(out)["beta_envelope_flag"]
+
+
+# ------------------------------------------------------------------------- 12. progress and numbers in logs
+def test_no_progress_bar_off_a_terminal(capsys):
+    from levysde.studies.sweep import run_sweep
+
+    run_sweep(lambda p, s: {"v": 1.0}, [{"a": 1}, {"a": 2}], scheduler="sequential", progress=True)
+    assert capsys.readouterr().err == ""          # stderr is no terminal here: no bar, no '\r'
+
+
+def test_simulate_reports_compile_time_apart_and_no_negative_zero(capsys):
+    import re
+
+    import levysde
+
+    small = ["--particles", "256", "--t-end", "6", "--burn-in", "2", "--groups", "8"]
+    rc, out, err = call(capsys, "simulate", "--eta-j", "3", *small)
+    assert rc == 0, err
+    assert not re.search(r"(?<![\w.])-0(\.0*)?(?![\w.])", out), out       # e.g. "X = -0" at z0 = 0
+    assert "compiling or loading the kernels" in out
+    res = levysde.simulate(3.0, particles=256, t_end=6.0, burn_in=2.0, n_groups=8, progress=False)
+    m = res.meta
+    assert m.compile_time_s is not None and m.compile_time_s >= 0.0
+    assert m.particle_steps_per_s == pytest.approx(m.particles * m.steps / m.wall_time_s)
+
+
+def test_gate_saturation_is_shown_when_it_matters(tmp_path, capsys):
+    import json
+
+    from levysde.rnn.learned import SATURATION_SHOWN, saturation_note
+    from tests.test_check import write_run
+
+    assert saturation_note({"saturated": np.array([0.0, SATURATION_SHOWN / 2])}) is None
+    assert "gate saturation: 20.0%" in saturation_note({"saturated": np.array([0.0, 0.2])})
+    rng = np.random.default_rng(1)
+    path = tmp_path / "sat.npz"
+    write_run(path, rng.normal(-2.0, 0.5, (30, 40)), np.arange(30) * 10.0)
+    with np.load(path) as z:
+        arrays = dict(z)
+    np.savez(path, **arrays, saturated=np.linspace(0.0, 0.3, 30))
+    rc, out, err = call(capsys, "check", str(path), "--no-simulate", "--json", "--n-boot", "20")
+    assert rc == 0, err
+    assert any(n.startswith("gate saturation: 30.0%") for n in json.loads(out)["notes"])
+
+
+def test_train_shows_gate_saturation(tmp_path, capsys):
+    pytest.importorskip("torch")
+    rc, out, err = call(capsys, "train", "--model", "diaggate", "--task", "delay", "--seq-len", "16",
+                        "--hidden", "4", "--steps", "5", "--record-every", "5", "--quiet", "--json",
+                        "--out", str(tmp_path / "r.npz"))
+    assert rc == 0, err
+    import json
+
+    d = json.loads(out)
+    assert 0.0 <= d["saturated"] <= 1.0 and "saturation_note" in d

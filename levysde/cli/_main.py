@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 import warnings
 
@@ -34,10 +35,15 @@ class OutputError(Exception):
     """Standard output cannot be written (not a broken pipe: that ends quietly, status 141)."""
 
 
+#: a printed number that is zero with a minus sign (-0, -0.0, -0.000, -0e+00), not part of a word
+_NEGATIVE_ZERO = re.compile(r"(?<![\w.])-(0(?:\.0*)?(?:[eE][+-]?\d+)?)(?![\w.])")
+
+
 class _GuardedStdout:
     """Standard output for a command: text its encoding cannot hold is written with backslash
-    escapes (an ASCII-only locale and a file name such as ``日本.npz``), and a failed write or
-    flush (``> /dev/full``, an I/O error) is an :class:`OutputError` naming it."""
+    escapes (an ASCII-only locale and a file name such as ``日本.npz``), a number printed as
+    negative zero (``X = -0``, ``-0.0`` in JSON) loses its sign, and a failed write or flush
+    (``> /dev/full``, an I/O error) is an :class:`OutputError` naming it."""
 
     def __init__(self, stream):
         self._stream = stream
@@ -52,6 +58,7 @@ class _GuardedStdout:
                               f"({exc.strerror or type(exc).__name__}); the report is incomplete") from None
 
     def write(self, text):
+        text = _NEGATIVE_ZERO.sub(r"\1", text)
         try:
             return self._guard(self._stream.write, text)
         except UnicodeEncodeError:

@@ -80,7 +80,7 @@ def report(args, res, est, scan, fit, flag, caveats, plot_path) -> int:
         "beta_theory": finite_or_none(m.beta_theory), "beta_model": finite_or_none(m.beta_model),
         "tail_rate_theory": finite_or_none(m.tail_rate_theory), "phase": m.phase,
         "bias_budget": m.bias_budget,
-        "eps": m.eps, "dt": m.dt, "particle_steps_per_s": m.particle_steps_per_s,
+        "eps": m.eps, "dt": m.dt, "particle_steps_per_s": m.particle_steps_per_s, "compile_time_s": m.compile_time_s,
         "backend": m.backend, "device": m.device,
         "wall_time_s": m.wall_time_s, "particles": m.particles, "t_end": m.t_end,
         "burn_in": m.burn_in, "seed": m.seed,
@@ -104,7 +104,8 @@ def report(args, res, est, scan, fit, flag, caveats, plot_path) -> int:
           f"lam = {m.lam:g}   drift = {m.drift} (gamma = {args.gamma:g}, z0 = {args.z0:g})")
     print(f"particles = {m.particles}   t_end = {m.t_end:g}   burn-in = {m.burn_in:g}   "
           f"dt = {m.dt:g}   eps = {m.eps:.4g}   seed = {m.seed}")
-    print(f"wall time = {m.wall_time_s:.1f} s   particle-steps/s = {m.particle_steps_per_s:.3g}   "
+    compiled = "" if m.compile_time_s is None else f" (+ {m.compile_time_s:.1f} s compiling or loading the kernels)"
+    print(f"wall time = {m.wall_time_s:.1f} s{compiled}   particle-steps/s = {m.particle_steps_per_s:.3g}   "
           f"backend = {m.backend} ({m.device})")
     print(f"phase = {m.phase}   beta* = {f(m.beta_theory)}   beta_model (root of Phi_eps) = "
           f"{f(m.beta_model)}   theory tail rate = {f(m.tail_rate_theory)}")

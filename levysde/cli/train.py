@@ -238,7 +238,6 @@ def run(args) -> int:
         if old is not None:
             signal.signal(signal.SIGTERM, old)
     from levysde.rnn.learned import run_summary
-
     d = dict(out=args.out, **run_summary(res))
     if args.json:
         print_json(d)
@@ -246,5 +245,6 @@ def run(args) -> int:
     ratio = "n/a" if d["loss_ratio"] is None else f"{d['loss_ratio']:.3g}"
     print(f"{args.out}: {d['records']} records, step {d['step']}, probe loss {d['probe_loss']:.6g} "
           f"(loss ratio {ratio}: {'learned' if d['learned'] else 'NOT learned'}), zeta mean "
-          f"{d['zeta_mean']:.4g} sd {d['zeta_std']:.4g}, Jacobian-masked neurons {d['jac_masked']}")
+          f"{d['zeta_mean']:.4g} sd {d['zeta_std']:.4g}, Jacobian-masked neurons {d['jac_masked']}"
+          + (f"\nnote: {d['saturation_note']}" if d["saturation_note"] else ""))
     return 0

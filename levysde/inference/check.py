@@ -45,7 +45,7 @@ from levysde.inference.dynamics import DynamicsRoot, beta_dynamics
 from levysde.inference.sde_fit import FIT_KEYS, Prediction, SDEFit, fit_sde, predict
 from levysde.inference.spectrum import Spread, resolved_lag_max, spread
 from levysde.io.runfile import load_run
-from levysde.rnn.learned import LEARNED_THRESHOLD, learned_diagnostic
+from levysde.rnn.learned import LEARNED_THRESHOLD, learned_diagnostic, saturation_note
 from levysde.simulation import DivergenceError, TabulatedDrift, simulate
 from levysde.stats.jackknife import JACKKNIFE_BIAS_LIMIT, jackknife_bias, jackknife_se, neuron_groups
 from levysde.stats.tails import power_law_note, tail_from_result, tail_from_samples
@@ -824,4 +824,6 @@ def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot
     if not learned:
         rep.notes.append(f"phase withheld: {reason}")
     rep.extra.update(learned=learned, loss_ratio=finite_or_none(ratio))
+    if saturation_note(run):                     # float32-saturated gates: shown when they matter
+        rep.notes.append(saturation_note(run))
     return rep

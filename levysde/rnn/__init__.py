@@ -29,7 +29,7 @@ __getattr__, _lazy_dir, _names = lazy.attach(
     __name__,
     submod_attrs={
         "teacher": ["teacher_time_scales", "teacher_scale", "trivial_loss"],
-        "learned": ["LEARNED_THRESHOLD", "learned_diagnostic", "run_summary"],
+        "learned": ["LEARNED_THRESHOLD", "SATURATION_SHOWN", "learned_diagnostic", "run_summary", "saturation_note"],
         "models": ["MODELS", "RNNModel", "Trace", "ConstGate", "SharedGate", "DiagGate", "GRU", "LSTM", "build_model"],
         "tasks": ["ALPHA_MIN_FLOAT32", "TASKS", "Task", "build_task", "sas_noise"],
         "trainer": ["TrainConfig", "train", "record_stats", "lambda_rayleigh"],

@@ -922,7 +922,8 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = False, for
     ``out``: run-file path (.npz), rewritten atomically after every record, with a checkpoint
     ``RUN.ckpt`` next to it; ``None``: nothing written. ``resume``: continue from the
     checkpoint (its config must match ``cfg`` except steps/device/threads). ``force``: overwrite
-    an existing ``out``. ``progress``: tqdm bar (loss, std of zeta). ``stop_after``: stop after
+    an existing ``out``. ``progress``: tqdm bar (loss, std of zeta) on stderr when it is a terminal.
+    ``stop_after``: stop after
     this many optimizer steps in this call (for tests of interruption).
 
     Returns the run-file arrays (dict, plus ``config`` as a dict).
@@ -943,7 +944,8 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = False, for
             from tqdm.auto import tqdm
         except ImportError:              # no [progress] extra: no bar
             tqdm = None
-        bar = tqdm and tqdm(total=cfg.steps, initial=run.step, unit="step", dynamic_ncols=True)
+        bar = tqdm and tqdm(total=cfg.steps, initial=run.step, unit="step", dynamic_ncols=True,
+                            disable=None)          # on a terminal only: no carriage returns in logs
 
     def show(r):
         if bar is not None:

@@ -422,7 +422,8 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
     n_workers : worker processes of the local cluster (>= 1; default 2); only with
         ``scheduler="local"`` (a ValueError otherwise, rather than silently ignored).
     numba_threads : Numba threads per task (default 1: workers are the parallelism).
-    progress : tqdm bar on stderr (none without the ``[progress]`` extra, tqdm).
+    progress : tqdm bar on stderr when it is a terminal (none in a log file, none without the
+        ``[progress]`` extra, tqdm).
     connect_timeout : seconds to wait for a ``tcp://`` scheduler (default 10).
 
     Raises
@@ -491,8 +492,8 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
     if scheduler != "sequential" and todo:
         # connect before the progress bar is drawn, so a failure is reported alone
         client, cluster, slots = _start_client(scheduler, n_workers, connect_timeout)
-    bar = _progress_bar(total=len(points), initial=len(points) - len(todo), disable=not progress,
-                        desc="sweep", unit="pt")
+    bar = _progress_bar(total=len(points), initial=len(points) - len(todo),
+                        disable=None if progress else True, desc="sweep", unit="pt")   # None: a TTY only
     runner = _Runner(task, points, seeds, results, store, numba_threads, bar)
     ok = False
     try:
