@@ -213,27 +213,30 @@ def _weights(weights, n: int) -> np.ndarray:
     return w
 
 
-def _histograms(edges, counts, sums=None, outside=None, excursions=None):
+def _histograms(edges: ArrayLike, counts: ArrayLike, sums: ArrayLike | None = None, outside: ArrayLike | None = None,
+                excursions: ArrayLike | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
     """Checked per-group histograms (ValueError naming the argument): finite strictly increasing
     ``edges``, finite counts >= 0 of shape (G, len(edges) - 1), finite ``sums`` of that shape,
     ``outside`` (G, 4) finite with counts >= 0, ``excursions`` of the counts' shape >= 0."""
-    edges = check_array("edges", edges, ndim=1, min_size=2, increasing=True)
-    counts = np.atleast_2d(check_array("counts", counts, ndim=(1, 2), lo=0.0))
-    if counts.shape[1] != edges.size - 1:
-        raise ValueError(f"counts must have shape (groups, {edges.size - 1}); got {counts.shape}")
+    e = check_array("edges", edges, ndim=1, min_size=2, increasing=True)
+    c = np.atleast_2d(check_array("counts", counts, ndim=(1, 2), lo=0.0))
+    if c.shape[1] != e.size - 1:
+        raise ValueError(f"counts must have shape (groups, {e.size - 1}); got {c.shape}")
+    s = o = x = None
     if sums is not None:
-        sums = np.atleast_2d(check_array("sums", sums, ndim=(1, 2)))
-        if sums.shape != counts.shape:
+        s = np.atleast_2d(check_array("sums", sums, ndim=(1, 2)))
+        if s.shape != c.shape:
             raise ValueError("sums must have the same shape as counts")
     if outside is not None:
-        outside = check_array("outside", outside, shape=(counts.shape[0], 4))
-        if np.any(outside[:, [0, 2]] < 0):
+        o = check_array("outside", outside, shape=(c.shape[0], 4))
+        if np.any(o[:, [0, 2]] < 0):
             raise ValueError("outside: its counts (columns 0 and 2) must be >= 0")
     if excursions is not None:
-        excursions = np.atleast_2d(check_array("excursions", excursions, ndim=(1, 2), lo=0.0))
-        if excursions.shape != counts.shape:
+        x = np.atleast_2d(check_array("excursions", excursions, ndim=(1, 2), lo=0.0))
+        if x.shape != c.shape:
             raise ValueError("excursions must have the same shape as counts")
-    return edges, counts, sums, outside, excursions
+    return e, c, s, o, x
 
 
 def _sample_sums(x, w, lab, G):
@@ -302,10 +305,11 @@ def tail_from_histogram(edges: ArrayLike, counts: ArrayLike, sums: ArrayLike | N
     Returns TailEstimate. Raises ValueError naming the argument for inconsistent shapes,
     non-finite entries, negative counts, edges that do not increase or a non-finite ``u``.
     """
-    edges, counts, sums, outside, excursions = _histograms(edges, counts, sums, outside, excursions)
+    ed, cn, sm, out_, exc = _histograms(edges, counts, sums, outside, excursions)
     u = check_real("u", u, why="the threshold on X")
-    if sums is None:
-        sums = counts * 0.5 * (edges[:-1] + edges[1:])
+    if sm is None:
+        sm = cn * 0.5 * (ed[:-1] + ed[1:])
+    edges, counts, sums, outside, excursions = ed, cn, sm, out_, exc
 
     def at(uu):
         k = _edge_index(edges, uu)
