@@ -141,8 +141,7 @@ class TrainConfig:
     steps >= 0, record_every >= 1, seed (int >= 0)
     init          default | chrono; t_max (> 2) for chrono (None: seq_len)
     gate_a        ConstGate constant in (0, 1)
-    inject_alpha  None (off) or in [0.5, 2] (float32 draws: tasks.ALPHA_MIN_FLOAT32); inject_scale >= 0;
-                  inject_target recurrent | gate
+    inject_alpha  None (off) or in [0.5, 2] (float32: ALPHA_MIN_FLOAT32); inject_scale >= 0; inject_target
     n_lags >= 2, lag_max >= n_lags (integer log grid 1..lag_max, n_lags points), transport (bool)
     device        cpu | cuda; threads >= 1 or None (leave torch's setting)
     fast          replay each training step from a CUDA graph (:mod:`.fast`; leaky models; CPU: eager)

@@ -302,8 +302,7 @@ def tail_from_histogram(edges: ArrayLike, counts: ArrayLike, sums: ArrayLike | N
         mass below the range is ignored.
     excursions : (G, B) depth histogram of excursions (their minima), optional
 
-    Returns TailEstimate. Raises ValueError naming the argument for inconsistent shapes,
-    non-finite entries, negative counts, edges that do not increase or a non-finite ``u``.
+    Returns TailEstimate. Raises ValueError naming the argument (shapes, non-finite entries, counts < 0, u).
     """
     ed, cn, sm, out_, exc = _histograms(edges, counts, sums, outside, excursions)
     u = check_real("u", u, why="the threshold on X")

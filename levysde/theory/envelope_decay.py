@@ -185,10 +185,11 @@ def classify_decay(lags: ArrayLike, f: ArrayLike, *, f_floor: float = 1e-300, f_
 
     Raises
     ------
-    ValueError for bad input (naming the argument: non-finite or negative f, lags that are not
-    positive and increasing), fewer than ``min_points`` lags in the window, or an f that does
-    not decay on it (falls by less than :data:`MIN_LOG_DECAY` in log f: a constant or rising
-    envelope has no decay class).
+    ValueError
+        For bad input (naming the argument: non-finite or negative f, lags that are not positive
+        and increasing), fewer than ``min_points`` lags in the window, or an f that does not
+        decay on it (falls by less than :data:`MIN_LOG_DECAY` in log f: a constant or rising
+        envelope has no decay class).
     """
     lag, fv = _check_curve(lags, f)
     ok = _fit_window(lag, fv, f_floor, f_start, lag_min)
