@@ -61,41 +61,6 @@ class OneLineParser(argparse.ArgumentParser):
         return ""
 
 
-def given_flags(parser: argparse.ArgumentParser, argv) -> dict:
-    """The options given on the command line ``argv``: {dest: option string}, for commands that
-    must reject flags which do not apply (see :func:`reject_flags`). ``parser`` is the
-    command's (sub)parser; flags are spelled in full (no abbreviations)."""
-    flags = {}
-    seen = {s: a.dest for a in parser._actions for s in a.option_strings}
-    for tok in argv:
-        if tok == "--":
-            break
-        opt = tok.split("=", 1)[0] if tok.startswith("--") else tok
-        if opt in seen and seen[opt] not in flags:
-            flags[seen[opt]] = opt
-    return flags
-
-
-def repeated_flag(parser: argparse.ArgumentParser, argv) -> str | None:
-    """One-line reason when an option of ``parser`` is given more than once in ``argv`` (argparse
-    would silently keep the last value: ``--kappa 2 --kappa 3`` runs with kappa = 3); else None."""
-    seen: dict = {}
-    dest = {s: a.dest for a in parser._actions for s in a.option_strings}
-    for tok in argv:
-        if tok == "--":
-            break
-        opt = tok.split("=", 1)[0] if tok.startswith("--") else tok
-        if opt not in dest:
-            continue
-        if dest[opt] in seen:
-            first = seen[dest[opt]]
-            also = f" (also as {first})" if first != opt else ""
-            return (f"argument {opt}: given more than once{also}; give it once (with several values "
-                    f"after one flag where it takes several)")
-        seen[dest[opt]] = opt
-    return None
-
-
 def reject_flags(args, dests, why: str) -> None:
     """UsageError naming the first flag among ``dests`` that was given (``args._flags``, from
     :func:`given_flags`) although it does not apply; ``why`` completes "does not apply ..."."""

@@ -10,7 +10,7 @@ import warnings
 
 from levysde import __version__
 from levysde.cli import COMMANDS
-from levysde.cli._common import OneLineParser, UsageError, fail, given_flags, repeated_flag
+from levysde.cli._common import OneLineParser, UsageError, fail
 from levysde.core.extras import MissingExtraError
 
 
@@ -70,6 +70,41 @@ class _GuardedStdout:
 
     def __getattr__(self, name):
         return getattr(self._stream, name)
+
+
+def given_flags(parser: argparse.ArgumentParser, argv) -> dict:
+    """The options given on the command line ``argv``: {dest: option string}, for commands that
+    must reject flags which do not apply (see :func:`reject_flags`). ``parser`` is the
+    command's (sub)parser; flags are spelled in full (no abbreviations)."""
+    flags = {}
+    seen = {s: a.dest for a in parser._actions for s in a.option_strings}
+    for tok in argv:
+        if tok == "--":
+            break
+        opt = tok.split("=", 1)[0] if tok.startswith("--") else tok
+        if opt in seen and seen[opt] not in flags:
+            flags[seen[opt]] = opt
+    return flags
+
+
+def repeated_flag(parser: argparse.ArgumentParser, argv) -> str | None:
+    """One-line reason when an option of ``parser`` is given more than once in ``argv`` (argparse
+    would silently keep the last value: ``--kappa 2 --kappa 3`` runs with kappa = 3); else None."""
+    seen: dict = {}
+    dest = {s: a.dest for a in parser._actions for s in a.option_strings}
+    for tok in argv:
+        if tok == "--":
+            break
+        opt = tok.split("=", 1)[0] if tok.startswith("--") else tok
+        if opt not in dest:
+            continue
+        if dest[opt] in seen:
+            first = seen[dest[opt]]
+            also = f" (also as {first})" if first != opt else ""
+            return (f"argument {opt}: given more than once{also}; give it once (with several values "
+                    f"after one flag where it takes several)")
+        seen[dest[opt]] = opt
+    return None
 
 
 #: numpy's internal floating-point and empty-data warnings (not shown by the command line: the
