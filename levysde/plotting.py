@@ -16,8 +16,8 @@ from levysde.inference.check import load_run_arrays
 from levysde.inference.drift_fit import increments
 from levysde.io.files import atomic_write
 
-__all__ = ["pyplot", "save_figure", "plot_phase_diagram", "plot_envelope", "plot_check", "plot_simulation",
-           "plot_beta_check", "plot_learnability"]
+__all__ = ["pyplot", "figure_formats", "check_figure_format", "save_figure", "plot_phase_diagram",
+           "plot_envelope", "plot_check", "plot_simulation", "plot_beta_check", "plot_learnability"]
 
 _LABELS = {"eta_j": r"$\eta_J$", "kappa": r"$\kappa$", "eta_g": r"$\eta_G$",
            "alpha": r"$\alpha$", "lam": r"$\lambda$"}
@@ -48,17 +48,80 @@ def pyplot():
     return plt
 
 
+def _missing_software(fmt: str) -> str | None:
+    """What writing format ``fmt`` needs that is not installed (None: nothing is missing)."""
+    import shutil
+
+    import matplotlib
+
+    rc = matplotlib.rcParams
+    tools = []
+    if rc["text.usetex"]:
+        tools += ["latex"] + (["dvipng"] if fmt in ("png", "jpg", "jpeg", "tif", "tiff", "webp") else [])
+    if fmt == "pgf":
+        tools.append(rc["pgf.texsystem"])
+    if fmt in ("ps", "eps") and rc["ps.usedistiller"]:
+        tools += {"ghostscript": ["gs"], "xpdf": ["ps2pdf", "pdftops"]}.get(rc["ps.usedistiller"], [])
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        return f"needs {', '.join(missing)}, not found on PATH"
+    if fmt == "webp":
+        from PIL import features
+
+        if not features.check("webp"):
+            return "needs Pillow built with WebP support"
+    return None
+
+
+def figure_formats() -> list[str]:
+    """The figure formats (file suffixes without the dot) that can be written here: those of
+    matplotlib's Agg canvas whose external software (a LaTeX engine for ``pgf``, Ghostscript for
+    a PostScript distiller, WebP support in Pillow) is installed.
+
+    Returns
+    -------
+    list of str
+        Sorted suffixes, e.g. ``["eps", "jpeg", "jpg", "pdf", ...]``.
+
+    Raises
+    ------
+    levysde.core.extras.MissingExtraError
+        Without matplotlib (the ``[plot]`` extra).
+
+    Examples
+    --------
+    >>> "png" in figure_formats()          # doctest: +SKIP
+    True
+    """
+    canvas = require("matplotlib.backend_bases", "levysde.plotting").FigureCanvasBase
+    return sorted(f for f in canvas.get_supported_filetypes() if _missing_software(f) is None)
+
+
+def check_figure_format(path) -> str:
+    """The format of figure file ``path`` (its suffix; ``png`` when it has none), checked before
+    any drawing: ValueError, one line, when matplotlib cannot write it or it needs software
+    that is not installed (e.g. ``.pgf`` without xelatex), naming the formats that work."""
+    fmt = os.path.splitext(os.fspath(path))[1][1:].lower() or "png"
+    canvas = require("matplotlib.backend_bases", "levysde.plotting").FigureCanvasBase
+    ok = figure_formats()
+    if fmt not in ok:
+        why = ("a format matplotlib does not write" if fmt not in canvas.get_supported_filetypes()
+               else _missing_software(fmt))
+        raise ValueError(f"unsupported image format {'.' + fmt!r} ({why}); use one of "
+                         f"{', '.join('.' + f for f in ok)}")
+    return fmt
+
+
 def save_figure(fig, path, *, dpi: int = 150, bbox_inches="tight") -> str:
     """Save ``fig`` to ``path`` atomically (:func:`levysde.io.files.atomic_write`: a temporary file
     next to it replaces it; a non-regular target such as a FIFO or device is refused with
     ValueError). The format follows the suffix (png, pdf, svg, ...); ``.png`` is appended to a
-    name without one. Returns the path written."""
-
-
+    name without one; a format that cannot be written is a ValueError before anything is drawn
+    into the file (:func:`check_figure_format`). Returns the path written."""
     path = os.fspath(path)
-    fmt = os.path.splitext(path)[1][1:].lower()
-    if not fmt:
-        path, fmt = path + ".png", "png"
+    fmt = check_figure_format(path)
+    if not os.path.splitext(path)[1]:
+        path += ".png"
     atomic_write(path, lambda fh: fig.savefig(fh, dpi=dpi, format=fmt, bbox_inches=bbox_inches))
     return path
 

@@ -93,7 +93,7 @@ def test_fully_masked_jac_and_shared_zeta_give_valid_json(tmp_path):
 
 
 def test_plot_path_checked_before_work(tmp_path):
-    for bad in ("/nonexistent/dir/x.png", str(tmp_path), str(tmp_path / "x.jpg")):
+    for bad in ("/nonexistent/dir/x.png", str(tmp_path), str(tmp_path / "x.xyz")):
         p = run(str(tmp_path / "missing.npz"), "--plot", bad)
         assert p.returncode == 2 and "--plot" in p.stderr and len(p.stderr.strip().splitlines()) == 1
 

@@ -83,9 +83,9 @@ def test_bad_values_are_one_line_naming_the_range_and_the_range_is_true(capsys, 
             if end is not None:
                 assert accepted(end) and not accepted(str(int(end) + step)), (opt, end)
         return
-    m = re.fullmatch(r"([\[(])(-inf|-?[\d.e+-]+), (inf|-?[\d.e+-]+)([\])])", allowed)
+    m = re.fullmatch(r"([\[(])(-inf|-?[\d.e+-]+), (inf|-?[\d.e+-]+)([\])])( \(.+\))?", allowed)
     assert m, f"{cmd} {opt}: unreadable allowed range {allowed!r}"
-    left, lo, hi, right = m.groups()
+    left, lo, hi, right, _why = m.groups()
     for end, closed, outward in ((lo, left == "[", -1), (hi, right == "]", 1)):
         if end in ("inf", "-inf"):
             assert not closed

@@ -66,7 +66,7 @@ def test_cli_writes_figure_and_data(tmp_path):
     assert out.stat().st_size > 10_000 and data.exists()
     summary = json.loads(p.stdout)
     assert summary["phase_counts"]["collapsed"] > 0 and summary["phase_counts"]["broad"] > 0
-    for args in (["--x", "kappa"], ["--out", "x.jpg"], ["--x-range", "3", "1"], ["--x", "alpha", "--x-range", "0", "1"],
+    for args in (["--x", "kappa"], ["--out", "x.xyz"], ["--x-range", "3", "1"], ["--x", "alpha", "--x-range", "0", "1"],
                  ["--resolution", "1", "5"]):
         p = run_cli("diagram", *args, *([] if "--out" in args else ["--out", tmp_path / "e.png"]))
         assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr

@@ -8,9 +8,9 @@ Conventions for the Markdown sources (also stated in docs/index.md, "Tested snip
   bare expression, e.g. ``r.phase  # -> [...]``, is printed with ``print()`` first).
 * ```bash / ```sh / ```shell blocks run as one bash script each (``set -e -o pipefail``) in
   the same directory; ``levysde`` means ``python -m levysde`` with this interpreter.
-  Long commands run in a quick form: the arguments in :data:`QUICK` are appended to every
-  ``levysde SUBCOMMAND`` call of a bash block (argparse keeps the last value of a repeated
-  flag), and ``python examples/NAME.py`` gets ``--quick``. Only the exit status is checked.
+  Long commands run in a quick form: the arguments in :data:`QUICK` replace those flags in
+  every ``levysde SUBCOMMAND`` call of a bash block, or are appended (levysde refuses a flag
+  given twice), and ``python examples/NAME.py`` gets ``--quick``. Only the exit status is checked.
 * ```console blocks are transcripts: a line ``$ COMMAND`` (``\\`` continues it) runs the
   command exactly as written (no quick form); the lines up to the next ``$`` line are its
   expected standard output.
@@ -178,9 +178,26 @@ for req in sys.stdin:
 """
 
 
+def _value_counts() -> dict[str, int]:
+    """flag -> number of values it takes, for every flag of the quick forms."""
+    counts: dict[str, int] = {}
+    for args in [*QUICK.values(), QUICK_DIAGRAM_SIMULATE]:
+        flag = None
+        for a in args:
+            if a.startswith("--"):
+                flag = a
+                counts[flag] = 0
+            else:
+                counts[flag] += 1
+    return counts
+
+
 def _bash_preambles() -> tuple[str, str]:
-    """bash function definitions: (as written, for console transcripts; quick form, for bash blocks)."""
+    """bash function definitions: (as written, for console transcripts; quick form, for bash blocks).
+    The quick form replaces a quick flag the command already gives (levysde refuses a flag given
+    twice) and appends the others."""
     cases = "\n".join(f"    {sub}) extra=({' '.join(args)});;" for sub, args in QUICK.items())
+    nval = " ".join(f"[{f}]={n}" for f, n in _value_counts().items())
     return """
 levysde() { "$SNIPPET_PY" -m levysde "$@"; }
 python() { "$SNIPPET_PY" "$@"; }
@@ -192,7 +209,15 @@ levysde() {{
 {cases}
   esac
   if [[ "$1" == diagram && " $* " == *" --simulate "* ]]; then extra+=({' '.join(QUICK_DIAGRAM_SIMULATE)}); fi
-  "$SNIPPET_PY" -m levysde "$@" "${{extra[@]}}"
+  local -A nval=({nval})
+  local kept=() skip=0 a
+  for a in "$@"; do
+    if (( skip > 0 )); then skip=$((skip - 1)); continue; fi
+    if [[ -n "${{nval[$a]+x}}" && " ${{extra[*]}} " == *" $a "* ]]; then skip=${{nval[$a]}}; continue; fi
+    if [[ "$a" == --*=* && -n "${{nval[${{a%%=*}}]+x}}" && " ${{extra[*]}} " == *" ${{a%%=*}} "* ]]; then continue; fi
+    kept+=("$a")
+  done
+  "$SNIPPET_PY" -m levysde "${{kept[@]}}" "${{extra[@]}}"
 }}
 python() {{
   if [[ "$1" == examples/*.py ]]; then "$SNIPPET_PY" "$@" --quick; else "$SNIPPET_PY" "$@"; fi

@@ -12,7 +12,7 @@ KEYS = ["kind", "version", "eta_j", "eta_g", "alpha", "lam", "drift", "kappa", "
         "t_end", "burn_in", "particles", "n_groups", "steps", "record_steps", "record_every", "big_jump_rate",
         "sigma_eps2", "exp_proposal", "window", "backend", "device", "threads", "wall_time_s",
         "particle_steps_per_s", "beta_theory", "beta_model", "tail_rate_theory", "phase", "threshold_u",
-        "equilibrium", "notes", "cpu_time_s", "bias_budget"]
+        "equilibrium", "notes", "cpu_time_s", "bias_budget", "compile_time_s"]
 
 #: the keys of the first run files (no record_every, backend, device, notes, cpu_time_s, bias_budget)
 OLD = {"kind": "simulation", "version": "0.1.0", "eta_j": 3.0, "eta_g": 0.1, "alpha": 1.5, "lam": 2.0,

@@ -41,8 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     Returns
     -------
     int
-        The exit status: 0 on success, 2 for bad input (one line on stderr), 130 when
-        interrupted (Ctrl-C), 141 when the reader of the output went away.
+        The exit status: 0 on success, 2 for bad input (one line on stderr), 1 when the report
+        cannot be written to standard output (a full disk, an I/O error: one line on stderr;
+        a closed standard output is refused before any work, status 2), 130 when interrupted
+        (Ctrl-C), 141 when the reader of the output went away. Text the output's encoding
+        cannot hold (file names on an ASCII-only locale) is written with backslash escapes.
 
     Examples
     --------

@@ -37,23 +37,28 @@ class OneLineParser(argparse.ArgumentParser):
         self._negative_number_matcher = re.compile(
             r"^-(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
 
+    def parse_known_args(self, args=None, namespace=None):
+        self._argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str):  # pragma: no cover - exercised via subprocess
-        fail(f"{self.prog}: error: {message}")
+        fail(f"{self.prog}: error: {message}{self._dash_hint(message)}")
 
-
-def given_flags(parser: argparse.ArgumentParser, argv) -> dict:
-    """The options given on the command line ``argv``: {dest: option string}, for commands that
-    must reject flags which do not apply (see :func:`reject_flags`). ``parser`` is the
-    command's (sub)parser; flags are spelled in full (no abbreviations)."""
-    flags = {}
-    seen = {s: a.dest for a in parser._actions for s in a.option_strings}
-    for tok in argv:
-        if tok == "--":
-            break
-        opt = tok.split("=", 1)[0] if tok.startswith("--") else tok
-        if opt in seen and seen[opt] not in flags:
-            flags[seen[opt]] = opt
-    return flags
+    def _dash_hint(self, message: str) -> str:
+        """A way out when a value that starts with '-' (a file named ``-r.npz``) was read as an
+        option, which makes argparse report a missing value or argument instead."""
+        known = {s for a in self._actions for s in a.option_strings}
+        for tok in getattr(self, "_argv", ()):
+            if tok == "--":
+                break
+            name = tok.split("=", 1)[0]
+            if tok.startswith("-") and name not in known and not self._negative_number_matcher.match(tok) \
+                    and not name.startswith("--"):
+                m = re.match(r"argument (--[\w-]+)", message)
+                flag = m.group(1) if m else "--FLAG"
+                return (f" ({tok!r} starts with '-', so it is read as an option: write ./{tok} for a file, "
+                        f"or {flag}={tok} for a flag's value)")
+        return ""
 
 
 def reject_flags(args, dests, why: str) -> None:
@@ -77,11 +82,13 @@ def check_output(path: str, flag: str, force: bool, example: str = "run.npz") ->
         raise UsageError(str(exc)) from None
 
 
-def image_output(path: str, flag: str, force: bool, formats=None) -> str:
-    """Check a figure output before any work: the format comes from the suffix (``.png`` is
-    appended to a name without one), must be one matplotlib writes (or one of ``formats``),
-    and the file obeys :func:`check_output`; matplotlib (the [plot] extra) must be installed.
-    Returns the path that will be written."""
+def image_output(path: str, flag: str, force: bool) -> str:
+    """Check a figure output before any work, the one rule of every command's figure flags: the
+    format comes from the suffix (``.png`` is appended to a name without one) and must be one
+    that can be written here (:func:`levysde.plotting.figure_formats`: matplotlib writes it and
+    the software it needs, such as xelatex for ``.pgf``, is installed), and the file obeys
+    :func:`check_output`; matplotlib (the [plot] extra) must be installed. Returns the path
+    that will be written."""
     if not path.strip():
         raise UsageError(f"argument {flag}: expected a file name such as figure.png; got {path!r}")
     if os.path.isdir(path) or path.endswith(os.sep):   # before ".png" would make it a new name
@@ -89,12 +96,13 @@ def image_output(path: str, flag: str, force: bool, formats=None) -> str:
     ext = os.path.splitext(path)[1]
     if not ext:
         path, ext = path + ".png", ".png"
-    canvas = require("matplotlib.backend_bases", f"argument {flag}: a figure").FigureCanvasBase
-    if formats is None:
-        formats = sorted(canvas.get_supported_filetypes())
-    if ext[1:].lower() not in formats:
-        raise UsageError(f"argument {flag}: unsupported image format {ext!r}; use one of "
-                         f"{', '.join('.' + f for f in formats)}")
+    require("matplotlib.backend_bases", f"argument {flag}: a figure")
+    from levysde.plotting import check_figure_format
+
+    try:
+        check_figure_format(path)
+    except ValueError as exc:
+        raise UsageError(f"argument {flag}: {exc}") from None
     check_output(path, flag, force, example="figure" + ext)
     return path
 

@@ -5,7 +5,7 @@ import math
 
 from levysde.cli._common import print_json
 from levysde.core.jsonable import finite_or_none
-from levysde.simulation.bias import threshold_dependence
+from levysde.simulation.bias import tempering_boundary, threshold_dependence
 
 
 def depth(u, zeq) -> float:
@@ -28,7 +28,8 @@ def notes(args, res, est, scan):
     if not (est.beta_hat is not None and math.isfinite(est.beta_hat)):
         flag = "no_exceedances" if not est.n_exceed > 0 else "unresolved"
         ok = [e.u for e in scan if math.isfinite(e.beta_hat)]
-        hint = f"e.g. --threshold {max(ok) + zeq:g}" if ok else "e.g. --threshold 0.5"
+        deepest = max(ok) + zeq if ok else 0.0        # a depth: --threshold must be > 0
+        hint = f"e.g. --threshold {deepest:g}" if deepest > 0 else "e.g. --threshold 0.5"
         out.append(f"beta_hat is null: no samples of X = -zeta beyond {at(est.u, zeq)} "
                      f"({'no exceedances' if flag == 'no_exceedances' else 'too few to estimate'}); "
                      f"use a smaller --threshold ({hint}) or a longer run")
@@ -47,6 +48,13 @@ def notes(args, res, est, scan):
                      f"{bb['eps']:+.4f}, drift saturation {bb['drift_saturation']:+.4f}), more than 2 "
                      f"standard errors ({est.se:.4f}); compare beta_hat with beta_expected = "
                      f"{bb['beta_expected']:.5f} or use a deeper --threshold")
+    depth_needed = tempering_boundary(depth(est.u, zeq), m.beta_theory, m.lam)
+    if depth_needed is not None:
+        out.append(f"beta* = {m.beta_theory:.5g} is within {100 * (1 - m.beta_theory / m.lam):.2g} % of lam = "
+                   f"{m.lam:g} (the tempering boundary): the tail also holds the single-jump term "
+                   f"e^(-lam x) x^(-1-alpha), which falls only e-fold faster than e^(-beta* x) by depth "
+                   f"{depth_needed:.3g}, so beta_hat at {at(est.u, zeq)} is biased towards lam + (1 + alpha)/u "
+                   f"(upwards) beyond what bias_budget models; read it as an upper bound of beta*")
     dep = threshold_dependence(est, scan)
     if dep is not None:
         out.append(f"beta_hat depends on the threshold: {dep[1]:.5f} at the deeper {at(dep[0], zeq)}, "
@@ -72,7 +80,7 @@ def report(args, res, est, scan, fit, flag, caveats, plot_path) -> int:
         "beta_theory": finite_or_none(m.beta_theory), "beta_model": finite_or_none(m.beta_model),
         "tail_rate_theory": finite_or_none(m.tail_rate_theory), "phase": m.phase,
         "bias_budget": m.bias_budget,
-        "eps": m.eps, "dt": m.dt, "particle_steps_per_s": m.particle_steps_per_s,
+        "eps": m.eps, "dt": m.dt, "particle_steps_per_s": m.particle_steps_per_s, "compile_time_s": m.compile_time_s,
         "backend": m.backend, "device": m.device,
         "wall_time_s": m.wall_time_s, "particles": m.particles, "t_end": m.t_end,
         "burn_in": m.burn_in, "seed": m.seed,
@@ -96,7 +104,8 @@ def report(args, res, est, scan, fit, flag, caveats, plot_path) -> int:
           f"lam = {m.lam:g}   drift = {m.drift} (gamma = {args.gamma:g}, z0 = {args.z0:g})")
     print(f"particles = {m.particles}   t_end = {m.t_end:g}   burn-in = {m.burn_in:g}   "
           f"dt = {m.dt:g}   eps = {m.eps:.4g}   seed = {m.seed}")
-    print(f"wall time = {m.wall_time_s:.1f} s   particle-steps/s = {m.particle_steps_per_s:.3g}   "
+    compiled = "" if m.compile_time_s is None else f" (+ {m.compile_time_s:.1f} s compiling or loading the kernels)"
+    print(f"wall time = {m.wall_time_s:.1f} s{compiled}   particle-steps/s = {m.particle_steps_per_s:.3g}   "
           f"backend = {m.backend} ({m.device})")
     print(f"phase = {m.phase}   beta* = {f(m.beta_theory)}   beta_model (root of Phi_eps) = "
           f"{f(m.beta_model)}   theory tail rate = {f(m.tail_rate_theory)}")

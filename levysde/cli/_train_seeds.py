@@ -30,7 +30,8 @@ def print_summary(out: str, res: dict, as_json: bool) -> None:
     ratio = "n/a" if d["loss_ratio"] is None else f"{d['loss_ratio']:.3g}"
     print(f"{out}: {d['records']} records, step {d['step']}, probe loss {d['probe_loss']:.6g} "
           f"(loss ratio {ratio}: {'learned' if d['learned'] else 'NOT learned'}), zeta mean "
-          f"{d['zeta_mean']:.4g} sd {d['zeta_std']:.4g}, Jacobian-masked neurons {d['jac_masked']}")
+          f"{d['zeta_mean']:.4g} sd {d['zeta_std']:.4g}, Jacobian-masked neurons {d['jac_masked']}"
+          + (f"\nnote: {d['saturation_note']}" if d.get("saturation_note") else ""))
 
 
 def seed_outs(template: str, seeds) -> list[str]:

@@ -39,7 +39,8 @@ def add_parser(sub):
                    help="skip the closing-loop simulation; the closing_loop gate (KS distance) is then not "
                         "applied, so a phase may be called without it")
     p.add_argument("--plot", metavar="FILE.png",
-                   help="4-panel figure (.png, .pdf or .svg; .png added to a name without a suffix); "
+                   help="4-panel figure (png, pdf, svg, ...: the suffix's format, checked before any work; "
+                        ".png added to a name without a suffix); "
                         "refuses an existing file unless --force")
     p.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -108,7 +109,7 @@ def _report(args):
 
 def run(args) -> int:
     if args.plot is not None:
-        args.plot = image_output(args.plot, "--plot", args.force, formats=("png", "pdf", "svg"))
+        args.plot = image_output(args.plot, "--plot", args.force)
     elif args.force:
         raise UsageError("argument --force: does not apply without --plot")
     rep = _report(args)

@@ -58,8 +58,8 @@ def add_parser(sub):
     g.add_argument("--alpha", type=real(0.0, 2.0, lo_open=True, hi_open=True), help="alpha in (0, 2)")
     g.add_argument("--lam", type=real(0.0), help="lam >= 0")
     p.add_argument("--out", default="diagram.png", metavar="FILE",
-                   help="figure file; format from the extension: .png, .pdf, .svg (.png added to a "
-                        "name without one; default diagram.png); with --simulate also FILE_beta.EXT")
+                   help="figure file; format from the extension: .png, .pdf, .svg, ... (checked first; .png "
+                        "added to a name without one; default diagram.png); with --simulate also FILE_beta.EXT")
     p.add_argument("--data", metavar="FILE.npz", help="also write the grid data")
     p.add_argument("--force", action="store_true",
                    help="overwrite existing output files (default: refuse them)")
@@ -100,7 +100,7 @@ def _sim_flags(args) -> set:
 
 def _outputs(args):
     """(figure path, companion path) after the overwrite policy of every output file."""
-    out = pathlib.Path(image_output(args.out, "--out", args.force, formats=("png", "pdf", "svg")))
+    out = pathlib.Path(image_output(args.out, "--out", args.force))
     companion = out.with_name(out.stem + "_beta" + out.suffix)
     if args.simulate:
         check_output(str(companion), "--out (its companion plot)", args.force, example=companion.name)
@@ -225,8 +225,8 @@ def _summary(args, d, overlay, out, companion) -> dict:
     if overlay is not None:
         sim = {k: [finite_or_none(v) for v in overlay[k]]
                for k in ("x", "y", "beta_hat", "se", "beta_theory", "beta_model")}
-        sim["wall_s"] = overlay["wall_s"]
-        sim["companion"] = str(companion)
+        sim.update(wall_s=overlay["wall_s"], companion=str(companion),
+                   near_tempering_boundary=[bool(v) for v in overlay["near_tempering_boundary"]])
     return {"out": str(out), "data": args.data, "x": args.x, "y": args.y, "simulated": sim,
             "x_range": [float(d.x[0]), float(d.x[-1])], "y_range": [float(d.y[0]), float(d.y[-1])],
             "resolution": [int(d.x.size), int(d.y.size)], "fixed": d.fixed,
@@ -241,10 +241,10 @@ def _print_report(args, overlay, out, companion) -> None:
     print(f"wrote {out}" + (f" and {args.data}" if args.data else ""))
     if overlay is None:
         return
-    print(f"simulated {overlay['x'].size} points in {overlay['wall_s']:.1f} s; companion plot "
-          f"{companion}")
-    for xv, yv, bh, se, bt in zip(overlay["x"], overlay["y"], overlay["beta_hat"], overlay["se"],
-                                  overlay["beta_theory"], strict=True):
-        dev = f"({(bh - bt) / se:+.1f} se)" if se > 0 and np.isfinite(bh) else "(no error estimate)"
+    print(f"simulated {overlay['x'].size} points in {overlay['wall_s']:.1f} s; companion plot {companion}")
+    for xv, yv, bh, se, bt, near in zip(overlay["x"], overlay["y"], overlay["beta_hat"], overlay["se"],
+                                        overlay["beta_theory"], overlay["near_tempering_boundary"], strict=True):
+        dev = (f"({(bh - bt) / se:+.1f} se)" if se > 0 and np.isfinite(bh) else "(no error estimate)") + \
+            (" [beta* near lam: beta_hat biased up]" if near else "")
         print(f"  {args.x}={xv:.4g} {args.y}={yv:.4g}: beta_hat {bh:.4f} +- {se:.4f}   beta* {bt:.4f}   "
               f"{dev}")

@@ -31,9 +31,10 @@ def add_parser(sub):
     g.add_argument("--lag-min", type=real(0.0, lo_open=True), default=None,
                    help=f"log grid: smallest lag (default {LAG_MIN:g})")
     g.add_argument("--lag-max", type=real(0.0, lo_open=True), default=None,
-                   help="log grid: largest lag (default: the longest time scale in the data for "
-                        "simulation runs, the run's largest recorded lag for RNN runs, 1e6 for "
-                        "the model prediction)")
+                   help="log grid: largest lag (default: simulation runs the longest time scale in the "
+                        "data, for histograms at most 100 times the lag 100 excursions reached; RNN runs "
+                        "the run's largest recorded lag; the model prediction 1e6). RNN lags beyond "
+                        "tau_(10), the 10th longest time scale, are dropped (with a note)")
     g.add_argument("--n-lags", type=integer(2, 100000), default=None,
                    help=f"log grid: number of lags (default {N_LAGS}). RNN runs without any lag "
                         f"option use the run's own recorded lags")

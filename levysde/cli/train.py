@@ -22,6 +22,8 @@ EXIT_SIGTERM = 143  # after SIGTERM (128 + 15; Ctrl-C gives 130)
 _NOT_CONFIG = ("out", "resume", "force", "quiet", "json", "seeds")
 #: CLI dest -> TrainConfig field, where they differ
 _FIELD = {"power": "p", **FIELDS}
+#: the range of the alpha-stable indices (levysde.rnn.tasks.ALPHA_MIN_FLOAT32)
+_F32 = "[0.5%s (float32 training: below 0.5 the squares of many draws overflow float32)"
 
 
 class _Terminated(BaseException):
@@ -78,8 +80,8 @@ def add_parser(sub):
                    help="kernel length K of the powerlaw task (0 = T; default %(default)s)")
     t.add_argument("--target-noise", action=_Given, type=real(0.0), default=None,
                    help="std of N(0,1) noise added to every target (default 0.3 for lagged, else 0)")
-    t.add_argument("--input-alpha", action=_Given, type=real(0.0, 2.0, lo_open=True, hi_open=True), default=None,
-                   help="alpha-stable inputs of index in (0, 2) instead of N(0, 1) (default off)")
+    t.add_argument("--input-alpha", action=_Given, type=real(0.5, 2.0, hi_open=True, allowed=_F32 % ", 2)"),
+                   default=None, help="alpha-stable inputs of index in [0.5, 2) instead of N(0, 1) (default off)")
     t.add_argument("--n-mem", action=_Given, type=integer(1), default=16,
                    help="longmem: number of teacher time scales (default %(default)s)")
     t.add_argument("--mem-lag-max", action=_Given, type=integer(2), default=10000,
@@ -105,8 +107,8 @@ def add_parser(sub):
     r.add_argument("--lag-max", action=_Given, type=integer(2, 2 ** 53), default=10000,
                    help="largest lag >= --n-lags (default %(default)s)")
     r.add_argument("--transport", action=_GivenTrue, help="also record the measured transport")
-    r.add_argument("--inject-alpha", action=_Given, type=real(0.0, 2.0, lo_open=True), default=None,
-                   help="alpha in (0, 2] of injected symmetric alpha-stable forcing (default off)")
+    r.add_argument("--inject-alpha", action=_Given, type=real(0.5, 2.0, allowed=_F32 % ", 2]"), default=None,
+                   help="alpha in [0.5, 2] of injected symmetric alpha-stable forcing (float32; default off)")
     r.add_argument("--inject-scale", action=_Given, type=real(0.0), default=None,
                    help="scale s >= 0 of the injected forcing s*X, added after every step; required with "
                         "--inject-alpha (no default: the useful scale depends on --lr and the weights, "
@@ -167,6 +169,7 @@ _INAPPLICABLE = (
     (lambda f: f["task"] != "powerlaw", ("power", "kernel"), "without --task powerlaw"),
     (lambda f: f["task"] != "longmem", ("n_mem", "mem_lag_max", "mem_gamma"), "without --task longmem"),
     (lambda f: f.get("inject_alpha") is None, ("inject_target",), "without --inject-alpha"),
+    (lambda f: f.get("clip") is None, ("clip",), "with --no-clip (they contradict each other)"),
 ) + INAPPLICABLE
 
 

@@ -60,7 +60,7 @@ from levysde.inference.phase_call import (
 from levysde.inference.sde_fit import FIT_KEYS, Prediction, SDEFit, fit_sde, floored_replicates, predict
 from levysde.inference.spectrum import Spread, resolved_lag_max, spread
 from levysde.io.runfile import load_run
-from levysde.rnn.learned import LEARNED_THRESHOLD, learned_diagnostic
+from levysde.rnn.learned import LEARNED_THRESHOLD, learned_diagnostic, saturation_note
 from levysde.simulation import DivergenceError, TabulatedDrift, simulate
 from levysde.stats.jackknife import JACKKNIFE_BIAS_LIMIT, jackknife_bias, jackknife_se, neuron_groups
 from levysde.stats.tails import power_law_note, tail_from_result, tail_from_samples
@@ -573,13 +573,13 @@ def _beta_envelope(lags, zeta_last, weights, n_groups):
     grid = np.geomspace(min(lo, lag_max / 100), lag_max, 40)
     lab = neuron_groups(z.size, n_groups)
 
-    def slope(sel):
+    def slope(sel, **kw):
         f = envelope_samples(grid, z[sel], w[sel], bin_width=0, errors=False).f
-        return fit_slope(grid, f, f_floor=1e-8)
+        return fit_slope(grid, f, f_floor=1e-8, **kw)
 
     try:
-        s = slope(ok)
-        loo = [slope(ok & (lab != g)).slope for g in range(int(lab.max()) + 1)]
+        s = slope(ok)          # withheld over less than MIN_SLOPE_DECADES (as levysde envelope does)
+        loo = [slope(ok & (lab != g), min_decades=0).slope for g in range(int(lab.max()) + 1)]
     except ValueError as exc:
         return unavailable(f"envelope slope not resolved: {exc}"), lag_max
     return Estimate(-s.slope, jackknife_se(loo), f"l in [{s.lag_lo:.3g}, {s.lag_hi:.3g}] <= l_max = tau_(10) "
@@ -926,4 +926,6 @@ def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot
     if not learned:
         rep.notes.append(f"phase withheld: {reason}")
     rep.extra.update(learned=learned, loss_ratio=finite_or_none(ratio))
+    if saturation_note(run):                     # float32-saturated gates: shown when they matter
+        rep.notes.append(saturation_note(run))
     return rep

@@ -340,11 +340,16 @@ def rnn_envelope(run: dict, *, weighted: bool = True, lags=None, lag_min=None, l
         raise ValueError(f"the spectrum supports lags up to tau_(10) = {lag_max:.4g} only (the 10th longest "
                          f"time scale): fewer than 2 lags below it; give lags in (0, {lag_max:.4g}], e.g. "
                          f"--lag-min {lag_max / 100:.3g} --lag-max {lag_max:.4g}")
+    dropped = int(lags.size - np.count_nonzero(keep))
     lags, f = lags[keep], f[keep]
+    notes = [power_law_note(tail_check(zeta=z, weights=w))]
+    if dropped:
+        notes.append(f"{dropped} of the {dropped + lags.size} lags exceed tau_(10) = {lag_max:.4g}, the largest "
+                     f"lag the spectrum supports (the 10th longest time scale), and were dropped")
     floor, reason = _chosen_floor(f_floor, (RNN_F_FLOOR, f"numerical floor {RNN_F_FLOOR:g} (exact "
                                                          f"finite sum over {z.size} neurons, no sampling noise)"))
     return RunEnvelope(lags=lags, f=f, f_floor=floor, floor_reason=reason, source=source, kind="rnn",
-                       note=power_law_note(tail_check(zeta=z, weights=w)), lag_max=lag_max)
+                       note="; ".join(n for n in notes if n) or None, lag_max=lag_max)
 
 
 def run_envelope(run: dict, **kwargs) -> RunEnvelope:
@@ -388,7 +393,7 @@ def jackknife_slope_se(lags, edges, counts, lag_lo: float, lag_hi: float, *,
     sel = (lags >= lag_lo) & (lags <= lag_hi)
     tot = counts.sum(axis=0)
     loo = [fit_slope(lags[sel], envelope_hist(lags[sel], edges, tot - counts[b].sum(axis=0)),
-                     lag_range=(lag_lo, lag_hi), min_points=2).slope for b in blocks]
+                     lag_range=(lag_lo, lag_hi), min_points=2, min_decades=0).slope for b in blocks]
     return jackknife_se(loo)
 
 

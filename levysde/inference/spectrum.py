@@ -68,7 +68,7 @@ def resolved_lag_max(zeta, *, min_neurons: int = 10) -> float:
     slope fit there reads "exponential" by construction (docs/specification.md §5: bounded time
     scales give f ~ exp(-l/tau_max)). ``zeta``: any shape (NaN ignored), e.g. the last
     record (H,). Raises ValueError when no zeta is finite, min_neurons < 1, or that time scale
-    exceeds the largest double (zeta < -709.78).
+    exceeds the largest double (zeta < -709.78) or is below the smallest normal one (zeta > 708.40).
     """
     z = np.asarray(zeta, dtype=float).ravel()
     z = np.sort(z[np.isfinite(z)])
@@ -76,10 +76,24 @@ def resolved_lag_max(zeta, *, min_neurons: int = 10) -> float:
         raise ValueError("zeta has no finite value: no time scale to bound the lags")
     k = min(check_int("min_neurons", min_neurons, 1), z.size)
     if -z[k - 1] > _LOG_DOUBLE_MAX:
-        raise ValueError(f"the time scale exp(-zeta) of the {k}-th slowest neuron, exp({-z[k - 1]:.4g}), exceeds "
+        raise ValueError(f"the time scale exp(-zeta) of the {_ordinal(k)} slowest neuron, exp({-z[k - 1]:.4g}), "
+                         f"exceeds "
                          f"the largest double: no envelope lag range (zeta must be >= -709.78)")
+    if -z[k - 1] < _LOG_DOUBLE_MIN:
+        raise ValueError(f"the time scale exp(-zeta) of the {_ordinal(k)} slowest neuron, exp({-z[k - 1]:.4g}), "
+                         f"is below "
+                         f"the smallest normal double: no envelope lag range (zeta must be <= 708.4; "
+                         f"a corrupt or hand-edited run?)")
     return float(math.exp(-z[k - 1]))
+
+
+def _ordinal(k: int) -> str:
+    """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, 21st, ..."""
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
 
 
 #: log of the largest double: tau = exp(-zeta) overflows for zeta < -709.78
 _LOG_DOUBLE_MAX = math.log(np.finfo(float).max)
+#: log of the smallest normal double: tau = exp(-zeta) underflows for zeta > 708.40
+_LOG_DOUBLE_MIN = math.log(np.finfo(float).tiny)

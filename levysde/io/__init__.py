@@ -1,6 +1,6 @@
 """Files: atomic writes, the overwrite policy and locks (``files``), run files (``runfile``),
-learnability files (``learnfile``) and the anti-collapse paper's per-checkpoint time scales
-(``checkpoint_taus``).
+the bounds of an archive checked before it is loaded (``archive``), learnability files
+(``learnfile``) and the anti-collapse paper's per-checkpoint time scales (``checkpoint_taus``).
 
 Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
 """
@@ -10,6 +10,7 @@ import lazy_loader as lazy
 __getattr__, __dir__, __all__ = lazy.attach(
     __name__,
     submod_attrs={
+        "archive": ["MAX_DEFLATE_RATIO", "check_archive"],
         "files": [
             "LOCK_STALE_S",
             "STALE_TMP_S",

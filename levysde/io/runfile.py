@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from levysde.core.validate import check_array
+from levysde.io.archive import check_archive
 from levysde.io.files import atomic_write, check_output
 
 __all__ = ["REQUIRED_KEYS", "save_run", "read_run", "load_run", "checkpoint_path", "check_writable"]
@@ -82,11 +83,16 @@ def read_run(path: str | os.PathLike[str], *, kinds: tuple[str, ...] = ("simulat
     ------
     ValueError
         One line naming the file, when it is missing, a directory, not a valid
-        .npz archive (truncated, corrupt, a plain .npy array, pickled objects), has no JSON
+        .npz archive (truncated, corrupt, a plain .npy array, pickled objects), corrupt or
+        oversized (headers that declare more data than the file holds or than memory can take:
+        :func:`levysde.io.archive.check_archive`, checked before any array is read), has no JSON
         ``meta``/``config`` object, is of a kind not in ``kinds``, or lacks its kind's keys;
         for simulation runs also when ``hist_edges`` is not a strictly increasing grid or
         ``hist_counts`` does not match it (naming the entry).
     """
+    check_archive(path)          # before np.load allocates what the headers declare
+    if _is_npy(path):
+        raise ValueError(f"{path} is a plain .npy array, not a .npz run file")
     try:
         z = np.load(path, allow_pickle=False)
         plain = not isinstance(z, np.lib.npyio.NpzFile)
@@ -129,6 +135,15 @@ def read_run(path: str | os.PathLike[str], *, kinds: tuple[str, ...] = ("simulat
     if kind == "rnn":
         data["config"] = meta
     return data
+
+
+def _is_npy(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` starts with the ``.npy`` magic (read without loading the array)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(6) == b"\x93NUMPY"
+    except OSError:
+        return False
 
 
 def _check_histogram(path: str | os.PathLike[str], edges: np.ndarray, counts: np.ndarray) -> None:

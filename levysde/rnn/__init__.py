@@ -32,9 +32,9 @@ __getattr__, _lazy_dir, _names = lazy.attach(
     __name__,
     submod_attrs={
         "teacher": ["teacher_time_scales", "teacher_scale", "trivial_loss"],
-        "learned": ["LEARNED_THRESHOLD", "learned_diagnostic", "run_summary"],
+        "learned": ["LEARNED_THRESHOLD", "SATURATION_SHOWN", "learned_diagnostic", "run_summary", "saturation_note"],
         "models": ["MODELS", "RNNModel", "Trace", "ConstGate", "SharedGate", "DiagGate", "GRU", "LSTM", "build_model"],
-        "tasks": ["TASKS", "Task", "build_task", "sas_noise"],
+        "tasks": ["ALPHA_MIN_FLOAT32", "TASKS", "Task", "build_task", "sas_noise"],
         "trainer": ["TrainConfig", "train", "record_stats", "lambda_rayleigh"],
         "batched": ["BATCHED_MODELS", "train_seeds"],
         "matched": ["matched_sums", "run_matched_sums", "load_trained", "default_lags"],

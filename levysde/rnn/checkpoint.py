@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import warnings
 
+from levysde.io.archive import check_archive
 from levysde.io.files import atomic_write
 from levysde.rnn._torch import torch
 
@@ -52,7 +53,9 @@ def load_checkpoint(path: str) -> dict:
 
     Raises ValueError, one line naming ``path``, if the file cannot be read (missing,
     truncated, corrupt, not a levysde checkpoint, written by an older levysde, or holding
-    objects other than tensors / plain containers)."""
+    objects other than tensors / plain containers), or when its zip directory declares more
+    data than the file holds or memory can take (:func:`levysde.io.archive.check_archive`)."""
+    check_archive(path, "checkpoint")     # a zip member that declares more than the file holds
     try:
         with warnings.catch_warnings():  # e.g. "Detected pickle protocol 4": the error below says it
             warnings.simplefilter("ignore")

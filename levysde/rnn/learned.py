@@ -55,11 +55,32 @@ def learned_diagnostic(run: dict, threshold: float = LEARNED_THRESHOLD,
     return ratio, bool(ratio <= threshold)
 
 
+#: fraction of float32-saturated probe retentions (r < 1e-6 or 1 - r < 1e-6) from which
+#: ``levysde train`` and ``levysde check`` report the gate saturation
+SATURATION_SHOWN = 0.01
+
+
+def saturation_note(run: dict) -> str | None:
+    """The gate saturation of a run's last record in words, when at least :data:`SATURATION_SHOWN`
+    of its probe retentions are float32-saturated (the run file's ``saturated``); else None (also
+    for files without it). A saturated retention is 0 or 1 to float32's precision: the state is
+    wiped or held unchanged and the gate's gradient vanishes there; zeta itself comes from the
+    gate pre-activation and stays exact, the first-order variant ``zeta_jac`` does not."""
+    sat = np.asarray(run.get("saturated", []), dtype=float).ravel()
+    if sat.size == 0 or not np.isfinite(sat[-1]) or sat[-1] < SATURATION_SHOWN:
+        return None
+    return (f"gate saturation: {sat[-1]:.1%} of the probe retentions are float32-saturated at the last "
+            f"record (r < 1e-6 or 1 - r < 1e-6; the most over the run {np.nanmax(sat):.1%}): there the gate "
+            f"gradient vanishes and zeta_jac is unreliable")
+
+
 def run_summary(run: dict) -> dict:
     """Summary of a run's last record (the ``levysde train`` printout and its ``--json``).
 
     Keys: records, step, probe_loss, trivial_loss, loss_ratio (None when not finite), learned
-    (:func:`learned_diagnostic`), zeta_mean, zeta_std (over neurons, last record), jac_masked.
+    (:func:`learned_diagnostic`), zeta_mean, zeta_std (over neurons, last record), jac_masked,
+    saturated (fraction of float32-saturated probe retentions at the last record; None when the
+    file has none) and saturation_note (:func:`saturation_note`).
     Raises ValueError as :func:`learned_diagnostic` does.
     """
     z = np.asarray(run["zeta"], dtype=float)[-1]
@@ -68,4 +89,7 @@ def run_summary(run: dict) -> dict:
             "probe_loss": float(run["loss"][-1]), "trivial_loss": float(run["trivial_loss"]),
             "loss_ratio": finite_or_none(ratio), "learned": learned,
             "zeta_mean": float(z.mean()), "zeta_std": float(z.std()),
-            "jac_masked": int(np.asarray(run["jac_masked"])[-1])}
+            "jac_masked": int(np.asarray(run["jac_masked"])[-1]),
+            "saturated": finite_or_none(float(np.asarray(run["saturated"]).ravel()[-1]))
+            if np.size(run.get("saturated", [])) else None,
+            "saturation_note": saturation_note(run)}

@@ -38,7 +38,8 @@ Tasks (``x``: (B, T, n_in), ``y``: (B, T, n_out), float32, values before t = 0 a
   :meth:`Task.epoch_indices`; the probe batch is a separate diagnostic set (stream
   STREAM_PROBE). Loss over every step (``loss_from`` default 0).
 
-Options for every task but ``adding``: ``input_alpha`` in (0, 2): the inputs x_t are
+Options for every task but ``adding``: ``input_alpha`` in [0.5, 2) (:data:`ALPHA_MIN_FLOAT32`: the
+inputs are float32): the inputs x_t are
 standard symmetric alpha-stable (E exp(ikX) = exp(-|k|^alpha), :func:`sas_noise`) instead of
 N(0, 1) (infinite variance: the trivial loss is then measured on the probe batch);
 ``target_noise`` sigma >= 0 (all tasks): ``y_t += sigma * eps_t``, eps_t ~ N(0, 1) fresh in
@@ -64,6 +65,17 @@ STREAM_TRAIN, STREAM_PROBE, STREAM_NOISE, STREAM_INIT, STREAM_TASK, STREAM_SHUFF
 PROBE_CHUNKS = 5
 
 
+#: smallest stability index of the alpha-stable draws of training (``input_alpha``, ``inject_alpha``),
+#: which are float32: P(|X| > x) ~ 2 C_alpha x^-alpha, C_alpha = Gamma(alpha) sin(pi alpha / 2) / pi
+#: (Samorodnitsky & Taqqu 1994, Property 1.2.15), so at x = sqrt(float32 max) = 1.8e19, beyond which
+#: a draw's square (every MSE loss and gradient) overflows, the fraction of draws is 2e-10 at
+#: alpha = 0.5 but 11 % at alpha = 0.05 (and 1 % even reach float32's largest value, 3.4e38)
+ALPHA_MIN_FLOAT32 = 0.5
+#: why the alpha-stable indices of training start at ALPHA_MIN_FLOAT32 (error messages)
+ALPHA_MIN_WHY = ("float32 training: below 0.5, alpha-stable draws whose squares overflow float32 are "
+                 "no longer rare (11 % of the draws at alpha = 0.05)")
+
+
 def stream_generator(seed: int, stream: int, index: int, device="cpu") -> torch.Generator:
     """A torch.Generator seeded deterministically from ``(seed, stream, index)`` (numpy SeedSequence)."""
     s = int(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, int(stream), int(index)]).generate_state(2, np.uint64)[0])
@@ -76,7 +88,9 @@ def sas_noise(shape, alpha: float, generator: torch.Generator | None = None,
 
     ``X = sin(alpha V) / cos(V)^(1/alpha) * (cos((1 - alpha) V) / W)^((1 - alpha)/alpha)``,
     V ~ U(-pi/2, pi/2), W ~ Exp(1); alpha = 1 gives Cauchy tan(V); alpha = 2 gives N(0, 2).
-    Computed in float64, returned as ``dtype`` on CPU. Raises ValueError unless 0 < alpha <= 2.
+    Computed in float64, returned as ``dtype`` on CPU, clamped to ``dtype``'s finite range (a draw
+    beyond it would be +-inf; for float32 and alpha >= :data:`ALPHA_MIN_FLOAT32` this never
+    matters in practice). Raises ValueError unless 0 < alpha <= 2.
     """
     check_real("alpha", alpha, 0.0, 2.0, lo_open=True)
     u = torch.rand(shape, generator=generator, dtype=torch.float64)
@@ -89,7 +103,8 @@ def sas_noise(shape, alpha: float, generator: torch.Generator | None = None,
     else:
         x = torch.sin(alpha * v) / torch.cos(v) ** (1.0 / alpha) \
             * (torch.cos((1.0 - alpha) * v) / w) ** ((1.0 - alpha) / alpha)
-    return x.to(dtype)
+    big = float(torch.finfo(dtype).max)
+    return torch.clamp(x, -big, big).to(dtype)
 
 
 @dataclass(frozen=True)
@@ -316,7 +331,8 @@ def build_task(name: str, seq_len: int, *, loss_from: int | None = None, delay: 
         if name == "adding":
             raise ValueError("input_alpha must be None for the adding task (its inputs are uniform values "
                              "and markers)")
-        check_real("input_alpha", input_alpha, 0.0, 2.0, lo_open=True, hi_open=True, why="or None")
+        check_real("input_alpha", input_alpha, ALPHA_MIN_FLOAT32, 2.0, hi_open=True,
+                   why=f"or None; {ALPHA_MIN_WHY}")
     if name == "longmem":
         teacher_time_scales(n_mem, mem_lag_max, mem_gamma)  # validates the three
     if name == "lagged":

@@ -78,12 +78,14 @@ import numpy as np
 from levysde import __version__
 from levysde.core.memory import available_memory
 from levysde.core.validate import check_bool, check_choice, check_int, check_real
-from levysde.io.runfile import check_writable, checkpoint_path, save_run
+from levysde.io.runfile import check_writable, checkpoint_path, read_run, save_run
 from levysde.rnn._torch import torch
 from levysde.rnn.checkpoint import load_checkpoint, save_checkpoint
 from levysde.rnn.fast import GraphStep
 from levysde.rnn.models import INITS, MODELS, RNNModel, build_model
 from levysde.rnn.tasks import (
+    ALPHA_MIN_FLOAT32,
+    ALPHA_MIN_WHY,
     STREAM_NOISE,
     STREAM_PROBE,
     STREAM_TRAIN,
@@ -140,7 +142,7 @@ class TrainConfig:
     steps >= 0, record_every >= 1, seed (int >= 0)
     init          default | chrono; t_max (> 2) for chrono (None: seq_len)
     gate_a        ConstGate constant in (0, 1)
-    inject_alpha  None (off) or in (0, 2]; inject_scale >= 0; inject_target recurrent | gate
+    inject_alpha  None (off) or in [0.5, 2] (float32: ALPHA_MIN_FLOAT32); inject_scale >= 0; inject_target
     n_lags >= 2, lag_max >= n_lags (integer log grid 1..lag_max, n_lags points), transport (bool)
     device        cpu | cuda; threads >= 1 or None (leave torch's setting)
     fast          replay each training step from a CUDA graph (:mod:`.fast`; leaky models; CPU: eager)
@@ -225,7 +227,7 @@ class TrainConfig:
         check_choice("init", self.init, INITS)
         optional(check_real, "t_max", 2.0, lo_open=True)
         check_real("gate_a", self.gate_a, 0.0, 1.0, lo_open=True, hi_open=True)
-        optional(check_real, "inject_alpha", 0.0, 2.0, lo_open=True)
+        optional(check_real, "inject_alpha", ALPHA_MIN_FLOAT32, 2.0, why=ALPHA_MIN_WHY)
         check_real("inject_scale", self.inject_scale, 0.0)
         check_choice("inject_target", self.inject_target, INJECT_TARGETS)
         integer("lag_max", 2, MAX_LAG, why="lags are exact float64 integers")
@@ -581,6 +583,32 @@ def _records_to_arrays(rec: dict, lags: np.ndarray, H: int) -> dict:
 _RESUME_FREE = ("steps", "device", "threads", "fast")
 
 
+def _config_diff(a: dict, b: dict) -> list[str]:
+    """Config keys in which two run configs differ, beyond those a resume may change."""
+    free = set(_RESUME_FREE) | {"torch_version", "levysde_version"}
+    return sorted(k for k in set(a) | set(b)
+                  if k not in free and json.dumps(a.get(k), sort_keys=True) != json.dumps(b.get(k), sort_keys=True))
+
+
+def _check_run_file_matches(out: str, ckpt: str, ck_config: dict) -> None:
+    """ValueError (one line) unless the run file ``out`` beside checkpoint ``ckpt``, when it exists,
+    is the checkpoint's run: a checkpoint of another run (another ``hidden``, ``seed``, ...)
+    copied or left beside it would otherwise replace the file's records on resume."""
+    if not os.path.exists(out):
+        return                       # killed before the first record: the checkpoint rebuilds it
+    try:
+        file_config = read_run(out, kinds=("rnn",))["config"]
+    except ValueError as exc:
+        raise ValueError(f"--resume: cannot check that {ckpt!r} belongs to the run file ({exc}); "
+                         f"move the run file away to resume from the checkpoint alone") from None
+    diff = _config_diff(file_config, ck_config)
+    if diff:
+        shown = ", ".join(f"{k}={file_config.get(k)!r} in the run file, {ck_config.get(k)!r} in the "
+                          f"checkpoint" for k in diff[:3])
+        raise ValueError(f"--resume: the checkpoint {ckpt!r} is not the checkpoint of run file {out!r}: "
+                         f"their configs differ in {diff} ({shown}); nothing was changed")
+
+
 def _records_to_tensors(rec: dict, lags: np.ndarray, H: int) -> dict:
     """Records as tensors (the checkpoint holds no numpy objects: ``weights_only`` loading)."""
     arr = _records_to_arrays(rec, lags, H)
@@ -748,6 +776,7 @@ class _Run:
             raise ValueError(f"--resume: no checkpoint {ckpt!r} to resume from")
         st = load_checkpoint(ckpt)
         old, config = st["config"], self.config
+        _check_run_file_matches(self.out, ckpt, old)
         diff = [k for k in config if k not in _RESUME_FREE and k not in ("torch_version", "levysde_version")
                 and json.dumps(old.get(k)) != json.dumps(config[k])]
         if diff:
@@ -902,7 +931,8 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = False, for
     ``out``: run-file path (.npz), rewritten atomically after every record, with a checkpoint
     ``RUN.ckpt`` next to it; ``None``: nothing written. ``resume``: continue from the
     checkpoint (its config must match ``cfg`` except steps/device/threads). ``force``: overwrite
-    an existing ``out``. ``progress``: tqdm bar (loss, std of zeta). ``stop_after``: stop after
+    an existing ``out``. ``progress``: tqdm bar (loss, std of zeta) on stderr when it is a terminal.
+    ``stop_after``: stop after
     this many optimizer steps in this call (for tests of interruption).
 
     Returns the run-file arrays (dict, plus ``config`` as a dict).
@@ -923,7 +953,8 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = False, for
             from tqdm.auto import tqdm
         except ImportError:              # no [progress] extra: no bar
             tqdm = None
-        bar = tqdm and tqdm(total=cfg.steps, initial=run.step, unit="step", dynamic_ncols=True)
+        bar = tqdm and tqdm(total=cfg.steps, initial=run.step, unit="step", dynamic_ncols=True,
+                            disable=None)          # on a terminal only: no carriage returns in logs
 
     def show(r):
         if bar is not None:

@@ -51,6 +51,7 @@ from levysde.simulation import (
     _step,  # noqa: E402
 )
 from levysde.simulation._backend import CudaUnavailableError  # noqa: E402
+from levysde.simulation._jitcache import CACHE  # noqa: E402
 
 __all__ = ["THREADS_PER_BLOCK", "SHARED_BINS", "LAUNCH_PARTICLE_STEPS", "run", "device_name",
            "philox4x32", "ensure_available", "is_simulator"]
@@ -254,7 +255,7 @@ def _advance(p, g, z, wait, ctrs, cache, exc_min, diverged, outside_p, n_div, fp
 MAX_REGISTERS = 128
 
 
-@cuda.jit(cache=True, **({} if is_simulator() else {"max_registers": MAX_REGISTERS}))
+@cuda.jit(cache=CACHE, **({} if is_simulator() else {"max_registers": MAX_REGISTERS}))
 def _kernel(z, wait, ctrs, cache, exc_min, diverged, outside_p, n_div, gstart, fpar, ipar, grid,
             vals, g_cnt, g_frac, g_exc, traj):
     """One launch: block b serves group b // ipar[12] (blocks per group); thread -> particle."""
@@ -284,7 +285,7 @@ def _kernel(z, wait, ctrs, cache, exc_min, diverged, outside_p, n_div, gstart, f
             cuda.atomic.add(g_exc, (g, c0 + i), np.uint64(s_exc[i]))
 
 
-@cuda.jit(cache=True)
+@cuda.jit(cache=CACHE)
 def _philox_kernel(counters, key, out):
     i = cuda.grid(1)
     if i < counters.shape[0]:

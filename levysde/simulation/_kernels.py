@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit, prange
 
 from levysde.simulation import _rng, _step, _vmath
+from levysde.simulation._jitcache import CACHE
 from levysde.simulation._step import DRIFT_OU, DRIFT_SATURATING, DRIFT_TABULATED  # noqa: F401 (drift kinds)
 
 #: particles advanced together in the kernel (the state of a block stays in L1)
@@ -33,10 +34,10 @@ WINDOW = 64
 
 #: the backend-neutral drift (:mod:`levysde.simulation._step`, shared with the CUDA backend),
 #: with the vectorisable exp
-_drift_value = njit(cache=True, inline="always")(_step.make_drift(_vmath.exp))
+_drift_value = njit(cache=CACHE, inline="always")(_step.make_drift(_vmath.exp))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _lanes(states, b0, nb, ls, load):
     """Copy the streams of particles b0 .. b0 + nb - 1 between ``states`` (particles, 4) and the
     block's lanes ``ls`` (4, BLOCK), one row per state word (so that loops over lanes
@@ -49,7 +50,7 @@ def _lanes(states, b0, nb, ls, load):
                 states[b0 + i, w] = ls[w, i]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _normals(ls, nb, nrm, raw, slow):
     """nrm[i] = a standard normal from lane i: the ziggurat's fast path for all lanes in one
     vectorised pass (:func:`levysde.simulation._rng.normal_candidate`), then its slow branch
@@ -76,7 +77,7 @@ def _normals(ls, nb, nrm, raw, slow):
                             idx, x, rabs, ls[0, i], ls[1, i], ls[2, i], ls[3, i])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _drift_update(z, b0, nb, nrm, jumps, k, with_jumps, dt, s_gauss, kind, d0, d1, d2, grid, vals):
     """z <- z + F(z) dt + s_gauss nrm (+ the window's jumps of step k): one vectorised pass."""
     zb = z[b0:b0 + nb]                  # a view: unit-stride indices, so the loop vectorises
@@ -89,7 +90,7 @@ def _drift_update(z, b0, nb, nrm, jumps, k, with_jumps, dt, s_gauss, kind, d0, d
         zb[i] = y
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _gauss_pass(z, ls, b0, nb, dt, kind, d0, d1, d2, grid, vals, s_gauss, nrm, raw, slow,
                 jumps, k, with_jumps):
     """One Euler step of particles b0 .. b0 + nb - 1 (lanes ``ls``): normals, then drift,
@@ -108,7 +109,7 @@ def _gauss_pass(z, ls, b0, nb, dt, kind, d0, d1, d2, grid, vals, s_gauss, nrm, r
                       d0, d1, d2, grid, vals)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _poisson_counts(ls, nb, cdf, counts):
     """counts[i] ~ Poisson (the law of ``cdf``, :func:`levysde.simulation.poisson_table`) from
     one uniform of lane i, by inversion (vectorised); returns the sum."""
@@ -125,13 +126,13 @@ def _poisson_counts(ls, nb, cdf, counts):
     return total
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _top53(r):
     """U[0, 1) from the top 53 bits of a 64-bit draw."""
     return float(np.int64(r >> np.uint64(11))) * _rng._TWO53
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _jump_candidates(ls, nb, nw, tab, ck, ci, cz, flag, kk, uu, scr):
     """Lane j proposes one big jump from four 64-bit draws (:mod:`levysde.simulation._jumptable`):
     the envelope component kk[j] by the alias table (draw 0; its lowest bit the sign), the point
@@ -184,7 +185,7 @@ def _jump_candidates(ls, nb, nw, tab, ck, ci, cz, flag, kk, uu, scr):
     return n_open
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _finish_jumps(ls, nb, tab, alpha, lam, x_tail, tail_pareto, cz, flag, kk, uu, scr):
     """Decide the undecided lanes (flag 2) with exp and log: a cell's point is accepted when
     u2 < f(z)/f(x_k) (f(z) = z^(-1-alpha) e^(-lam z)); the tail component makes one proposal
@@ -215,7 +216,7 @@ def _finish_jumps(ls, nb, tab, alpha, lam, x_tail, tail_pareto, cz, flag, kk, uu
         flag[j] = 1 if ok else 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _window_jumps(ls, nb, nw, cdf, jumps, counts, ck, ci, cz, flag, kk, uu, scr, tab, alpha,
                   lam, x_tail, tail_pareto):
     """The big jumps of a window of nw steps for the block's nb particles, summed per step and
@@ -241,7 +242,7 @@ def _window_jumps(ls, nb, nw, cdf, jumps, counts, ck, ci, cz, flag, kk, uu, scr,
             m += take
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _block_buffers(n_steps):
     """One thread's work arrays for a block: lanes (4, BLOCK) uint64; normals, raw draws, slow
     flags (uint8, zero); Poisson counts, proposal step, particle, magnitude, flag, component,
@@ -253,7 +254,7 @@ def _block_buffers(n_steps):
             np.empty(BLOCK), np.empty((3, BLOCK)), np.zeros((n_steps, BLOCK)))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _end_window(z, diverged, b0, b1, gstep, win_lo, win_hi):
     """At the end of a window (global step ``gstep``): a particle outside the divergence window
     (or non-finite: NaN and inf stay so) is marked with diverged[p] = gstep once. Checked once
@@ -266,7 +267,7 @@ def _end_window(z, diverged, b0, b1, gstep, win_lo, win_hi):
             diverged[p] = gstep
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _record_pass(z, exc_min, b0, b1, g, hist_lo, inv_w, n_bins, acc, outside, exc_counts, exc_level):
     """Occupation histogram (count and zeta-sum of each bin share a cache line) and excursion
     depths of particles b0..b1-1 into group g's own rows (no row is shared between threads)."""
@@ -290,7 +291,7 @@ def _record_pass(z, exc_min, b0, b1, g, hist_lo, inv_w, n_bins, acc, outside, ex
             exc_counts[g, ie] += 1.0
 
 
-@njit(cache=True, parallel=True, error_model="numpy")   # no division checks: vectorises
+@njit(cache=CACHE, parallel=True, error_model="numpy")   # no division checks: vectorises
 def run_chunk(z, states, exc_min, diverged, gstart, step0, n_steps, rec_start, rec_every,
                dt, kind, dpar, grid, vals, s_gauss, rate, cdf_full, cdf_last, tab, alpha, lam,
                x_tail, tail_pareto, hist_lo, inv_w, n_bins, acc, outside, exc_counts, exc_level,
@@ -333,7 +334,7 @@ def run_chunk(z, states, exc_min, diverged, gstart, step0, n_steps, rec_start, r
                 _end_window(z, diverged, b0, b1, step0 + w0 + nw, win_lo, win_hi)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")   # no division checks: vectorises
+@njit(cache=CACHE, parallel=True, error_model="numpy")   # no division checks: vectorises
 def increments_kernel(states, n, tile, s_gauss, rate, cdf, tab, alpha, lam, x_tail, tail_pareto,
                        out):
     """out[i] = s_gauss N(0, 1) + the big jumps of one step of length dt: the simulator's own

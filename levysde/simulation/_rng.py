@@ -28,6 +28,8 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
+from levysde.simulation._jitcache import CACHE
+
 __all__ = ["seed_states", "next_u64", "uniform", "normal", "normal_candidate", "normal_slow"]
 
 _R = 3.6541528853610088          # ziggurat base abscissa (256 layers)
@@ -66,12 +68,12 @@ _INV_R = 1.0 / _R
 _TWO53 = 1.0 / 9007199254740992.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _rotl(x, k):
     return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def next_u64(s0, s1, s2, s3):
     """One xoshiro256++ output and the advanced state."""
     result = _rotl(s0 + s3, 23) + s0
@@ -85,14 +87,14 @@ def next_u64(s0, s1, s2, s3):
     return result, s0, s1, s2, s3
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def uniform(s0, s1, s2, s3):
     """U(0, 1): values k 2^-53, k = 0 .. 2^53 - 1 (0 included, 1 excluded)."""
     r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
     return float(np.int64(r >> np.uint64(11))) * _TWO53, s0, s1, s2, s3   # int64: fast cvt
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def normal_candidate(r):
     """The normal ziggurat's fast path from one 64-bit draw ``r``: (candidate x, layer idx,
     52-bit magnitude rabs, accepted).
@@ -109,7 +111,7 @@ def normal_candidate(r):
     return x, idx, rabs, rabs < _KI[idx]
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def normal_slow(idx, x, rabs, s0, s1, s2, s3):
     """Rare branch of the normal ziggurat (about 1% of draws): tail or wedge test for the
     candidate of :func:`normal_candidate`, continuing the stream (s0, s1, s2, s3)."""
@@ -135,7 +137,7 @@ def normal_slow(idx, x, rabs, s0, s1, s2, s3):
             return x, s0, s1, s2, s3
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def normal(s0, s1, s2, s3):
     """Standard normal N(0, 1) by the 256-layer ziggurat."""
     r, s0, s1, s2, s3 = next_u64(s0, s1, s2, s3)
@@ -168,7 +170,7 @@ def seed_states(seed: int | Sequence[int] | np.random.SeedSequence, n_streams: i
     return st
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def fill_normal(states, out):
     """Test helper: ``out[i, :]`` drawn from stream ``states[i]`` (states advanced)."""
     for i in range(out.shape[0]):
@@ -178,7 +180,7 @@ def fill_normal(states, out):
         states[i, 0], states[i, 1], states[i, 2], states[i, 3] = s0, s1, s2, s3
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def fill_uniform(states, out):
     """Test helper: like :func:`fill_normal` for U(0, 1)."""
     for i in range(out.shape[0]):

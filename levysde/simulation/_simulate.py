@@ -388,7 +388,7 @@ def _check_diverged(cfg: _Config, lay: _Layout, st: _State, s_gauss):
 
 def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, progress) -> float:
     """Run the compiled stepper over all steps, in the chunks of :func:`chunk_bounds`; returns
-    (wall time, CPU time of this process)
+    (wall time, CPU time of this process, time to compile or load the stepper before the run)
     in seconds.
 
     Raises DivergenceError (with the likely cause) after the first chunk in which a particle
@@ -399,6 +399,21 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
     n_chunks = len(bounds) - 1
     jargs = _jump_args(rate, cfg.eps, cfg.alpha, cfg.lam)
     cdf_full = poisson_table(rate * cfg.dt * WINDOW)
+    def chunk_args(i):
+        s, e_ = bounds[i], bounds[i + 1]
+        n_last = (e_ - s) % WINDOW                     # the chunk's last, shorter window
+        return (st.z, st.states, st.exc_min, st.diverged, st.gstart, s, e_ - s,
+                cfg.rec_start, cfg.record_every, cfg.dt, kind, dpar, grid, vals, s_gauss, rate,
+                cdf_full, poisson_table(rate * cfg.dt * n_last), *jargs, lay.hist_lo,
+                1.0 / lay.bin_width, lay.n_bins,
+                st.acc, st.outside, st.exc_counts, lay.zeq, lay.win_lo, lay.win_hi,
+                st.traj, cfg.traj_every)
+
+    # compile (or load from Numba's cache) before the clock starts: the run's speed is the
+    # stepper's alone, the compilation is reported apart (compile_time_s)
+    tc = time.perf_counter()
+    run_chunk.compile(tuple(numba.typeof(a) for a in chunk_args(0)))
+    compile_s = time.perf_counter() - tc
     bar = _progress_bar(cfg, progress)
     t0, c0 = time.perf_counter(), time.process_time()
     # dynamic scheduling of the groups (chunks of one group): keeps both cores busy when
@@ -407,13 +422,7 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
     try:
         for i in range(n_chunks):
             s, e_ = bounds[i], bounds[i + 1]
-            n_last = (e_ - s) % WINDOW                 # the chunk's last, shorter window
-            run_chunk(st.z, st.states, st.exc_min, st.diverged, st.gstart, s, e_ - s,
-                       cfg.rec_start, cfg.record_every, cfg.dt, kind, dpar, grid, vals, s_gauss, rate,
-                       cdf_full, poisson_table(rate * cfg.dt * n_last), *jargs, lay.hist_lo,
-                       1.0 / lay.bin_width, lay.n_bins,
-                       st.acc, st.outside, st.exc_counts, lay.zeq, lay.win_lo, lay.win_hi,
-                       st.traj, cfg.traj_every)
+            run_chunk(*chunk_args(i))
             _check_diverged(cfg, lay, st, s_gauss)
             if bar is not None:
                 bar.update((e_ - s) * particles)
@@ -421,7 +430,7 @@ def _advance(cfg: _Config, lay: _Layout, st: _State, rate, exp_prop, s_gauss, pr
         numba.set_parallel_chunksize(old_chunk)
         if bar is not None:
             bar.close()
-    return time.perf_counter() - t0, time.process_time() - c0
+    return time.perf_counter() - t0, time.process_time() - c0, compile_s
 
 
 def _advance_cuda(cu, cfg: _Config, lay: _Layout, st: _State, seed, rate, exp_prop, s_gauss,
@@ -459,7 +468,7 @@ def _close_open_excursions(lay: _Layout, st: _State):
 
 
 def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig2, exp_prop,
-            wall, backend, cpu) -> SimulationResult:
+            wall, backend, cpu, compile_s=None) -> SimulationResult:
     """Averages per recorded step and the metadata (:class:`SimulationMeta`, the fields listed in
     :func:`simulate`); ``backend`` is (name, device name, threads), ``cpu`` the stepper's CPU
     seconds (None on cuda)."""
@@ -479,6 +488,7 @@ def _result(cfg: _Config, th: _Theory, lay: _Layout, st: _State, seed, rate, sig
         beta_theory=finite_or_none(th.beta), beta_model=finite_or_none(th.beta_model),
         tail_rate_theory=finite_or_none(th.tail_rate), phase=th.phase,
         threshold_u=cfg.threshold_u - lay.zeq, equilibrium=lay.zeq, notes=tuple(th.notes), cpu_time_s=cpu,
+        compile_time_s=None if compile_s is None else float(compile_s),
         bias_budget=bias_budget(cfg.threshold_u, cfg.drift, cfg.eta_j, cfg.eta_g, cfg.alpha, cfg.lam, th.beta,
                                 th.beta_model),
         extra={k: v for k, v in dmeta.items() if k not in DRIFT_META_KEYS})
@@ -564,7 +574,9 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     SimulationResult
         The histograms, final states and ``meta`` (:class:`SimulationMeta`: the parameters and
         numerical settings as simulated -- t_end, burn_in rounded to whole steps --, timings,
-        threads, beta_theory, beta_model, phase, threshold_u, notes and the bias budget).
+        threads, beta_theory, beta_model, phase, threshold_u, notes and the bias budget;
+        ``compile_time_s`` is the time to compile the stepper or load it from Numba's cache before
+        the timed run, which ``wall_time_s`` and ``particle_steps_per_s`` exclude; None on cuda).
 
     Raises
     ------
@@ -611,14 +623,14 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
     s_gauss = math.sqrt((2.0 * cfg.eta_g + sig2) * cfg.dt)
     st = _initial_state(cfg, lay, seed, z_init, streams=cu is None)
     if cu is None:
-        wall, cpu = _advance(cfg, lay, st, rate, exp_prop, s_gauss, progress)
+        wall, cpu, compile_s = _advance(cfg, lay, st, rate, exp_prop, s_gauss, progress)
         run_on = ("cpu", cpu_name(), numba.get_num_threads())
     else:
         wall, block = _advance_cuda(cu, cfg, lay, st, seed, rate, exp_prop, s_gauss, progress)
-        cpu = None
+        cpu = compile_s = None
         run_on = ("cuda", cu.device_name(), block)
     _close_open_excursions(lay, st)
-    return _result(cfg, th, lay, st, seed, rate, sig2, exp_prop, wall, run_on, cpu)
+    return _result(cfg, th, lay, st, seed, rate, sig2, exp_prop, wall, run_on, cpu, compile_s)
 
 
 def _divergence_cause(drift, dt, alpha, lam, eta_j, noise, win):

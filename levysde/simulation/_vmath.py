@@ -24,6 +24,8 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
+from levysde.simulation._jitcache import CACHE
+
 __all__ = ["exp"]
 
 _LOG2E = 1.4426950408889634074
@@ -47,13 +49,13 @@ def _bits_as_float(typingctx, bits):
     return types.float64(types.int64), codegen
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _pow2(k):
     """2.0**k for an int64 1 - 1023 <= k <= 1023 (exact, from the exponent bits)."""
     return _bits_as_float((k + 1023) << 52)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def _horner(c, x):
     """c[0] + c[1] x + ... + c[n-1] x^(n-1) by Horner's rule (c a tuple of floats: the loop is
     unrolled at compile time)."""
@@ -63,7 +65,7 @@ def _horner(c, x):
     return p
 
 
-@njit(cache=True, inline="always")
+@njit(cache=CACHE, inline="always")
 def exp(a):
     """e**a for a float64 ``a`` (any value: 0 below -745.14, inf above 709.78, NaN for NaN).
 

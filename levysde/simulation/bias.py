@@ -17,6 +17,10 @@ equilibrium) of a simulation differs from beta* for four reasons:
 * **dt**: Euler's step is exact for the constant drift of the plateau and the jump epochs are
   exact, so the tail carries no O(dt) term at leading order; measured: halving dt moved
   beta_hat(u = 3) by +0.0011 +- 0.0018 in the case above. Reported as 0 (not modelled).
+* **the tempering boundary**: when beta* is within a few per cent of lam, the single-jump term
+  e^{-lam x} x^{-1-alpha} of the tail is not separated from e^{-beta* x} at the threshold and
+  biases beta_hat upwards (:func:`tempering_boundary`; not modelled, ``levysde simulate`` prints
+  a note).
 * **finite u** beyond the saturation (the density is exponential only asymptotically, up to
   faster-decaying terms): with a saturated drift the measured beta_hat(u) was flat for
   u = 2 ... 8 within its errors. Reported as 0 (not modelled); :func:`threshold_dependence`
@@ -39,7 +43,7 @@ from scipy import integrate
 from levysde.stats.tails import TailEstimate
 from levysde.theory.phases import beta_star
 
-__all__ = ["saturation_shift", "default_threshold", "bias_budget", "threshold_dependence",
+__all__ = ["saturation_shift", "default_threshold", "bias_budget", "threshold_dependence", "tempering_boundary",
            "DRIFT_BIAS_TOL", "BASE_THRESHOLD", "THRESHOLD_Z"]
 
 #: largest predicted drift-saturation shift of beta_hat accepted by the default threshold (relative)
@@ -157,6 +161,26 @@ def bias_budget(u: float, drift: PlateauDrift, eta_j: float, eta_g: float, alpha
     return {"depth_u": float(u), "beta_star": float(beta), "eps": float(eps),
             "drift_saturation": sat, "dt": 0.0, "finite_u": 0.0, "total": total,
             "beta_expected": float(beta) + total}
+
+
+def tempering_boundary(u: float, beta: float | None, lam: float) -> float | None:
+    """Depth from which the tail's leading term e^{-beta* x} is separated from the tempered
+    single-jump term, when the threshold ``u`` (a depth) is shallower than it; else None.
+
+    Beyond the plateau the tail of X holds, besides A e^{-beta* x}, the law of one big jump,
+    B e^{-lam x} x^{-1-alpha} (the tempered Levy density e^{lam zeta} |zeta|^{-1-alpha},
+    docs/specification.md §2, §4). Their ratio falls like e^{-(lam - beta*) x}: when beta* is within a
+    few per cent of lam (the tempering boundary) the second term is not yet small at any
+    simulated threshold and beta_hat(u) lies between beta* and the single jump's local rate
+    lam + (1 + alpha)/u, above beta* (e.g. eta_J = 2, alpha = 1, lam = 1.5: beta* = 1.4853,
+    beta_hat(3) = 1.528 +- 0.010 over 16384 particles). Returns ``1 / (lam - beta*)``, the
+    depth of one e-fold of separation, when ``(lam - beta*) u < 1``; None when the terms are
+    separated at u, without beta* or without tempering (lam = 0).
+    """
+    if beta is None or not math.isfinite(beta) or not lam > 0 or not lam > beta:
+        return None
+    gap = lam - beta
+    return 1.0 / gap if gap * u < 1.0 else None
 
 
 def threshold_dependence(est: TailEstimate, scan: Sequence[TailEstimate], *,

@@ -41,10 +41,11 @@ class SimulationMeta(Mapping):
     particle_steps_per_s, cpu_time_s (None on cuda). Theory: beta_theory, beta_model,
     tail_rate_theory (None when undefined), phase, threshold_u (absolute, on X = -zeta),
     equilibrium, notes, bias_budget (:func:`levysde.simulation.bias.bias_budget`, None without
-    beta*). ``extra``: keys this version does not know (kept, written back after the others).
+    beta*), compile_time_s (seconds to compile or load the stepper, apart from wall_time_s; None
+    on cuda). ``extra``: keys this version does not know (kept, written back after the others).
 
     Fields added after the first run files (record_every, backend, device, notes, cpu_time_s,
-    bias_budget) are None (notes: empty) when an older file lacks them.
+    bias_budget, compile_time_s) are None (notes: empty) when an older file lacks them.
 
     A read-only :class:`collections.abc.Mapping` over the JSON keys as well (``meta["eps"]``,
     ``meta.get("bias_budget")``: the access that docs/simulate.md and earlier scripts use);
@@ -97,6 +98,7 @@ class SimulationMeta(Mapping):
     notes: tuple[str, ...] = ()
     cpu_time_s: float | None = None
     bias_budget: dict | None = None
+    compile_time_s: float | None = None
     extra: dict = field(default_factory=dict)
 
     #: fields written only when set (a tabulated drift's table)

@@ -137,7 +137,8 @@ def hill_rate(x: ArrayLike, u: float, weights: ArrayLike | None = None, *,
     Raises
     ------
     ValueError
-        When no sample exceeds u, or ``censored`` is not a boolean mask of x's size.
+        When no sample exceeds u, ``censored`` is not a boolean mask of x's size, or naming the
+        argument for non-finite samples, weights or ``u``.
 
     Notes
     -----
@@ -158,8 +159,9 @@ def hill_rate(x: ArrayLike, u: float, weights: ArrayLike | None = None, *,
     >>> hill_rate([1.0, 2.0, 3.0, 4.0], 0.0, censored=[False, False, False, True])
     0.3
     """
-    x = np.asarray(x, dtype=float).ravel()
-    w = np.ones_like(x) if weights is None else np.asarray(weights, dtype=float).ravel()
+    x = check_array("x", x, min_size=1).ravel()
+    u = check_real("u", u, why="the threshold on X")
+    w = np.ones_like(x) if weights is None else _weights(weights, x.size)
     cens = _censor_mask(censored, x.size)
     m = x > u
     if not np.any(m & (w > 0)):
@@ -175,7 +177,9 @@ def hill_index(sizes: ArrayLike, u: float, *, factors: tuple[float, ...] = (1.0,
     factor with at least ``min_exceed`` sizes beyond, with the iid error
     ``alpha_hat / sqrt(k)``. Returns a list of tuples (u_i, alpha_hat, se, k).
     """
-    z = np.asarray(sizes, dtype=float).ravel()
+    z = check_array("sizes", sizes, min_size=1).ravel()
+    check_real("u", u, 0.0, lo_open=True, why="the smallest size of the scan")
+    check_array("factors", factors, ndim=1, min_size=1, lo=0.0, lo_open=True)
     z = z[z > 0]
     out = []
     for q in factors:
@@ -267,6 +271,40 @@ def _estimate(at, u, n_exc=None, n_cens=None) -> TailEstimate:
                         u_chk, b_chk, z_chk, ok, n_censored=nc)
 
 
+def _weights(weights, n: int) -> np.ndarray:
+    """Sample weights: finite, >= 0, one per sample (ValueError naming ``weights``)."""
+    w = check_array("weights", weights, lo=0.0).ravel()
+    if w.size != n:
+        raise ValueError(f"weights must have the shape of x ({n} samples); got {np.shape(weights)}")
+    return w
+
+
+def _histograms(edges: ArrayLike, counts: ArrayLike, sums: ArrayLike | None = None, outside: ArrayLike | None = None,
+                excursions: ArrayLike | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """Checked per-group histograms (ValueError naming the argument): finite strictly increasing
+    ``edges``, finite counts >= 0 of shape (G, len(edges) - 1), finite ``sums`` of that shape,
+    ``outside`` (G, 4) finite with counts >= 0, ``excursions`` of the counts' shape >= 0."""
+    e = check_array("edges", edges, ndim=1, min_size=2, increasing=True)
+    c = np.atleast_2d(check_array("counts", counts, ndim=(1, 2), lo=0.0))
+    if c.shape[1] != e.size - 1:
+        raise ValueError(f"counts must have shape (groups, {e.size - 1}); got {c.shape}")
+    s = o = x = None
+    if sums is not None:
+        s = np.atleast_2d(check_array("sums", sums, ndim=(1, 2)))
+        if s.shape != c.shape:
+            raise ValueError("sums must have the same shape as counts")
+    if outside is not None:
+        o = check_array("outside", outside, shape=(c.shape[0], 4))
+        if np.any(o[:, [0, 2]] < 0):
+            raise ValueError("outside: its counts (columns 0 and 2) must be >= 0")
+    if excursions is not None:
+        x = np.atleast_2d(check_array("excursions", excursions, ndim=(1, 2), lo=0.0))
+        if x.shape != c.shape:
+            raise ValueError("excursions must have the same shape as counts")
+    return e, c, s, o, x
+
+
 def _sample_sums(x, w, lab, G, cens=None):
     """``at(u)`` for samples x with weights w and group labels lab in [0, G); with a censoring
     mask ``cens``, the counts c hold the uncensored exceedances only (the sums s all of them)."""
@@ -294,9 +332,10 @@ def tail_from_samples(x: ArrayLike, u: float, groups: ArrayLike | None = None,
         the recorded one), as in :func:`hill_rate`; ``n_censored`` of the result counts those
         beyond u
 
-    Returns TailEstimate (n_excursions None). Raises ValueError on bad shapes.
+    Returns TailEstimate (n_excursions None). Raises ValueError naming the argument for bad
+    shapes, non-finite samples or weights, negative weights or a non-finite ``u``.
     """
-    x = np.asarray(x, dtype=float)
+    x = check_array("x", x, min_size=1)
     u = check_real("u", u, why="the threshold on X")
     if groups is None:
         if x.ndim != 2:
@@ -309,9 +348,7 @@ def tail_from_samples(x: ArrayLike, u: float, groups: ArrayLike | None = None,
         lab = np.unique(np.asarray(groups).ravel(), return_inverse=True)[1].ravel()
         if lab.size != x.size:
             raise ValueError("groups must have the same length as x")
-    w = np.ones(x.size) if weights is None else np.asarray(weights, dtype=float).ravel()
-    if w.size != x.size:
-        raise ValueError("weights must have the shape of x")
+    w = np.ones(x.size) if weights is None else _weights(weights, x.size)
     xr = x.ravel()
     if censored is None:
         return _estimate(_sample_sums(xr, w, lab, int(lab.max()) + 1), float(u))
@@ -342,18 +379,13 @@ def tail_from_histogram(edges: ArrayLike, counts: ArrayLike, sums: ArrayLike | N
         mass below the range is ignored.
     excursions : (G, B) depth histogram of excursions (their minima), optional
 
-    Returns TailEstimate. Raises ValueError on inconsistent shapes.
+    Returns TailEstimate. Raises ValueError naming the argument (shapes, non-finite entries, counts < 0, u).
     """
-    edges = np.asarray(edges, dtype=float)
-    counts = np.atleast_2d(np.asarray(counts, dtype=float))
-    if counts.shape[1] != edges.size - 1:
-        raise ValueError(f"counts must have shape (groups, {edges.size - 1}); got {counts.shape}")
-    if sums is None:
-        sums = counts * 0.5 * (edges[:-1] + edges[1:])
-    sums = np.atleast_2d(np.asarray(sums, dtype=float))
-    if sums.shape != counts.shape:
-        raise ValueError("sums must have the same shape as counts")
-    outside = None if outside is None else np.asarray(outside, dtype=float)
+    ed, cn, sm, out_, exc = _histograms(edges, counts, sums, outside, excursions)
+    u = check_real("u", u, why="the threshold on X")
+    if sm is None:
+        sm = cn * 0.5 * (ed[:-1] + ed[1:])
+    edges, counts, sums, outside, excursions = ed, cn, sm, out_, exc
 
     def at(uu):
         k = _edge_index(edges, uu)
@@ -367,7 +399,7 @@ def tail_from_histogram(edges: ArrayLike, counts: ArrayLike, sums: ArrayLike | N
 
     n_exc = None
     if excursions is not None:
-        n_exc = float(np.asarray(excursions, dtype=float)[:, :_edge_index(edges, u)].sum())
+        n_exc = float(excursions[:, :_edge_index(edges, u)].sum())
     return _estimate(at, u, n_exc)
 
 
@@ -393,10 +425,13 @@ def threshold_scan(edges: ArrayLike, counts: ArrayLike, sums: ArrayLike | None =
     Entries with at most ``min_exceed`` exceedances, or (when excursions are known)
     fewer than ``min_excursions`` excursions, are dropped.
     """
-    edges = np.asarray(edges, dtype=float)
+    edges = check_array("edges", edges, ndim=1, min_size=2, increasing=True)
     if us is None:
         mid = 0.5 * (edges[0] + edges[-1])
         us = np.arange(-mid, -edges[0], 0.5)
+    us = check_array("us", us, ndim=(0, 1))
+    check_real("min_exceed", min_exceed, 0.0)
+    check_real("min_excursions", min_excursions, 0.0)
     out = []
     for u in np.atleast_1d(us):
         est = tail_from_histogram(edges, counts, sums, float(u), outside=outside, excursions=excursions)
@@ -490,8 +525,10 @@ def tempered_fit(edges: ArrayLike, counts: ArrayLike, u: float, *, alpha: float,
 
     Returns TemperedFit. Raises ValueError for u <= x0 or no exceedances.
     """
-    edges = np.asarray(edges, dtype=float)
-    counts = np.atleast_2d(np.asarray(counts, dtype=float))
+    edges, counts, _, outside, _ = _histograms(edges, counts, outside=outside)
+    u = check_real("u", u, why="the threshold on X")
+    check_real("alpha", alpha, 0.0, 2.0, lo_open=True, hi_open=True)
+    x0 = check_real("x0", x0, why="X of the equilibrium")
     k = _edge_index(edges, u)
     u_used = -edges[k]
     if not u_used > x0:
@@ -686,8 +723,8 @@ def tail_check(*, zeta: ArrayLike | None = None, weights: ArrayLike | None = Non
             return None
     assert hist is not None                     # exactly one of zeta, hist (checked above)
     edges, counts, sums, outside = hist
-    edges = np.asarray(edges, dtype=float)
-    counts = np.atleast_2d(np.asarray(counts, dtype=float))
+    edges, counts, sums, outside, _ = _histograms(edges, counts, sums, outside)
+    check_real("tail_fraction", tail_fraction, 0.0, 1.0, lo_open=True, hi_open=True)
     below = 0.0 if outside is None else float(np.asarray(outside, dtype=float)[:, 0].sum())
     total = counts.sum() + below + (0.0 if outside is None else float(np.asarray(outside)[:, 2].sum()))
     cum = below + np.concatenate([[0.0], np.cumsum(counts.sum(axis=0))])   # mass below each edge

@@ -12,6 +12,7 @@ import numpy as np
 
 from levysde.core.validate import check_choice, check_int
 from levysde.simulation import BACKENDS, SaturatingDrift, simulate
+from levysde.simulation.bias import tempering_boundary
 from levysde.studies.diagram import SIM_SETTINGS, PhaseDiagram
 from levysde.studies.sweep import run_sweep
 from levysde.theory.phases import classify
@@ -61,13 +62,20 @@ def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick:
     (:func:`levysde.studies.sweep.run_sweep`; bit-identical for any number of workers;
     resumable through ``store``).
 
-    Returns a dict of arrays ``x, y, beta_hat, se, beta_theory, beta_model`` and
-    the ``wall_s`` of the sweep. ``n_workers`` (default 2) applies to ``scheduler="local"``
+    Returns a dict of arrays ``x, y, beta_hat, se, beta_theory, beta_model``,
+    ``near_tempering_boundary`` (bool: beta* so close to lam that beta_hat is biased upwards at the
+    threshold, :func:`levysde.simulation.bias.tempering_boundary`) and the ``wall_s`` of the sweep.
+    ``n_workers`` (default 2) applies to ``scheduler="local"``
     only. ``connect_timeout`` (seconds) bounds the wait for a
     ``tcp://`` scheduler; an unreachable one raises ConnectionError (see
     :func:`levysde.studies.sweep.run_sweep`). ``backend`` ("cpu" or "cuda") is the simulator of
     every point (:func:`levysde.simulate`); it is part of each point, so a store is resumed
     only with the backend that wrote it (the two draw different random numbers).
+
+    With ``scheduler="local"`` (the default) the workers are new processes that import the main
+    script again, so a script must call this under ``if __name__ == "__main__":``; an unguarded
+    call at a script's top level raises RuntimeError at once (Notes of
+    :func:`levysde.studies.sweep.run_sweep`).
     """
 
 
@@ -100,6 +108,9 @@ def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick:
                     connect_timeout=connect_timeout)
     wall = time.perf_counter() - t0
     out = {k: np.array([float(r[k]) for r in res]) for k in ("beta_hat", "se", "beta_theory", "beta_model")}
+    # beta* within a few per cent of lam: beta_hat is biased upwards (simulation.bias.tempering_boundary)
+    out["near_tempering_boundary"] = np.array([tempering_boundary(p["u"], r["beta_theory"], p["lam"]) is not None
+                                               for p, r in zip(points, res, strict=True)])
     out["x"] = np.array([p[diagram.x_name] for p in points])
     out["y"] = np.array([p[diagram.y_name] for p in points])
     out["wall_s"] = wall

@@ -45,6 +45,7 @@ import numpy as np
 
 from levysde.core.extras import require
 from levysde.core.validate import check_int, check_real
+from levysde.io.archive import check_archive
 from levysde.io.files import atomic_write, check_regular, claim, lock_is_stale, refresh, release
 
 __all__ = ["point_seed", "run_sweep", "load_point"]
@@ -82,6 +83,7 @@ def _save_point(store: pathlib.Path, index: int, point: dict, seed: int, result:
 def load_point(path) -> tuple[dict, int, dict]:
     """Read one stored point: (point, seed, result dict). ValueError (one line naming ``path``)
     when it is not a point file written by :func:`run_sweep`."""
+    check_archive(path, "sweep point file")      # before np.load allocates what the headers declare
     try:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
@@ -90,6 +92,19 @@ def load_point(path) -> tuple[dict, int, dict]:
     except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
         raise ValueError(f"cannot read sweep point {path!r}: not a point file of levysde.studies.sweep "
                          f"({type(exc).__name__})") from None
+
+
+def _stored_result(store: pathlib.Path, index: int, point: dict, seed: int) -> dict:
+    """The result stored for grid point ``index``; ValueError (one line) when the file holds
+    another point or seed (a point file of another sweep copied into the store), which would
+    otherwise be taken for this point's result."""
+    path = _point_path(store, index)
+    got_point, got_seed, result = load_point(path)
+    if json.dumps(got_point, sort_keys=True) != json.dumps(point, sort_keys=True) or got_seed != seed:
+        raise ValueError(f"store {str(store)!r}: {path.name} holds another sweep's point "
+                         f"({got_point}, seed {got_seed}), not point {index} of this sweep; remove it "
+                         f"or use another store")
+    return result
 
 
 def _call(task, point, seed, numba_threads):
@@ -138,6 +153,65 @@ def _open_store(store, points: list, master_seed: int) -> pathlib.Path:
     if not same:
         raise ValueError(f"store {str(store)!r} holds a different sweep (points or master_seed differ)")
     return store
+
+
+#: the idiom a script that starts local Dask workers needs
+_MAIN_GUARD = 'if __name__ == "__main__":'
+
+
+def _is_main_guard(node) -> bool:
+    """Whether ``node`` is ``if __name__ == "__main__":`` (either operand order)."""
+    import ast
+
+    t = node.test if isinstance(node, ast.If) else None
+    if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq)):
+        return False
+    sides = {ast.dump(t.left), ast.dump(t.comparators[0])}
+    return sides == {ast.dump(ast.Name("__name__", ast.Load())), ast.dump(ast.Constant("__main__"))}
+
+
+def _unguarded_main_line() -> int | None:
+    """The line of the main script's top-level statement that led to this call when that statement
+    is not under ``if __name__ == "__main__":`` (None when it is, or when there is no main script:
+    an interactive session, ``python -c``, a notebook)."""
+    import ast
+    import inspect
+
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    frame = inspect.currentframe()
+    while frame is not None and not (frame.f_code.co_name == "<module>" and frame.f_globals is vars(main)):
+        frame = frame.f_back
+    if frame is None or not path:
+        return None
+    try:
+        tree = ast.parse(pathlib.Path(path).read_text(), filename=path)
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return None
+    line = frame.f_lineno
+    for node in tree.body:
+        if node.lineno <= line <= (node.end_lineno or node.lineno):
+            return None if _is_main_guard(node) else line
+    return None
+
+
+def _check_main_guard() -> None:
+    """RuntimeError, at once, when local Dask workers cannot start: they are new processes
+    (multiprocessing's "spawn") that import the main script again, so a script that starts a
+    sweep at its top level, outside ``if __name__ == "__main__":``, would start one more in every
+    worker, which multiprocessing refuses while the worker boots; the sweep would wait for
+    workers that never come."""
+    what = ("scheduler='local' starts worker processes that import the main script again; "
+            "the call that starts them must be under " + _MAIN_GUARD)
+    if multiprocessing.parent_process() is not None and \
+            getattr(sys.modules.get("__main__"), "__name__", "") == "__mp_main__":
+        raise RuntimeError(f"a sweep was started while a worker process imported the main script: {what}")
+    line = _unguarded_main_line()
+    if line is not None:
+        path = sys.modules["__main__"].__file__
+        raise RuntimeError(f"{what}; {path}, line {line}, starts the sweep at the top level of the script: "
+                           f"put it in a function called under {_MAIN_GUARD} (or use "
+                           f"scheduler='sequential')")
 
 
 def _start_client(scheduler: str, n_workers: int, connect_timeout: float):
@@ -261,7 +335,7 @@ class _Runner:
     def _stored(self, i: int) -> bool:
         if self.store is None or not _point_path(self.store, i).exists():
             return False
-        self.results[i] = load_point(_point_path(self.store, i))[2]
+        self.results[i] = _stored_result(self.store, i, self.points[i], self.seeds[i])
         self.bar.update(1)
         return True
 
@@ -354,7 +428,8 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
     n_workers : worker processes of the local cluster (>= 1; default 2); only with
         ``scheduler="local"`` (a ValueError otherwise, rather than silently ignored).
     numba_threads : Numba threads per task (default 1: workers are the parallelism).
-    progress : tqdm bar on stderr (none without the ``[progress]`` extra, tqdm).
+    progress : tqdm bar on stderr when it is a terminal (none in a log file, none without the
+        ``[progress]`` extra, tqdm).
     connect_timeout : seconds to wait for a ``tcp://`` scheduler (default 10).
 
     Raises
@@ -367,9 +442,29 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
     ConnectionError
         One line, naming the address, when the ``tcp://`` scheduler cannot be reached within
         ``connect_timeout``.
+    RuntimeError
+        At once, with ``scheduler="local"``, when the sweep is started at the top level of a script
+        outside ``if __name__ == "__main__":`` (see Notes).
     KeyboardInterrupt
         After a quiet shutdown (module docstring). Errors raised by a task propagate (points
         finished before it stay on disk).
+
+    Notes
+    -----
+    ``scheduler="local"`` starts its workers with multiprocessing's "spawn" method, as Dask
+    does: every worker is a new interpreter that imports the main script again. A script
+    must therefore start the sweep under the main guard, as for any multiprocessing code::
+
+        def main():
+            run_sweep(task, points, scheduler="local")
+
+        if __name__ == "__main__":
+            main()
+
+    Without the guard every worker would start a sweep of its own while it boots, which
+    multiprocessing refuses, and the workers never come up; run_sweep detects the unguarded
+    call in the script and raises RuntimeError before starting any worker. Interactive
+    sessions, notebooks and ``python -c`` need no guard.
     """
     if not points:
         raise ValueError("points must contain at least one grid point")
@@ -393,16 +488,18 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
         store = _open_store(store, points, master_seed)
         for i in range(len(points)):
             if _point_path(store, i).exists():
-                results[i] = load_point(_point_path(store, i))[2]
+                results[i] = _stored_result(store, i, points[i], seeds[i])
     todo = [i for i in range(len(points)) if results[i] is None]
 
     client = cluster = None
     slots = 1
+    if scheduler == "local" and todo:
+        _check_main_guard()
     if scheduler != "sequential" and todo:
         # connect before the progress bar is drawn, so a failure is reported alone
         client, cluster, slots = _start_client(scheduler, n_workers, connect_timeout)
-    bar = _progress_bar(total=len(points), initial=len(points) - len(todo), disable=not progress,
-                        desc="sweep", unit="pt")
+    bar = _progress_bar(total=len(points), initial=len(points) - len(todo),
+                        disable=None if progress else True, desc="sweep", unit="pt")   # None: a TTY only
     runner = _Runner(task, points, seeds, results, store, numba_threads, bar)
     ok = False
     try:

@@ -58,7 +58,8 @@ __getattr__, __dir__, __all__ = lazy.attach(
             "valid_lag_max",
         ],
         "envelope_asymptotics": ["AsymptoticEnvelope", "asymptotic_envelope", "unit_crossing"],
-        "envelope_decay": ["local_slope", "fit_slope", "SlopeFit", "classify_decay", "DecayClass", "DECAY_CLASSES"],
+        "envelope_decay": ["local_slope", "fit_slope", "SlopeFit", "classify_decay", "DecayClass", "DECAY_CLASSES",
+                           "MIN_LOG_DECAY", "MIN_SLOPE_DECADES"],
         "learnability": ["kappa_alpha", "sample_complexity", "learnability_window", "window_scaling_law"],
     },
 )

@@ -17,13 +17,21 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from levysde.core.jsonable import finite_or_none
-from levysde.core.validate import check_array
+from levysde.core.validate import check_array, check_real
 
-__all__ = ['local_slope', 'fit_slope', 'SlopeFit', 'classify_decay', 'DecayClass', 'DECAY_CLASSES']
+__all__ = ['local_slope', 'fit_slope', 'SlopeFit', 'classify_decay', 'DecayClass', 'DECAY_CLASSES', 'MIN_LOG_DECAY',
+           'MIN_SLOPE_DECADES']
 
 
 #: the three decay classes of docs/specification.md §5
 DECAY_CLASSES = ("exponential", "polynomial", "logarithmic")
+#: fewest decades of lag a power-law exponent (log-log slope) is fitted over: over a shorter window
+#: the local slope of an envelope still drifts (it reaches -beta* only for l >~ 30 with the defaults,
+#: docs/specification.md §7) and any curve looks straight, so the slope is withheld
+MIN_SLOPE_DECADES = 1.0
+#: least fall of log f across the fitted window for a decay class (a relative fall of f of 1e-9:
+#: a constant or rising f, or one flat to rounding, has none)
+MIN_LOG_DECAY = 1e-9
 
 
 def _check_curve(lags, f):
@@ -87,16 +95,18 @@ def _ols(x, y):
 
 def fit_slope(lags: ArrayLike, f: ArrayLike, *, lag_range: tuple[float, float] | None = None,
               f_floor: float = 0.0, f_start: float = 0.5,
-              min_points: int = 4) -> SlopeFit:
+              min_points: int = 4, min_decades: float = MIN_SLOPE_DECADES) -> SlopeFit:
     """Fitted large-lag log-log slope of an envelope (docs/specification.md §5, §7).
 
     Default window: among lags with f_floor < f <= f_start, the upper half in
     log l (l >= sqrt(l_lo l_hi)), where the local slope has settled (for the
-    defaults with eta_J = 3 it reaches -beta* only for l >~ 30, docs/specification.md §7).
+    defaults with eta_J = 3 it reaches -beta* only for l >~ 30, docs/specification.md §7), but at
+    least the last ``min_decades`` of them when they span that much.
     ``lag_range = (lo, hi)`` overrides the window.
 
-    Returns SlopeFit. Raises ValueError for bad input or fewer than
-    ``min_points`` lags in the window.
+    Returns SlopeFit. Raises ValueError for bad input, fewer than ``min_points`` lags in the
+    window, or a window of fewer than ``min_decades`` decades of lag (default
+    :data:`MIN_SLOPE_DECADES`: an exponent from a shorter range is withheld; 0 disables the rule).
 
     References
     ----------
@@ -118,11 +128,22 @@ def fit_slope(lags: ArrayLike, f: ArrayLike, *, lag_range: tuple[float, float] |
     else:
         ok = _fit_window(lag, fv, f_floor, f_start, 0.0)
         if np.count_nonzero(ok) >= 2 * min_points:
-            mid = math.sqrt(lag[ok][0] * lag[ok][-1])
-            ok &= lag >= mid
+            cand = lag[ok]
+            start = cand[cand >= math.sqrt(cand[0] * cand[-1])][0]
+            reach = cand[-1] / 10 ** min_decades * (1 + 1e-12)
+            if min_decades > 0 and start > reach:
+                # the upper half is under min_decades: the last min_decades (from the lag at or below)
+                start = cand[cand <= reach][-1] if cand[0] <= reach else cand[0]
+            ok &= lag >= start
     if np.count_nonzero(ok) < min_points:
         raise ValueError(f"lags: only {np.count_nonzero(ok)} lags in the slope window "
                          f"(f in ({f_floor:g}, {f_start:g}]); need >= {min_points}: extend the lags")
+    lo_, hi_ = float(lag[ok][0]), float(lag[ok][-1])
+    decades = math.log10(hi_ / lo_)
+    if decades < check_real("min_decades", min_decades, 0.0) * (1 - 1e-12):
+        raise ValueError(f"lags: the slope window spans lags {lo_:.3g} to {hi_:.3g}, {decades:.2g} decades; a "
+                         f"power-law exponent needs >= {min_decades:g} decade (extend the lags or the "
+                         f"spectrum)")
     coef, _, se = _ols(np.log(lag[ok]), np.log(fv[ok]))
     return SlopeFit(slope=float(coef[1]), intercept=float(coef[0]), se=se,
                     lag_lo=float(lag[ok][0]), lag_hi=float(lag[ok][-1]), n=int(np.count_nonzero(ok)))
@@ -186,7 +207,10 @@ def classify_decay(lags: ArrayLike, f: ArrayLike, *, f_floor: float = 1e-300, f_
     Raises
     ------
     ValueError
-        For bad input or fewer than ``min_points`` lags in the window.
+        For bad input (naming the argument: non-finite or negative f, lags that are not positive
+        and increasing), fewer than ``min_points`` lags in the window, or an f that does not
+        decay on it (falls by less than :data:`MIN_LOG_DECAY` in log f: a constant or rising
+        envelope has no decay class).
 
     References
     ----------
@@ -207,6 +231,9 @@ def classify_decay(lags: ArrayLike, f: ArrayLike, *, f_floor: float = 1e-300, f_
         raise ValueError(f"lags: only {np.count_nonzero(ok)} lags with l >= {lag_min:g} and f in "
                          f"({f_floor:g}, {f_start:g}]; need >= {min_points}: extend the lags")
     l, y = lag[ok], np.log(fv[ok])
+    if not y[0] - y[-1] > MIN_LOG_DECAY:
+        raise ValueError(f"f does not decay on the fitted window (lags {l[0]:g} to {l[-1]:g}: f from "
+                         f"{fv[ok][0]:.6g} to {fv[ok][-1]:.6g}); no decay class applies")
     sst = ((y - y.mean()) ** 2).sum()
     cands: dict[str, dict[str, Any]] = {}
     for name, pname, xf, par in _CANDIDATES:
