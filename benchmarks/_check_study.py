@@ -106,20 +106,26 @@ NEGATIVE_RIGHT = {"collapsed": ("collapsed",), "ou": ("collapsed",)}
 
 
 @cache
-def theory(p) -> dict:
-    """Phase, beta* (NaN when collapsed), eta_J* and the generated model's root of a parameter tuple."""
+def classify(p) -> dict:
+    """Phase, beta* (NaN when collapsed) and eta_J* of a parameter tuple (levysde.theory.classify)."""
     import levysde
 
     ej, eg, k, a, lam = p
     r = levysde.classify(ej, eta_g=eg, kappa=k, alpha=a, lam=lam)
     b = float(r.beta_star) if str(r.phase) != "collapsed" else float("nan")
     return {"phase": str(r.phase), "beta_star": b, "eta_j_star": float(r.eta_j_star),
-            "eta_j_ratio": ej / float(r.eta_j_star), "beta_model": gen.model_root(ej, eg, k, a, lam)}
+            "eta_j_ratio": ej / float(r.eta_j_star)}
+
+
+@cache
+def theory(p) -> dict:
+    """:func:`classify` and the generated model's exact root ``beta_model`` (_independent_sde.model_root)."""
+    return dict(classify(p), beta_model=gen.model_root(*p))
 
 
 def _eta_j_star(base) -> float:
     eg, k, a, lam = base
-    return theory((1.0, eg, k, a, lam))["eta_j_star"]
+    return classify((1.0, eg, k, a, lam))["eta_j_star"]
 
 
 def specs(quick: bool = False, base_seed: int = BASE_SEED) -> list[dict]:
@@ -207,8 +213,7 @@ def _truth_value(th, key):
 def make_dataset(spec):
     """(zeta (R, Q), t (R,)) of one dataset from the independent generator."""
     ej, eg, k, a, lam = spec["params"]
-    th = theory(tuple(spec["params"]))
-    b = th["beta_star"]
+    b = classify(tuple(spec["params"]))["beta_star"]
     ratio = spec["ratio"]
     burn = 20.0 + 10.0 / (k * (b if math.isfinite(b) else lam)) + 5.0 / (ratio * k)
     drift = gen.Drift(spec["drift"], kappa=k, gamma=ratio * k, z0=spec["z0"], kappa_r=2 * k)
