@@ -36,6 +36,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -361,7 +362,12 @@ def _count(items) -> dict:
 
 
 def _reason(text) -> str:
-    return (text or "").split(":")[0].strip()[:50]
+    """A reason's head (before its first colon), numbers replaced by '#' so that like reasons count together."""
+    return re.sub(r"[-+]?\d+(\.\d+)?(e[-+]?\d+)?", "#", (text or "").split(":")[0].strip())[:50]
+
+
+def _phases(d) -> str:
+    return ", ".join(f"{k} {v}" for k, v in (d or {}).items())
 
 
 def calls_summary(recs) -> dict:
@@ -482,6 +488,97 @@ def print_summary(s, file=None):
                 p("    false positive:", w)
 
 
+def _frac(k, n):
+    return f"{k}/{n} = {k / n:.2f}" if n else "–"
+
+
+def _cov_cell(c):
+    if not c or not c["n"]:
+        return "– (none)"
+    sd = "–" if c["z_sd"] is None else f"{c['z_sd']:.2f}"
+    return f"{c['cov1']:.2f} / {c['cov2']:.2f}, n {c['n']}, z {c['z_mean']:+.2f} ± {sd}"
+
+
+def markdown(runs: dict) -> str:
+    """Markdown tables of one or more summaries side by side (``runs``: column title -> summary)."""
+    names = list(runs)
+    head = "| | " + " | ".join(names) + " | goal |\n|---|" + "---|" * (len(names) + 1)
+    lines = ["**Positives far from the boundaries** (block `far`):", "", head]
+
+    def row(label, f, goal=""):
+        cells = []
+        for n in names:
+            try:
+                cells.append(f(runs[n]))
+            except (KeyError, TypeError, ZeroDivisionError):
+                cells.append("–")
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {goal} |")
+
+    def far(s):
+        return s["blocks"]["far"]
+
+    row("phase called (power)", lambda s: _frac(far(s)["calls"], far(s)["n"]), "≥ 0.70")
+    row("calls right", lambda s: _frac(far(s)["right"], far(s)["calls"]), "≥ 0.97")
+    row("calls at stated odds ≥ 0.9 right", lambda s: _frac(far(s)["right_odds_0.9"], far(s)["calls_odds_0.9"]),
+        "≥ 0.90")
+    row("false positives over the negatives", lambda s: _frac(s["negatives"]["false_positives"], s["negatives"]["n"]),
+        "≤ 0.02")
+    for k in ("beta_tail", "beta_dynamics", "beta_theory", "beta_combined", "kappa_hat"):
+        row(f"`{k}` 1σ / 2σ coverage, n, mean ± sd of z", lambda s, k=k: _cov_cell(far(s)["coverage"][k]),
+            "0.6–0.75 / 0.9–0.98" if k != "kappa_hat" else "")
+    lines += ["", "**Power by record interval Δ and by drift** (far block; calls / datasets, right):", "",
+              "| | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    keys = sorted({(by, v) for s in runs.values() for by in ("delta", "drift", "phase")
+                   for v in s["blocks"]["far"].get(f"by_{by}", {})})
+    for by, v in keys:
+        cells = []
+        for n in names:
+            g = runs[n]["blocks"]["far"].get(f"by_{by}", {}).get(v)
+            cells.append(f"{g['calls']}/{g['n']}, {g['right']} right" if g else "–")
+        lines.append(f"| {'Δ = ' + v if by == 'delta' else by + ' ' + v} | " + " | ".join(cells) + " |")
+    lines += ["", "**Near the boundaries** (calls / datasets; right among the calls; right among calls at "
+              "stated odds ≥ 0.9):", "", "| block | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for block, label in (("near_critical", "\\|β* − 1\\| < 0.15"), ("near_threshold", "η_J within 20 % of η_J*")):
+        cells = []
+        for n in names:
+            b = runs[n]["blocks"].get(block)
+            cells.append(f"{b['calls']}/{b['n']}; {b['right']}/{b['calls']}; {b['right_odds_0.9']}/"
+                         f"{b['calls_odds_0.9']}" if b else "–")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    sets = sorted({v for s in runs.values() for b in ("near_critical", "near_threshold")
+                   for v in s["blocks"].get(b, {}).get("by_set", {})})
+    for v in sets:
+        cells = []
+        for n in names:
+            g = next((s["by_set"][v] for b, s in runs[n]["blocks"].items() if v in s.get("by_set", {})), None)
+            cells.append(f"{g['calls']}/{g['n']}; {g['right']} right; {_phases(g['calls_by_phase'])}" if g else "–")
+        lines.append(f"| {v} | " + " | ".join(cells) + " |")
+    lines += ["", "**Negatives** (calls / datasets; false positives; the calls made):", "",
+              "| kind | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    kinds = [k for k in NEGATIVES if any(k in s.get("negatives", {}).get("by_kind", {}) for s in runs.values())]
+    for kind in kinds:
+        cells = []
+        for n in names:
+            k = runs[n].get("negatives", {}).get("by_kind", {}).get(kind)
+            cells.append(f"{k['calls']}/{k['n']}; {k['false_positives']} false; {_phases(k['calls_by_phase'])}"
+                         if k else "–")
+        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    lines += ["", "**Why far positives got no phase** (failed gates, a dataset can fail several; "
+              "`beta_dynamics` refusals):", "", "| | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    gates = sorted({g for s in runs.values() for g in s["blocks"]["far"]["failed_gates"]})
+    for g in gates:
+        lines.append(f"| gate `{g}` | " + " | ".join(str(runs[n]["blocks"]["far"]["failed_gates"].get(g, 0))
+                                                  for n in names) + " |")
+    lines.append("| datasets without a call | " + " | ".join(str(far(runs[n])["n"] - far(runs[n])["calls"])
+                                                             for n in names) + " |")
+    refs = sorted({g for s in runs.values() for g in s["blocks"]["far"]["beta_dynamics_refused"]})
+    for g in refs:
+        lines.append(f"| `beta_dynamics`: {g or 'unavailable'} | "
+                     + " | ".join(str(runs[n]["blocks"]["far"]["beta_dynamics_refused"].get(g, 0)) for n in names)
+                     + " |")
+    return "\n".join(lines)
+
+
 # ------------------------------------------------------------------------------------------ running
 
 def load_records(paths) -> dict:
@@ -553,6 +650,11 @@ def run(todo, workers, partial=None, progress=True) -> list:
 def main(args) -> int:
     """``calibrate_check.py --block independent``: args from calibrate_check's parser."""
     if args.summarize:
+        if args.markdown:                        # one column per file
+            runs = {os.path.basename(f).split(".")[0]: summarize(list(load_records([f]).values()))
+                    for f in args.summarize}
+            print(markdown(runs))
+            return 0
         recs = sorted(load_records(args.summarize).values(), key=lambda r: r["spec"]["seed"])
         s = summarize(recs)
         if args.json:

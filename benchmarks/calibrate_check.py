@@ -343,6 +343,8 @@ def main(argv=None) -> int:
     ap.add_argument("--shard", help="independent: run only datasets K, K+N, K+2N, ... (K/N)")
     ap.add_argument("--summarize", nargs="+", metavar="FILE",
                     help="independent: summarize study files (JSON or .partial.jsonl) instead of running")
+    ap.add_argument("--markdown", action="store_true",
+                    help="independent, with --summarize: the tables in Markdown, one column per file")
     args = ap.parse_args(argv)
     if args.workers < 1:
         print("calibrate_check: --workers must be >= 1", file=sys.stderr)
