@@ -311,24 +311,41 @@ def test_n_groups_below_8_is_refused(g, tmp_path):
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "--n-groups" in p.stderr
 
 
-def test_phase_called_only_against_its_own_odds():
-    """The phase of the fitted parameters is called only when its own probability (draws with the
-    jackknife covariance) is the largest and >= 0.5; otherwise it is withheld with the probabilities."""
+def test_beta_theory_reported_only_against_its_own_odds():
+    """The fitted parameters' phase odds are a check of the fitted SDE (``theory_odds``): it passes only
+    when their own phase has the largest probability (draws with the jackknife covariance) and >= 0.5,
+    with the probabilities in the reason otherwise. The phase_odds gate (the combined beta's odds) is
+    present, and fails, without a combined beta."""
+    from types import SimpleNamespace
+
     from levysde.core.status import Estimate
     from levysde.inference.check import CheckReport, _gates
     from levysde.inference.sde_fit import Prediction
 
     u = Estimate(float("nan"))
-    for probs, called in (({"broad": 0.34, "collapsed": 0.44, "concentrated": 0.22}, False),
+    noise = SimpleNamespace(mode="jumps", eta_g=Estimate(0.1, 0.01), eta_j=Estimate(3.0, 0.5),
+                            alpha=Estimate(0.8, 0.1), lam=Estimate(1.0, 0.2))
+    fit = SimpleNamespace(kappa=Estimate(0.9, 0.1), noise=noise, n_neurons=64, replicates=np.zeros((0, 5)),
+                          drift=SimpleNamespace(form={}))
+    for probs, passed in (({"broad": 0.34, "collapsed": 0.44, "concentrated": 0.22}, False),
                           ({"broad": 0.45, "collapsed": 0.3, "concentrated": 0.25}, False),
                           ({"broad": 0.5, "collapsed": 0.5}, True),
                           ({"broad": 0.8, "concentrated": 0.2}, True), ({}, False)):
         pred = Prediction(Estimate(0.7, 0.1), u, "broad", probs, 0.7, {})
-        rep = CheckReport("gate", None, pred, u, u, None, None, u, u)
+        rep = CheckReport("gate", fit, pred, u, u, None, None, unavailable_ks(), u)
         _gates(rep, 100, 64)
-        assert rep.gates["phase_odds"].passed is called, probs
-        if not called:
-            assert any(w.startswith("phase odds") and "'broad'" in w for w in rep.withheld)
+        g = rep.model_checks["theory_odds"]
+        assert g.passed is passed, probs
+        if not passed:
+            assert g.reason.startswith("theory odds") and "'broad'" in g.reason
+        assert not rep.beta_theory.ok                     # the record interval is unknown here: not reported
+        assert "phase_odds" in rep.gates and rep.gates["phase_odds"].passed is False and rep.phase is None
+
+
+def unavailable_ks():
+    from levysde.core.status import Status, unavailable
+
+    return unavailable("closing loop not run", Status.NOT_RUN)
 
 
 def test_anticollapse_checker_hash_covers_every_module_the_check_imports():
@@ -506,3 +523,21 @@ def test_check_trajectories_options_are_validated(kw, name):
     with pytest.raises(ValueError, match=f"^{name} must"):
         check_trajectories(zeta, np.arange(6.0), closing_loop=False, **kw) if "closing_loop" not in kw \
             else check_trajectories(zeta, np.arange(6.0), **kw)
+
+
+def test_report_prints_not_identified_estimates_as_such_and_the_better_kappa():
+    from levysde.cli.check import _kappa_line, _line
+
+    d = {"alpha_hat": 1.234, "alpha_hat_se": None, "alpha_hat_flag": "not identified: lam unresolved",
+         "alpha_hat_status": "not identified", "beta_tail": 0.61, "beta_tail_se": 0.03, "beta_tail_status": "ok",
+         "beta_tail_flag": "300 neurons reach the tail", "lam_hat": None, "lam_hat_status": "at bound",
+         "kappa_hat": 0.9, "kappa_hat_se": 3.8e3, "kappa_hat_flag": None,
+         "dynamics": {"kappa_hat": 1.02, "kappa_hat_se": 0.05}}
+    a = _line("alpha", d, "alpha_hat")
+    assert "not identified" in a and "1.234" not in a
+    assert "at bound" in _line("lam", d, "lam_hat")
+    assert "0.61 +- 0.03" in _line("beta (tail)", d, "beta_tail")
+    k = _kappa_line(d)
+    assert "1.02 +- 0.05" in k and "far-left drift" in k and "3.8e+03" not in k
+    d["kappa_hat_se"] = 0.01
+    assert "0.9 +- 0.01" in _kappa_line(d)

@@ -96,22 +96,25 @@ def _report(ks, kappa=None, alpha=None, prediction=None):
         noise = SimpleNamespace(mode="jumps", eta_g=Estimate(0.1, 0.01), eta_j=Estimate(3.0, 0.5),
                                 alpha=alpha or Estimate(0.8, 0.1), lam=Estimate(1.0, 0.2))
         fit = SimpleNamespace(kappa=kappa, noise=noise, n_neurons=64, replicates=np.zeros((0, 5)),
-                              values=lambda: np.array([kappa.value, 0.1, 3.0, 0.8, 1.0]))
+                              values=lambda: np.array([kappa.value, 0.1, 3.0, 0.8, 1.0]),
+                              drift=SimpleNamespace(form={}))
     return CheckReport("gate", fit, prediction, u, u, None, None, ks, u,
                        stationarity=stationarity_test(np.zeros((3, 2)), np.arange(3.0)))
 
 
 @pytest.mark.parametrize("message", ["closing loop not run", "skipped on request", DECOY])
 def test_closing_loop_gate_follows_the_ks_status(message):
+    """The closing loop is a check of the fitted SDE: it decides whether beta_theory is reported."""
     from levysde.inference.check import _gates
 
     rep = _report(unavailable(message, Status.NOT_RUN), kappa=Estimate(0.9, 0.1))
     _gates(rep, 100, 64)
-    assert "closing_loop" not in rep.gates                   # not run: the gate is not applied
+    assert "closing_loop" not in rep.model_checks            # not run: the check is not applied
     rep = _report(unavailable(message), kappa=Estimate(0.9, 0.1))     # could not be computed: it fails
     _gates(rep, 100, 64)
-    assert rep.gates["closing_loop"].passed is False and rep.gates["closing_loop"].status is Status.FAILED
-    assert f"closing loop: {message}" in rep.withheld
+    g = rep.model_checks["closing_loop"]
+    assert g.passed is False and g.status is Status.FAILED and g.reason == f"closing loop: {message}"
+    assert "closing_loop" not in rep.gates
 
 
 @pytest.mark.parametrize("message", [None, "reworded", DECOY])
@@ -123,16 +126,17 @@ def test_plateau_and_jump_gates_follow_the_status(message):
                            (Status.NOT_IDENTIFIED, False)):
         rep = _report(ks, kappa=Estimate(0.9, 0.1, message, status=status))
         _gates(rep, 100, 64)
-        assert rep.gates["plateau"].passed is passes, (status, message)
-    # alpha at a bound (no error): the jump gate fails with its message whatever it says
+        assert rep.model_checks["plateau"].passed is passes, (status, message)
+    # alpha at a bound (no error): the jump check fails with its message whatever it says
     alpha = with_se(Estimate(0.05), 0.1, Flag(Status.AT_BOUND, message or "x"))
     rep = _report(ks, kappa=Estimate(0.9, 0.1), alpha=alpha)
     _gates(rep, 100, 64)
-    assert rep.gates["jump_fit"].passed is False and f"jump parameters: {message or 'x'}" in rep.withheld
+    g = rep.model_checks["jump_fit"]
+    assert g.passed is False and g.reason == f"jump parameters: {message or 'x'}"
     # an OK alpha with a remark passes
     rep = _report(ks, kappa=Estimate(0.9, 0.1), alpha=Estimate(0.8, 0.1, message))
     _gates(rep, 100, 64)
-    assert rep.gates["jump_fit"].passed is True and not any(w.startswith("jump") for w in rep.withheld)
+    assert rep.model_checks["jump_fit"].passed is True
 
 
 @pytest.mark.parametrize("status, predicted", [(Status.OK, True), (Status.NOT_IDENTIFIED, True),
@@ -160,11 +164,16 @@ def test_prediction_needs_a_restoring_plateau_by_status(status, predicted, messa
         assert ks.status is Status.UNAVAILABLE and ks.flag == f"no closing loop: {message}"
 
 
-def test_phase_is_withheld_by_the_prediction_status():
+def test_beta_theory_is_reported_by_the_prediction_status_and_the_model_checks():
+    from levysde.inference.check import CheckReport
     from levysde.inference.sde_fit import Prediction
 
-    ks = unavailable("x", Status.NOT_RUN)
-    for status, phase in ((Status.OK, "broad"), (Status.UNAVAILABLE, None)):
+    u = unavailable("x", Status.NOT_RUN)
+    for status, checks, reported in ((Status.OK, True, True), (Status.OK, False, False),
+                                     (Status.UNAVAILABLE, True, False)):
         pred = Prediction(Estimate(0.7, 0.1), Estimate(1.0), "broad", {"broad": 1.0}, 0.7, {}, status)
-        rep = _report(ks, prediction=pred)
-        assert rep.phase == phase
+        rep = CheckReport("gate", None, pred, u, u, None, None, u, u)
+        rep.add_model_check("any", checks, "reworded " + DECOY)
+        assert rep.beta_theory.ok is reported and rep.phase is None        # beta_theory never makes the call
+        if not reported and status is Status.OK:
+            assert rep.beta_theory.status is Status.NOT_IDENTIFIED and DECOY in rep.beta_theory.flag

@@ -40,13 +40,41 @@ def add_parser(sub):
     return p
 
 
+#: statuses whose value is not a measurement: printed as the status word, without the number
+_NOT_A_VALUE = ("not identified", "at bound", "not significant")
+
+
 def _line(name, d, key):
-    v, se, flag = d.get(key), d.get(f"{key}_se"), d.get(f"{key}_flag")
-    val = "unavailable" if v is None else (f"{v:.4g}" + (f" +- {se:.2g}" if se is not None else ""))
-    if v is not None and d.get(f"{key}_log_se") is not None:      # a multiplicative error: the interval
-        ls = d[f"{key}_log_se"]
-        val += f" (1-sigma interval [{v * math.exp(-ls):.3g}, {v * math.exp(ls):.3g}])"
+    v, se, flag, status = d.get(key), d.get(f"{key}_se"), d.get(f"{key}_flag"), d.get(f"{key}_status")
+    if v is None:
+        val = status if status in _NOT_A_VALUE else "unavailable"
+    elif status in _NOT_A_VALUE:
+        val = status
+    else:
+        val = f"{v:.4g}" + (f" +- {se:.2g}" if se is not None else "")
+        if d.get(f"{key}_log_se") is not None:      # a multiplicative error: the interval
+            ls = d[f"{key}_log_se"]
+            val += f" (1-sigma interval [{v * math.exp(-ls):.3g}, {v * math.exp(ls):.3g}])"
+        if status not in (None, "ok"):
+            val += f" ({status})"
     return f"  {name:<16} {val}" + (f"   [{flag}]" if flag else "")
+
+
+def _kappa_line(d):
+    """kappa from the better-identified source: the drift fit's plateau or the mean far-left drift of
+    the dynamics' cut (the smaller relative error; a fit without an error never wins)."""
+    dyn = d.get("dynamics") or {}
+
+    def rel(v, se):
+        return se / abs(v) if v not in (None, 0) and se is not None else math.inf
+
+    fit_rel, dyn_rel = rel(d.get("kappa_hat"), d.get("kappa_hat_se")), rel(dyn.get("kappa_hat"), dyn.get("kappa_hat_se"))
+    if dyn_rel < fit_rel:
+        return _line("kappa", {"k": dyn["kappa_hat"], "k_se": dyn["kappa_hat_se"],
+                               "k_flag": "mean far-left drift at the dynamics' cut (the drift fit's plateau is "
+                                         "less well identified" + (f": {d['kappa_hat_flag']}" if d.get("kappa_hat_flag")
+                                                                   else "") + ")"}, "k")
+    return _line("kappa", d, "kappa_hat")
 
 
 def run(args) -> int:
@@ -71,8 +99,8 @@ def run(args) -> int:
     print(f"levysde check {args.run}   model={cfg.get('model')} optimizer={cfg.get('optimizer')} "
           f"task={cfg.get('task')} hidden={cfg.get('hidden')} variant={args.variant}")
     print("fitted SDE (late part of training):")
-    for name, key in (("kappa", "kappa_hat"), ("eta_G", "eta_g_hat"), ("eta_J", "eta_j_hat"),
-                      ("alpha", "alpha_hat"), ("lam", "lam_hat")):
+    print(_kappa_line(d))
+    for name, key in (("eta_G", "eta_g_hat"), ("eta_J", "eta_j_hat"), ("alpha", "alpha_hat"), ("lam", "lam_hat")):
         print(_line(name, d, key))
     print("prediction vs observation:")
     probs = ", ".join(f"{k} {v:.0%}" for k, v in d["phase_probabilities"].items())
@@ -80,11 +108,14 @@ def run(args) -> int:
     if "learned" in d:
         print(f"  {'learned':<16} {'yes' if d['learned'] else 'no'} (late loss / trivial loss = {ratio})")
     print(f"  {'phase':<16} {d['phase'] or 'withheld'}" + (f"   ({probs})" if probs else ""))
+    if d.get("phase_evidence"):
+        print(f"    evidence: {d['phase_evidence']}")
     for reason in d["phase_withheld"]:
         print(f"    withheld: {reason}")
-    st = d["stationarity"]
+    st, ind = d["stationarity"], d.get("independence") or {}
     print(f"  {'stationary':<16} {d['stationary']}   [{st.get('reason', '')}]")
-    for name, key in (("beta* (theory)", "beta_theory"), ("beta (tail)", "beta_tail"),
+    print(f"  {'independent':<16} {d.get('independent')}   [{ind.get('reason', '')}]")
+    for name, key in (("beta (tail)", "beta_tail"),
                       ("beta (dynamics)", "beta_dynamics"), ("beta (envelope)", "beta_envelope"),
                       ("KS(sim, net)", "ks_distance"),
                       ("beta (sim tail)", "beta_sim_tail")):
@@ -94,6 +125,10 @@ def run(args) -> int:
                                      f"{cz:+.2f} (tail vs dynamics; they agree when |z| <= {d['closure_critical']:g})")
           + (f"   beta (combined) {d['beta_combined']:.4g} +- {d['beta_combined_se']:.2g}"
              if d.get("beta_combined") is not None else ""))
+    adm = d.get("admissibility") or {}
+    if adm:
+        print(f"  {'tempering':<16} {adm['evidence']}   [{adm['reason']}]")
+    print(_line("beta* (theory)", d, "beta_theory"))
     s, e = d["zeta_spread"], d["zeta_spread_early"]
 
     def g(v):

@@ -6,6 +6,9 @@ the test of the theory on a run (``check``) and the fit of a run's forgetting en
 * ``sde_fit``: the joint fit with jackknife errors, and the prediction (beta*, phase odds);
 * ``dynamics``: the model-free beta* of the far-left increments (the Lundberg root);
 * ``spectrum``: descriptors of a recorded spectrum (spread, supported lag range);
+* ``independence``: the test of common shocks across neurons;
+* ``phase_call``: the closure of beta_tail and beta_dynamics, their combination and the
+  admissibility of the root (the phase from data-identified estimates);
 * ``check``: ``levysde check``, the fit, the gates and the closing loop on a run;
 * ``envelope_grid``: the lag grid of an envelope table;
 * ``envelope_fit``: ``levysde envelope``, a run's envelope, its slope and decay class.
@@ -54,6 +57,17 @@ __getattr__, __dir__, __all__ = lazy.attach(
             "COMMON_SHOCK_RHO",
         ],
         "spectrum": ["Spread", "spread", "resolved_lag_max"],
+        "independence": ["Independence", "independence_test", "INDEPENDENCE_LEVEL"],
+        "phase_call": [
+            "Closure",
+            "closure_test",
+            "CLOSURE_Z",
+            "Admissibility",
+            "admissibility_test",
+            "ADMISSIBLE_Z",
+            "PHASE_MIN_ODDS",
+            "phase_odds",
+        ],
         "check": [
             "load_run_arrays",
             "check_run",
@@ -70,6 +84,8 @@ __getattr__, __dir__, __all__ = lazy.attach(
             "MIN_NEURONS",
             "MIN_GROUPS",
             "PHASE_MIN_PROBABILITY",
+            "STATIONARITY_GROUPS",
+            "THEORY_MAX_GAMMA_DELTA",
         ],
         "envelope_grid": ["LAG_MIN", "N_LAGS", "lag_grid"],
         "envelope_fit": [
