@@ -675,12 +675,18 @@ def main(args) -> int:
     keys = {spec_key(sp) for sp in todo}
     have = {key: r for key, r in done.items() if key in keys}
     rest = [sp for sp in todo if spec_key(sp) not in have]
-    # blocks interleaved (each dataset at its fractional place in its block): a run cut short still
-    # holds every block in proportion (--summarize OUT.partial.jsonl)
-    size = {b: sum(sp["block"] == b for sp in rest) for b in {sp["block"] for sp in rest}}
-    place = {}
-    for i, sp in enumerate(rest):
-        place[i] = (sum(x["block"] == sp["block"] for x in rest[:i]) + 0.5) / size[sp["block"]]
+    # parameter sets and negative kinds interleaved (each dataset at its fractional place in its group):
+    # a run cut short still holds every group in proportion (--summarize OUT.partial.jsonl)
+    def group(sp):
+        return sp["block"], sp["kind"], sp["set"] if sp["block"] != "negative" else ""
+
+    size, seen, place = {}, {}, []
+    for sp in rest:
+        size[group(sp)] = size.get(group(sp), 0) + 1
+    for sp in rest:
+        g = group(sp)
+        place.append((seen.get(g, 0) + 0.5) / size[g])
+        seen[g] = seen.get(g, 0) + 1
     rest = [rest[i] for i in sorted(range(len(rest)), key=lambda i: (place[i], rest[i]["seed"]))]
     if have:
         print(f"calibrate_check: {len(have)} of {len(todo)} datasets already done, {len(rest)} to run",
