@@ -26,6 +26,12 @@ plus 120 more positives with fresh seeds (block "extra") and 72 jump-dominated p
 identified (block "alpha"), and 24 of those at H = 64-128 (block "alpha_small"): 416 in all;
 ``coverage_original`` gives the 200 alone.
 Every dataset has its own seed: results do not depend on --workers.
+
+``--block independent``: the study of ``check`` on the independent generator (benchmarks/_check_study.py:
+380 datasets; positives far from and near the boundaries, six negative kinds; resumable records):
+
+    python benchmarks/calibrate_check.py --block independent [--quick] [--out study.json.gz] [--shard K/N]
+    python benchmarks/calibrate_check.py --block independent --summarize study.json.gz [--json | --markdown]
 """
 from __future__ import annotations
 
