@@ -256,13 +256,15 @@ def plot_check(report, run_path, path):
         mid = 0.5 * (edges[1:] + edges[:-1])
         ok = dens > 0
         ax.semilogy(mid[ok], dens[ok], "o", ms=3, label="late training")
-        p = report.prediction
-        if p is not None and p.beta.ok:
+        c = report.closure
+        # the reported beta: the closure's combination, else the parametric one where it is reported
+        b, name = ((c.combined, "combined") if c is not None and c.combined.ok else (report.beta_theory, "theory"))
+        if b.ok:
             zl = np.quantile(late, 0.1)
             anchor = np.interp(zl, mid, dens)
             zz = np.linspace(mid[0], zl, 20)
-            ax.semilogy(zz, anchor * np.exp(p.beta.value * (zz - zl)), "C3-",
-                        label=rf"$e^{{\beta^*\zeta}}$, $\beta^*$ = {p.beta.value:.3g}")
+            ax.semilogy(zz, anchor * np.exp(b.value * (zz - zl)), "C3-",
+                        label=rf"$e^{{\beta\zeta}}$, $\beta$ ({name}) = {b.value:.3g}")
         ax.legend(fontsize=8)
     ax.set_xlabel(r"$\zeta$")
     ax.set_title("spectrum")

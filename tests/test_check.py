@@ -140,7 +140,7 @@ def test_stationarity_test_numbers():
     s = stationarity_test(iid, step)
     assert s.stationary is True and s.n_windows == 4
     from scipy import stats
-    assert s.critical_t == pytest.approx(stats.t.ppf(1 - 0.01 / 10, 15), rel=1e-12)
+    assert s.critical_t == pytest.approx(stats.t.ppf(1 - 0.05 / 12, 63), rel=1e-12)   # 64 groups, 6 statistics
     # a location trend of 1.0 over the records: the median's change is the trend over the windows' centres
     trend = iid + np.linspace(0, 1, R)[:, None]
     s = stationarity_test(trend, step)
@@ -224,13 +224,14 @@ def test_beta_tail_error_counts_neurons_not_records():
     from levysde.inference.check import _beta_tail
 
     rng = np.random.default_rng(11)
-    iid = _beta_tail(-rng.exponential(1 / 0.8, size=(100, 400)), 16)
-    k = 4000                                            # 10 % of the 100 x 400 samples lie beyond u
+    iid, loo = _beta_tail(-rng.exponential(1 / 0.8, size=(100, 400)), 16)
+    k = 800                                             # 2 % of the 100 x 400 samples lie beyond u
     assert abs(iid.value - 0.8) < 4 * iid.se
     assert iid.se == pytest.approx(iid.value / np.sqrt(k), rel=0.15)
-    frozen = np.tile(-rng.exponential(1 / 0.8, size=(1, 2000)), (50, 1))
-    rep = _beta_tail(frozen, 16)
-    k_q = 200                                           # 10 % of the 2000 neurons
+    assert loo.shape == (16,) and np.all(loo > 0)       # the group replicates of the joint closure
+    frozen = np.tile(-rng.exponential(1 / 0.8, size=(1, 5000)), (50, 1))
+    rep, _ = _beta_tail(frozen, 16)
+    k_q = 100                                           # 2 % of the 5000 neurons
     assert rep.se == pytest.approx(rep.value / np.sqrt(k_q), rel=0.25)
     assert abs(rep.value - 0.8) < 4 * rep.se
 
@@ -248,13 +249,13 @@ def test_duplicate_neurons_are_merged_and_counted_once(copy):
     and beta_tail's error is the closed form beta/sqrt(k) of the 24 distinct neurons."""
     from levysde.inference.check import check_trajectories
 
-    zeta, step = _iid_tail_zeta(200, 24, 3)
+    zeta, step = _iid_tail_zeta(400, 24, 3)
     dup = np.tile(zeta, (1, 8)) if copy == "tile" else np.repeat(zeta, 8, axis=1)
     rep = check_trajectories(dup, step, closing_loop=False, n_boot=20)
     d = rep.as_json()
     assert d["n_neurons"] == 24 and rep.gates["neurons"].passed is False and rep.phase is None
     assert any("168 neuron(s) are exact copies" in n for n in d["notes"])
-    k = 0.1 * 100 * 24                                  # late half: 100 records, 10 % beyond u
+    k = 0.02 * 200 * 24                                 # late half: 200 records, 2 % beyond u
     assert d["beta_tail_se"] == pytest.approx(d["beta_tail"] / np.sqrt(k), rel=0.3)
     assert abs(d["beta_tail"] - 0.8) < 3 * d["beta_tail_se"]
     assert d["kappa_hat_se"] is None or d["kappa_hat_se"] > 0
@@ -326,7 +327,7 @@ def test_beta_theory_reported_only_against_its_own_odds():
     noise = SimpleNamespace(mode="jumps", eta_g=Estimate(0.1, 0.01), eta_j=Estimate(3.0, 0.5),
                             alpha=Estimate(0.8, 0.1), lam=Estimate(1.0, 0.2))
     fit = SimpleNamespace(kappa=Estimate(0.9, 0.1), noise=noise, n_neurons=64, replicates=np.zeros((0, 5)),
-                          drift=SimpleNamespace(form={}))
+                          drift=SimpleNamespace(form={}), values=lambda: np.array([0.9, 0.1, 3.0, 0.8, 1.0]))
     for probs, passed in (({"broad": 0.34, "collapsed": 0.44, "concentrated": 0.22}, False),
                           ({"broad": 0.45, "collapsed": 0.3, "concentrated": 0.25}, False),
                           ({"broad": 0.5, "collapsed": 0.5}, True),

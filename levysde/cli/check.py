@@ -68,7 +68,8 @@ def _kappa_line(d):
     def rel(v, se):
         return se / abs(v) if v not in (None, 0) and se is not None else math.inf
 
-    fit_rel, dyn_rel = rel(d.get("kappa_hat"), d.get("kappa_hat_se")), rel(dyn.get("kappa_hat"), dyn.get("kappa_hat_se"))
+    fit_rel = rel(d.get("kappa_hat"), d.get("kappa_hat_se"))
+    dyn_rel = rel(dyn.get("kappa_hat"), dyn.get("kappa_hat_se"))
     if dyn_rel < fit_rel:
         return _line("kappa", {"k": dyn["kappa_hat"], "k_se": dyn["kappa_hat_se"],
                                "k_flag": "mean far-left drift at the dynamics' cut (the drift fit's plateau is "

@@ -134,10 +134,11 @@ def closure_test(beta_tail: Estimate, beta_dyn: Estimate, critical: float = CLOS
     then makes the test conservative and the combination's error too small. The correlation comes
     from the shared neuron groups, the errors' sizes from each estimate's own calibrated error
     (beta_tail's is a delete-one-neuron jackknife, finer than the groups). The weight is the
-    generalised least squares combination of two estimates of one quantity (Aitken 1935). Where the two differ by more than one error of their difference
-    (``|z| > 1``), the combination's error is multiplied by ``|z|`` (Birge's ratio for one degree
-    of freedom, R. T. Birge 1932, *Phys. Rev.* 40, 207; the scale factor of the Particle Data Group's
-    averages): the discrepancy is taken as evidence that the errors are too small.
+    generalised least squares combination of two estimates of one quantity (Aitken 1935). Where
+    the two differ by more than one error of their difference (``|z| > 1``), the combination's error
+    is multiplied by ``|z|`` (Birge's ratio for one degree of freedom, R. T. Birge 1932, *Phys. Rev.*
+    40, 207; the scale factor of the Particle Data Group's averages): the discrepancy is taken as
+    evidence that the errors are too small.
     """
     missing = [f"{name}: {e.flag or e.status}" for name, e in (("beta_tail", beta_tail), ("beta_dynamics", beta_dyn))
                if not _usable(e)]
@@ -153,7 +154,6 @@ def closure_test(beta_tail: Estimate, beta_dyn: Estimate, critical: float = CLOS
     corr = float("nan")
     st, sd = beta_tail.se, beta_dyn.se
     if joint:
-        G = lt.size
         dev = np.vstack([lt - lt.mean(), ld - ld.mean()])
         V = dev @ dev.T
         if V[0, 0] > 0 and V[1, 1] > 0:
