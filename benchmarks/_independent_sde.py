@@ -201,7 +201,8 @@ def _jumps(rng, m, n_neurons, dt, eta_j, alpha, lam, eps, shared):
 
 
 def simulate(drift: Drift, *, eta_j, eta_g, alpha, lam, n_neurons, n_records, record_dt, dt=0.01,
-             burn_in=50.0, seed=0, eps=None, z_init=None, chunk=2000, shared_jumps=False):
+             burn_in=50.0, seed=0, eps=None, z_init=None, chunk=2000, shared_jumps=False,
+             noise_scale=None, z0_shift=None):
     """Independent trajectories of the SDE, recorded every ``record_dt`` after ``burn_in``.
 
     Returns (zeta (n_records, n_neurons), t (n_records,), info dict with eps, sigma_rem^2 and dt).
@@ -209,6 +210,15 @@ def simulate(drift: Drift, *, eta_j, eta_g, alpha, lam, n_neurons, n_records, re
     (True = 1): that share of the jump intensity is one jump process common to every neuron, the rest
     is each neuron's own (the Levy measures add, so each neuron's own law is unchanged; the neurons
     are no longer independent: a common shock, the failure mode of a neuron-group jackknife).
+
+    Non-stationary variants (controls for a stationarity test), both functions of the time ``s``
+    since the first record (negative during the burn-in):
+
+    * ``noise_scale(s) -> a > 0``: every noise increment of a step (Gaussian part and jumps) is
+      multiplied by ``a(s)`` at the step's start: the noise intensity changes over training time
+      (``a`` scales eta_G by ``a^2`` and the jump sizes by ``a``), and the spectrum widens or narrows;
+    * ``z0_shift(s) -> shift``: the drift is evaluated at ``zeta - shift(s)``, i.e. its equilibrium
+      (and the whole drift profile) is moved to ``z0 + shift(s)``: a moving equilibrium.
     """
     every = int(round(record_dt / dt))
     if every < 1 or abs(every * dt - record_dt) > 1e-9 * record_dt:
@@ -232,9 +242,15 @@ def simulate(drift: Drift, *, eta_j, eta_g, alpha, lam, n_neurons, n_records, re
             if step >= n_burn and (step - n_burn) % every == 0:
                 out[k] = z
                 k += 1
-            z = z + drift(z) * dt + noise[i]
-            if jumps is not None:
-                z += jumps[i]
+            s = (step - n_burn) * dt
+            f = drift(z) if z0_shift is None else drift(z - z0_shift(s))
+            if noise_scale is None:        # the plain scheme, operation for operation
+                z = z + f * dt + noise[i]
+                if jumps is not None:
+                    z += jumps[i]
+            else:
+                a = float(noise_scale(s))
+                z = z + f * dt + a * (noise[i] if jumps is None else noise[i] + jumps[i])
             if not np.all(np.isfinite(z)):
                 raise FloatingPointError("trajectory diverged")
         done += m

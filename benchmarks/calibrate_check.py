@@ -26,6 +26,12 @@ plus 120 more positives with fresh seeds (block "extra") and 72 jump-dominated p
 identified (block "alpha"), and 24 of those at H = 64-128 (block "alpha_small"): 416 in all;
 ``coverage_original`` gives the 200 alone.
 Every dataset has its own seed: results do not depend on --workers.
+
+``--block independent``: the study of ``check`` on the independent generator (benchmarks/_check_study.py:
+380 datasets; positives far from and near the boundaries, six negative kinds; resumable records):
+
+    python benchmarks/calibrate_check.py --block independent [--quick] [--out study.json.gz] [--shard K/N]
+    python benchmarks/calibrate_check.py --block independent --summarize study.json.gz [--json | --markdown]
 """
 from __future__ import annotations
 
@@ -81,33 +87,6 @@ ALPHA_SIZES = ((256, 512, 1024), (100, 200))
 #: the phase calls and gates where the jump fit is weakest (a reviewer found wrong calls there)
 ALPHA_SMALL_POSITIVES = 8
 ALPHA_SMALL_SIZES = ((64, 128), (100, 200))
-
-#: block "independent" (``--block independent``): data from the independent generator
-#: (benchmarks/_independent_sde.py: Rosinski series jumps, its own drifts; not levysde's simulator).
-#: (eta_j, eta_g, kappa, alpha, lam) -> the generated model's exact root beta* (``model_root``) in
-#: the comment; every set has |beta* - 1| >= 0.3
-INDEPENDENT_SETS = {
-    "broad_a0.8": (4.0, 0.5, 1.0, 0.8, 1.0),       # 0.610
-    "broad_a1.2": (5.0, 0.3, 1.0, 1.2, 1.5),       # 0.578
-    "broad_a1.5": (4.0, 0.3, 1.0, 1.5, 2.0),       # 0.553
-    "broad_a1.8": (2.0, 0.05, 1.0, 1.8, 1.5),      # 0.689
-    "conc_a0.8": (1.0, 0.3, 1.0, 0.8, 2.5),        # 2.375
-    "conc_a1.2_k2": (4.0, 0.2, 2.0, 1.2, 2.5),     # 1.962
-    "conc_a1.5": (1.5, 0.1, 1.0, 1.5, 2.0),        # 1.460
-    "conc_a1.8": (1.0, 0.1, 1.0, 1.8, 3.0),        # 1.407
-}
-#: drifts (kind, gamma/kappa), equilibrium z0 = 0.5, the logistic's right plateau 2 kappa
-INDEPENDENT_DRIFTS = (("saturating", 1.5), ("piecewise", 2.0), ("logistic", 1.0), ("saturating", 0.7),
-                      ("algebraic", 1.0))
-INDEPENDENT_DELTAS = (0.1, 0.3, 1.0)
-INDEPENDENT_Q = (256, 512, 1024)
-INDEPENDENT_R = (100, 200, 400)
-INDEPENDENT_POSITIVES = 6
-#: negatives: eta_J below threshold (no root), an OU drift (no plateau), a spreading start (slow drift,
-#: all neurons at z0: not stationary), all jumps common to every neuron
-INDEPENDENT_NEGATIVES = {"ind_collapsed": 6, "ind_ou": 6, "ind_spreading": 6, "ind_shared_jumps": 6}
-INDEPENDENT_SEED = 5_000_000
-
 
 def _sde(p, H, R, seed, *, z_init=None, burn_in=BURN_IN):
     """(zeta (R, H), t (R,)) of a simulated run (the simulator's thinned trajectories)."""
@@ -211,56 +190,6 @@ def specs(quick: bool) -> list:
     return out
 
 
-def independent_specs(quick: bool) -> list:
-    """The datasets of block "independent": positives over INDEPENDENT_SETS x drifts x Delta (with
-    Delta kappa <= 1) x Q x R, and INDEPENDENT_NEGATIVES; every dataset with its own seed."""
-    out, seed = [], INDEPENDENT_SEED
-    rng = np.random.default_rng(INDEPENDENT_SEED)
-    sets = list(INDEPENDENT_SETS.items())[::4] if quick else INDEPENDENT_SETS.items()
-    for j, (name, p) in enumerate(sets):
-        deltas = [d for d in INDEPENDENT_DELTAS if d * p[2] <= 1.0 + 1e-12]
-        for i in range(1 if quick else INDEPENDENT_POSITIVES):
-            kind, ratio = INDEPENDENT_DRIFTS[(i + j) % len(INDEPENDENT_DRIFTS)]
-            out.append({"kind": "positive", "set": name, "drift": kind, "ratio": ratio,
-                        "delta": 0.3 if quick else deltas[(i + j) % len(deltas)],
-                        "H": 256 if quick else int(rng.choice(INDEPENDENT_Q)),
-                        "R": 100 if quick else int(rng.choice(INDEPENDENT_R)), "seed": seed, "block": "independent"})
-            seed += 1
-    for kind, n in INDEPENDENT_NEGATIVES.items():
-        for i in range(1 if quick and kind in ("ind_collapsed", "ind_spreading") else 0 if quick else n):
-            out.append({"kind": kind, "set": "broad_a1.5", "drift": "ou" if kind == "ind_ou" else
-                        INDEPENDENT_DRIFTS[i % 2][0], "ratio": INDEPENDENT_DRIFTS[i % 2][1],
-                        "delta": (0.1, 0.3, 1.0)[i % 3], "H": 256 if quick else (256, 512, 1024)[i % 3],
-                        "R": 100 if quick else (100, 200, 400)[(i // 3) % 3], "seed": seed, "block": "independent"})
-            seed += 1
-    return out
-
-
-def _independent_params(spec):
-    if spec["kind"] == "ind_collapsed":        # eta_J = 0.5 < eta_J* = 0.966 (kappa 1, eta_G 0.1, alpha 1.5, lam 2)
-        return (0.5, 0.1, 1.0, 1.5, 2.0)
-    return INDEPENDENT_SETS[spec["set"]]
-
-
-def make_independent(spec):
-    """(zeta (R, Q), t (R,), true root) of a block "independent" dataset."""
-    import _independent_sde as gen
-
-    ej, eg, k, a, lam = _independent_params(spec)
-    b = gen.model_root(ej, eg, k, a, lam)
-    burn = 20.0 + 10.0 / (k * (b if math.isfinite(b) else lam)) + 5.0 / (spec["ratio"] * k)
-    drift = gen.Drift(spec["drift"], kappa=k, gamma=spec["ratio"] * k, z0=0.5, kappa_r=2 * k)
-    z_init = None
-    if spec["kind"] == "ind_spreading":        # slow drift, all neurons at z0 at the first record
-        drift = gen.Drift(spec["drift"], kappa=0.2 * k, gamma=0.02 * k, z0=0.5)
-        burn = 0.0
-    zeta, t, _ = gen.simulate(drift, eta_j=ej, eta_g=eg, alpha=a, lam=lam, n_neurons=spec["H"],
-                              n_records=spec["R"], record_dt=spec["delta"], dt=0.01 if spec["delta"] < 1 else 0.02,
-                              burn_in=burn, seed=spec["seed"], z_init=z_init,
-                              shared_jumps=spec["kind"] == "ind_shared_jumps")
-    return zeta, t, (b if spec["kind"] == "positive" else float("nan"))
-
-
 def run_one(spec) -> dict:
     """Check one dataset; a row with the spec, the truth and the check's numbers."""
     import levysde
@@ -269,10 +198,7 @@ def run_one(spec) -> dict:
     t0 = time.perf_counter()
     row = dict(spec)
     try:
-        if spec.get("block") == "independent":
-            zeta, step, b_true = make_independent(spec)
-        else:
-            zeta, step = make_dataset(spec)
+        zeta, step = make_dataset(spec)
         d = check_trajectories(zeta, step, seed=spec["seed"], n_boot=200).as_json()
     except Exception as exc:            # reported in the summary ("errors"), never dropped silently
         row.update(error=f"{type(exc).__name__}: {exc}", phase=None, stationary=None, phase_withheld=[])
@@ -286,11 +212,7 @@ def run_one(spec) -> dict:
                                       "beta_dynamics", "beta_dynamics_se", "beta_dynamics_flag", "beta_combined",
                                       "beta_combined_se", "closure_z", "gates")})
     row["delta_kappa"] = (d.get("dynamics") or {}).get("delta_kappa")
-    if spec.get("block") == "independent":
-        if spec["kind"] == "positive":
-            truth = {k: b_true for k in ("beta_tail", "beta_dynamics", "beta_combined", "beta_theory")}
-            row["truth"] = dict(truth, phase="concentrated" if b_true > 1 else "broad")
-    elif spec["kind"] == "positive":
+    if spec["kind"] == "positive":
         p = PARAM_SETS[spec["set"]]
         r = levysde.classify(p["eta_j"], eta_g=p["eta_g"], kappa=p["kappa"], alpha=p["alpha"], lam=p["lam"])
         row["truth"] = {"kappa_hat": p["kappa"], "alpha_hat": p["alpha"], "beta_tail": float(r.beta_star),
@@ -408,75 +330,6 @@ def summarize(rows) -> dict:
     return out
 
 
-#: estimates whose coverage block "independent" reports
-INDEPENDENT_COVERAGE_KEYS = ("beta_tail", "beta_dynamics", "beta_combined")
-
-
-def target_positive(r) -> bool:
-    """A positive the goals speak of: |beta* - 1| >= 0.3, Q >= 256, R >= 100, Delta kappa <= 1."""
-    b = (r.get("truth") or {}).get("beta_tail")
-    k = _independent_params(r)[2]
-    return (r["kind"] == "positive" and b is not None and abs(b - 1) >= 0.3 and r["H"] >= 256 and r["R"] >= 100
-            and r["delta"] * k <= 1 + 1e-12)
-
-
-def summarize_independent(rows) -> dict:
-    """Block "independent": power on the target positives, calls right, false positives on the
-    negatives, calls at odds >= 0.9, and the coverage of beta_tail, beta_dynamics, beta_combined."""
-    ok = [r for r in rows if "error" not in r]
-    pos = [r for r in ok if r["kind"] == "positive"]
-    neg = [r for r in ok if r["kind"] != "positive"]
-    tgt = [r for r in pos if target_positive(r)]
-    calls = [r for r in pos if r["phase"] is not None]
-    right = [r for r in calls if r["phase"] == r["truth"]["phase"]]
-    sure = [r for r in calls if (r.get("phase_probabilities") or {}).get(r["phase"], 0.0) >= 0.9]
-    out = {"n_datasets": len(rows), "n_positives": len(pos), "n_target": len(tgt), "n_negatives": len(neg),
-           "errors": [f"{r['kind']} seed={r['seed']}: {r['error']}" for r in rows if "error" in r],
-           "target_with_phase": float(np.mean([r["phase"] is not None for r in tgt])) if tgt else None,
-           "target_with_phase_ci95": wilson(sum(r["phase"] is not None for r in tgt), len(tgt)),
-           "calls": len(calls), "calls_right": len(right) / len(calls) if calls else None,
-           "false_positive_rate": float(np.mean([r["phase"] is not None for r in neg])) if neg else None,
-           "false_positives": [f"{r['kind']} H={r['H']} R={r['R']} seed={r['seed']}: {r['phase']}"
-                               for r in neg if r["phase"] is not None],
-           "calls_at_odds_0.9": len(sure),
-           "calls_at_odds_0.9_right": (sum(r["phase"] == r["truth"]["phase"] for r in sure) / len(sure)
-                                       if sure else None),
-           "wrong_calls": [f"{r['set']} {r['drift']} delta={r['delta']} H={r['H']} R={r['R']} seed={r['seed']}: "
-                           f"{r['phase']}" for r in calls if r["phase"] != r["truth"]["phase"]]}
-    out["coverage"] = {k: [coverage(pos, k, 1)[0], coverage(pos, k, 2)[0], coverage(pos, k, 1)[1]]
-                       for k in INDEPENDENT_COVERAGE_KEYS}
-    out["closure_z_positives"] = sorted(round(r["closure_z"], 2) for r in pos if r.get("closure_z") is not None)
-    reasons = {}
-    for r in tgt:
-        for g, passed in (r.get("gates") or {}).items():
-            if not passed:
-                reasons[g] = reasons.get(g, 0) + 1
-    out["target_failed_gates"] = reasons
-    by_kind = {}
-    for kind in sorted({r["kind"] for r in neg}):
-        sub = [r for r in neg if r["kind"] == kind]
-        by_kind[kind] = {"n": len(sub), "with_phase": int(sum(r["phase"] is not None for r in sub))}
-    out["negatives_by_kind"] = by_kind
-    return out
-
-
-def print_independent(summ):
-    """The block "independent" table (goals in brackets)."""
-    def f(v):
-        return "-" if v is None else f"{v:.3f}"
-    print(f"positives {summ['n_positives']} (target {summ['n_target']}), negatives {summ['n_negatives']}")
-    print(f"target positives with a phase {f(summ['target_with_phase'])} (>= 0.70)  "
-          f"calls {summ['calls']}, right {f(summ['calls_right'])} (>= 0.97)")
-    print(f"false-positive rate {f(summ['false_positive_rate'])} (<= 0.02)  calls at odds >= 0.9: "
-          f"{summ['calls_at_odds_0.9']}, right {f(summ['calls_at_odds_0.9_right'])} (>= 0.90)")
-    for k, (c1, c2, n) in summ["coverage"].items():
-        print(f"  coverage {k:<14} {f(c1)} / {f(c2)}  n {n}   (0.6-0.75 / 0.9-0.98)")
-    print("  target positives' failed gates:", summ["target_failed_gates"])
-    print("  negatives:", summ["negatives_by_kind"])
-    for s in summ["false_positives"] + summ["wrong_calls"]:
-        print("  wrong:", s)
-
-
 def _init_worker():
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
@@ -486,16 +339,27 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="12 small datasets (CI)")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
     ap.add_argument("--workers", type=int, default=2, help="processes (default 2)")
-    ap.add_argument("--out", help="write one JSON row per dataset to this file")
+    ap.add_argument("--out", help="levysde: write one JSON row per dataset to this file; independent: the study's "
+                                  "JSON (summary and per-dataset records), cached as it runs (an interrupted run "
+                                  "continues from OUT.partial.jsonl)")
     ap.add_argument("--block", choices=("levysde", "independent"), default="levysde",
-                    help="levysde: the study on levysde's simulator (default); independent: the block on "
-                         "the independent generator (72 datasets; 4 with --quick)")
+                    help="levysde: the study on levysde's simulator (default); independent: the study on the "
+                         "independent generator (benchmarks/_check_study.py: 380 datasets; 8 with --quick)")
+    ap.add_argument("--fresh", action="store_true", help="independent: ignore records cached in --out")
+    ap.add_argument("--shard", help="independent: run only datasets K, K+N, K+2N, ... (K/N)")
+    ap.add_argument("--summarize", nargs="+", metavar="FILE",
+                    help="independent: summarize study files (JSON or .partial.jsonl) instead of running")
+    ap.add_argument("--markdown", action="store_true",
+                    help="independent, with --summarize: the tables in Markdown, one column per file")
     args = ap.parse_args(argv)
     if args.workers < 1:
         print("calibrate_check: --workers must be >= 1", file=sys.stderr)
         return 2
-    indep = args.block == "independent"
-    todo = independent_specs(args.quick) if indep else specs(args.quick)
+    if args.block == "independent":
+        import _check_study
+
+        return _check_study.main(args)
+    todo = specs(args.quick)
     t0 = time.perf_counter()
     load0 = os.getloadavg()[0]
     fh = open(args.out, "w") if args.out else None
@@ -518,17 +382,12 @@ def main(argv=None) -> int:
                 keep(r)
     if fh:
         fh.close()
-    summ = summarize_independent(rows) if indep else summarize(rows)
+    summ = summarize(rows)
     summ["wall_s"] = round(time.perf_counter() - t0, 1)
     summ["load_avg_1min"] = [round(load0, 2), round(os.getloadavg()[0], 2)]
     summ["workers"] = args.workers
     if args.json:
         print(json.dumps(summ, indent=1))
-        return 0
-    if indep:
-        print(f"calibrate_check --block independent: {summ['n_datasets']} datasets in {summ['wall_s']} s "
-              f"(load {summ['load_avg_1min']}, {args.workers} workers)")
-        print_independent(summ)
         return 0
     print(f"calibrate_check: {summ['n_datasets']} datasets in {summ['wall_s']} s "
           f"(load {summ['load_avg_1min']}, {args.workers} workers)")

@@ -219,10 +219,10 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = STATION
     degrees of freedom at two-sided level ``level / 6`` (Bonferroni over the six: the whole test
     rejects stationary data with probability at most ``level``). A statistic whose change and
     error are both 0 (frozen) counts as t = 0. Size and power (docs/calibration.md, measured by
-    ``benchmarks/gates_power.py --part gates``): on stationary runs of the independent generator
-    it rejected 0 of 40; a spread growing by 10 % over the late half is rejected in about half the
-    runs at Q = 256-1024 (the deep excursions of a broad spectrum make the spread of a window
-    fluctuate), by 20 % in most.
+    ``benchmarks/gates_power.py --part gates``, 20 runs each of the independent generator at
+    Q = 256-1024, R = 100-400): stationary runs rejected 0 of 20; a spread grown by 10 % over the
+    late half 11 of 20, by 20 % 13 of 20 (the window spreads of a broad spectrum fluctuate with its
+    deep excursions), a spreading start 15 of 20, a moving equilibrium 19 of 20.
 
     Parameters: zeta (R, Q) late records x neurons (NaN allowed), step (R,) increasing.
     Returns :class:`Stationarity`: stationary, reason, critical_t, level, n_windows, n_groups,
