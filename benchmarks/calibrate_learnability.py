@@ -11,8 +11,8 @@ The signal is ``m(l) = c f(l)`` with a known envelope f (exponential or power la
 Reported (``--json``):
 
 * coverage of the 2-SE intervals of alpha, sigma and the mean (bootstrap over sequences) per lag,
-  pooled over datasets (goal ~0.95);
-* coverage of the 90 % percentile interval of the master-law slope on N*(l) (truth 1; goal ~0.9),
+  pooled over datasets (nominal ~0.95);
+* coverage of the 90 % percentile interval of the master-law slope on N*(l) (truth 1; nominal ~0.9),
   the mean slope and its spread;
 * the SNR rule's false-detection rate on lags without signal (m = 0) against the closed form
   :func:`false_detection_probability` (i.i.d. samples, MA = 1), with its binomial error.

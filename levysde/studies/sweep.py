@@ -464,7 +464,7 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
     Without the guard every worker would start a sweep of its own while it boots, which
     multiprocessing refuses, and the workers never come up; run_sweep detects the unguarded
     call in the script and raises RuntimeError before starting any worker. Interactive
-    sessions, notebooks and ``python -c`` need no guard.
+    shells, notebooks and ``python -c`` need no guard.
     """
     if not points:
         raise ValueError("points must contain at least one grid point")
