@@ -149,17 +149,21 @@ def atomic_write(path: str | os.PathLike[str], writer: Callable[[IO[bytes]], Any
 
     Parameters
     ----------
-    path : str or os.PathLike, the file to write (its directory must exist). A symbolic link is
-        followed (the link is kept).
-    writer : callable taking an open binary file object.
-    what : how errors name the file (e.g. ``"--out"``).
+    path : str or os.PathLike
+        The file to write (its directory must exist). A symbolic link is followed (the link
+        is kept).
+    writer : callable
+        Called with the open binary temporary file; it writes the content.
+    what : str, optional
+        How error messages name the file (e.g. ``"--out"``; default ``"output"``).
 
     Raises
     ------
     ValueError
-        (one line) when ``path`` exists and is not a regular file; OSError when the
-        directory cannot be written; whatever ``writer`` raises. On any failure (or interruption)
-        the temporary file is removed and ``path`` is untouched.
+        One line, when ``path`` exists and is not a regular file.
+    OSError
+        When the directory cannot be written; and whatever ``writer`` raises. On any failure
+        (or interruption) the temporary file is removed and ``path`` is untouched.
 
     Examples
     --------
@@ -194,11 +198,26 @@ def check_output(path: str | os.PathLike[str], what: str = "output", *, force: b
                  example: str = "run.npz") -> None:
     """The overwrite policy of every command-line output, checked before any work is done.
 
-    Raises ValueError (one line starting with ``what`` and naming ``path``) unless ``path`` can
-    be written as a file: it must not end in a path separator, must not be a directory or any
-    other non-regular file (FIFO, device, socket), its directory must exist and accept new
-    files (probed with a temporary file that is removed again), and it must not exist unless
-    ``force``. ``example`` is the file name suggested in the messages. Nothing is created.
+    ``path`` must be writable as a file: it must not end in a path separator, must not be a
+    directory or any other non-regular file (FIFO, device, socket), its directory must exist
+    and accept new files (probed with a temporary file that is removed again), and it must not
+    exist unless ``force``. Nothing is created.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The output file.
+    what : str, optional
+        How messages name the output (a flag such as ``"--out"``; default ``"output"``).
+    force : bool, optional
+        Allow replacing an existing regular file (default False).
+    example : str, optional
+        The file name suggested in the messages (default ``"run.npz"``).
+
+    Raises
+    ------
+    ValueError
+        One line starting with ``what`` and naming ``path``, when it cannot be written.
 
     Examples
     --------

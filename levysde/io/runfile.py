@@ -58,10 +58,22 @@ REQUIRED_KEYS = ("zeta", "zeta_jac", "step", "Lambda", "loss", "lags", "envelope
 
 
 def save_run(path: str | os.PathLike[str], arrays: dict[str, Any], config: dict[str, Any]) -> None:
-    """Write a run file atomically. ``arrays``: name -> array-like (see module table);
-    ``config``: JSON-serialisable dict stored as the 0-d unicode array ``config``.
+    """Write a run file atomically (:func:`levysde.io.files.atomic_write`).
 
-    Raises ValueError if a required key is missing or the config is not JSON-serialisable."""
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.npz`` file to write; an interrupted write leaves an earlier file intact.
+    arrays : dict
+        Name -> array-like, with at least :data:`REQUIRED_KEYS` (see the module table).
+    config : dict
+        JSON-serialisable configuration, stored as the 0-d unicode array ``config``.
+
+    Raises
+    ------
+    ValueError
+        If a required key is missing or the config is not JSON-serialisable.
+    """
     missing = [k for k in REQUIRED_KEYS if k != "config" and k not in arrays]
     if missing:
         raise ValueError(f"run file arrays missing required keys {missing}")
@@ -76,8 +88,18 @@ def save_run(path: str | os.PathLike[str], arrays: dict[str, Any], config: dict[
 def read_run(path: str | os.PathLike[str], *, kinds: tuple[str, ...] = ("simulation", "rnn")) -> dict[str, Any]:
     """Read any levysde run file (.npz, ``allow_pickle=False``): a simulation or a trained RNN.
 
-    Returns a dict of its arrays plus ``meta`` (the parsed ``meta`` or ``config`` JSON object)
-    and ``kind`` ("simulation" or "rnn"). For RNN runs ``config`` is also the parsed dict.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The run file.
+    kinds : tuple of str, optional
+        The kinds accepted (default both, ``("simulation", "rnn")``).
+
+    Returns
+    -------
+    dict
+        Its arrays plus ``meta`` (the parsed ``meta`` or ``config`` JSON object) and
+        ``kind`` ("simulation" or "rnn"). For RNN runs ``config`` is also the parsed dict.
 
     Raises
     ------

@@ -59,7 +59,7 @@ def default_eps(dt: float, *, eta_j: float, alpha: float) -> float:
     """Default cut eps = DEFAULT_EPS_FACTOR * (eta_J dt)^(1/alpha) (docs/specification.md §7).
 
     The scale of a typical increment J_dt. With eta_J = 0 (no jumps, eps is
-    irrelevant) it returns dt^(1/alpha). Raises ValueError on bad dt, eta_j, alpha.
+    irrelevant) it returns dt^(1/alpha).
 
     Bias of this default (docs/simulate.md, "Bias"): the small jumps |z| <= eps are
     replaced by a Gaussian of the same variance. At this eps the stand-in carries a
@@ -70,6 +70,25 @@ def default_eps(dt: float, *, eta_j: float, alpha: float) -> float:
     simulated model's own rate :func:`beta_model` is reported next to beta*; +3.2e-5
     for the defaults at eta_J = 3). docs/specification.md §7 fixes this default; pass a smaller
     eps for increment-law checks.
+
+    Parameters
+    ----------
+    dt : float
+        Time step, > 0.
+    eta_j : float
+        Jump intensity, >= 0.
+    alpha : float
+        Stability index of the jumps, in (0, 2).
+
+    Returns
+    -------
+    float
+        The cut eps > 0 (dt^(1/alpha) when eta_J = 0).
+
+    Raises
+    ------
+    ValueError
+        If dt, eta_j or alpha is out of range (the message names it).
 
     Examples
     --------
@@ -104,7 +123,26 @@ def simulation_eps(dt: float, *, eta_j: float, eta_g: float, kappa: float | None
     (e.g. eta_J = 40, alpha = 0.7: +4.4e-4 beta*) the cut stays default_eps. Without a beta*
     (kappa None: no plateau; collapsed phase; lam = 0; eta_J = 0) it is default_eps.
 
-    Raises ValueError on out-of-range parameters (as :func:`default_eps`, :func:`beta_model`).
+    Parameters
+    ----------
+    dt : float
+        Time step, > 0.
+    eta_j, eta_g : float
+        Jump intensity >= 0 and Gaussian intensity >= 0.
+    kappa : float or None
+        The drift's plateau > 0, or None when the drift has none (then eps = default_eps).
+    alpha, lam : float
+        Stability index in (0, 2) and tempering >= 0.
+
+    Returns
+    -------
+    float
+        The cut eps used by :func:`levysde.simulation.simulate` by default.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of range (as :func:`default_eps`, :func:`beta_model`).
 
     Examples
     --------
@@ -135,7 +173,26 @@ def big_jump_rate(eps: float, *, alpha: float, lam: float, eta_j: float) -> floa
     negative order is evaluated with ``mpmath.gammainc`` (30 digits; scipy has no
     negative-order upper incomplete gamma).
 
-    Raises ValueError for eps <= 0 or out-of-range parameters.
+    Parameters
+    ----------
+    eps : float
+        The cut, > 0.
+    alpha : float
+        Stability index of the jumps, in (0, 2).
+    lam : float
+        Exponential tempering, >= 0 (0 = untempered).
+    eta_j : float
+        Jump intensity, >= 0.
+
+    Returns
+    -------
+    float
+        Lambda_eps >= 0, jumps per unit time.
+
+    Raises
+    ------
+    ValueError
+        If eps <= 0 or a parameter is out of range.
 
     Examples
     --------
@@ -170,7 +227,26 @@ def small_jump_variance(eps: float, *, alpha: float, lam: float, eta_j: float) -
     ``2 eta_J c_alpha eps^(2-alpha)/(2-alpha)`` for lam = 0. Evaluated with
     ``scipy.special.gammainc(2 - alpha, lam eps) * gamma(2 - alpha)``.
 
-    Raises ValueError for eps <= 0 or out-of-range parameters.
+    Parameters
+    ----------
+    eps : float
+        The cut, > 0.
+    alpha : float
+        Stability index of the jumps, in (0, 2).
+    lam : float
+        Exponential tempering, >= 0 (0 = untempered).
+    eta_j : float
+        Jump intensity, >= 0.
+
+    Returns
+    -------
+    float
+        sigma_eps^2 >= 0, variance per unit time.
+
+    Raises
+    ------
+    ValueError
+        If eps <= 0 or a parameter is out of range.
 
     Examples
     --------
@@ -225,7 +301,34 @@ def small_jump_symbol(beta: ArrayLike, eps: float, *, alpha: float, lam: float, 
     MAX_SERIES_BETA_EPS (1e4) raises ValueError naming eps (use :func:`beta_model`,
     which needs no series there, or a smaller eps).
 
-    Parameters: beta array_like (finite); eps > 0; alpha, lam, eta_j as in levy.psi.
+    Parameters
+    ----------
+    beta : array_like
+        Finite real arguments (frequencies xi with ``imaginary=True``).
+    eps : float
+        The cut, > 0.
+    alpha : float
+        Stability index of the jumps, in (0, 2).
+    lam : float
+        Exponential tempering, >= 0 (0 = untempered).
+    eta_j : float
+        Jump intensity, >= 0.
+    imaginary : bool, optional
+        Evaluate the characteristic-exponent series (``cos(xi z) - 1``) instead of the
+        Laplace one (default False).
+
+    Returns
+    -------
+    exact : ndarray
+        The small-jump part of the exponent, shaped like ``beta``.
+    gauss : ndarray
+        Its Gaussian replacement sigma_eps^2 beta^2/2 (minus that, imaginary).
+
+    Raises
+    ------
+    ValueError
+        If eps <= 0, a parameter is out of range, or ``|beta| eps`` exceeds
+        MAX_SERIES_BETA_EPS (the message names eps).
 
     Examples
     --------
@@ -292,10 +395,25 @@ def beta_model(eta_j: float, eta_g: float = DEFAULTS["eta_g"], kappa: float = DE
     big-jump part is taken directly from incomplete gammas (mpmath) instead of
     ``Psi - Psi_small``, so any eps > 0 works.
 
-    Returns float in (0, lam), or NaN when Phi_eps(lam) <= 0 (collapsed), lam = 0, or
-    the root cannot be resolved in float64 (extreme parameters, e.g. eta_G = 1e300;
-    :func:`levysde.simulation.simulate` then records a note in ``meta['notes']``).
-    Raises ValueError on out-of-range parameters or eps <= 0.
+    Parameters
+    ----------
+    eta_j, eta_g, kappa, alpha, lam : float
+        The model parameters (one set: scalars only; defaults as in
+        :data:`levysde.theory.params.DEFAULTS`).
+    eps : float
+        The cut of the simulation, > 0.
+
+    Returns
+    -------
+    float
+        The rate in (0, lam), or NaN when Phi_eps(lam) <= 0 (collapsed), lam = 0, or the
+        root cannot be resolved in float64 (extreme parameters, e.g. eta_G = 1e300;
+        :func:`levysde.simulation.simulate` then records a note in ``meta['notes']``).
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of range or eps <= 0.
 
     Examples
     --------
@@ -356,7 +474,20 @@ def poisson_table(mu: float) -> np.ndarray:
     upper incomplete gamma Q(j + 1, mu) (``scipy.special.pdtr``); K is the first j > mu with
     1 - F(j) < 2^-60 (``pdtrc``), so the table inverts 53-bit uniforms exactly. Shape (K + 1,).
 
-    Raises ValueError for mu < 0 or not finite.
+    Parameters
+    ----------
+    mu : float
+        The mean (big-jump rate x window length), finite and >= 0.
+
+    Returns
+    -------
+    ndarray, shape (K + 1,)
+        F(0), ..., F(K).
+
+    Raises
+    ------
+    ValueError
+        If mu < 0 or not finite.
 
     Examples
     --------

@@ -83,16 +83,24 @@ def phase_diagram(x: str = "eta_j", y: str = "kappa", *, x_range=None, y_range=N
 
     Parameters
     ----------
-    x, y : axis parameters, two different members of :data:`AXES`
-    x_range, y_range : (lo, hi) inclusive; default :data:`DEFAULT_RANGES`
-    nx, ny : grid sizes (>= 2)
-    log_x, log_y : geometric instead of linear spacing (ranges must be > 0)
-    **fixed : values of the other parameters (default: docs/specification.md §4 defaults and
+    x, y : str, optional
+        The axis parameters, two different members of :data:`AXES` (default ``eta_j`` and
+        ``kappa``).
+    x_range, y_range : tuple of float, optional
+        ``(lo, hi)``, inclusive; default :data:`DEFAULT_RANGES`.
+    nx, ny : int, optional
+        Grid sizes, >= 2 (default 500 each).
+    log_x, log_y : bool, optional
+        Geometric instead of linear spacing (the range must then be > 0).
+    **fixed
+        Values of the other parameters (default: the docs/specification.md §4 defaults and
         eta_j = 3); an axis parameter may not also be fixed.
 
     Returns
     -------
     PhaseDiagram
+        beta*, the phase code, the tail rate and the signed gaps to the threshold and the
+        critical manifold on the ``ny x nx`` grid, with the axes and fixed values.
 
     Raises
     ------
