@@ -414,11 +414,11 @@ def test_anticollapse_checker_hash_covers_every_module_the_check_imports():
 
 
 def test_check_help_says_what_the_flags_do():
-    """--seed seeds the phase-probability draws (no bootstrap); --no-simulate drops the closing_loop gate."""
+    """--seed seeds the phase-probability draws (no bootstrap); --no-simulate drops the closing_loop check."""
     p = run("--help")
     text = " ".join(p.stdout.split())
     assert p.returncode == 0 and "bootstrap" not in text
-    assert "closing_loop gate" in text and "not applied" in text and "at least 8" in text
+    assert "closing_loop check" in text and "not applied" in text and "at least 8" in text
 
 
 def test_jump_fit_bias_names_the_biased_estimates():

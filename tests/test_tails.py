@@ -216,9 +216,9 @@ def test_check_tail_line_says_not_a_power_law():
     from levysde.inference.check import _beta_tail
 
     rng = np.random.default_rng(8)
-    bad = _beta_tail(-np.log(rng.exponential(1.0, size=(200, 400))), 8)
+    bad, _ = _beta_tail(-np.log(rng.exponential(1.0, size=(200, 400))), 8)
     assert "not a power law" in bad.flag, bad
-    good = _beta_tail(-rng.exponential(1 / 0.8, size=(200, 400)), 8)
+    good, _ = _beta_tail(-rng.exponential(1 / 0.8, size=(200, 400)), 8)
     assert "not a power law" not in good.flag and abs(good.value - 0.8) < 4 * good.se, good
 
 

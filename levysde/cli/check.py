@@ -10,10 +10,13 @@ from levysde.cli._common import UsageError, image_output, integer, print_json, r
 def add_parser(sub):
     p = sub.add_parser(
         "check",
-        help="fit the SDE to a levysde train run and compare beta* with the spectrum's tail and envelope",
-        description="Estimate kappa, eta_G, eta_J, alpha, lam from the zeta_q trajectories of a "
-                    "run file, predict beta* and the phase, and compare with the observed tail of "
-                    "the spectrum, the envelope exponent and a simulation of the fitted SDE.",
+        help="test the theory on a levysde train run: the phase from the spectrum's tail and the dynamics' root",
+        description="Measure beta* twice from the zeta_q trajectories of a run file, as the left-tail rate "
+                    "of the late spectrum and as the root of the far-left increments' cumulant generating "
+                    "function; call the phase where the two agree and every gate (records, neurons, "
+                    "stationarity, independence of the neurons, odds, tempering) passes. Also fit the SDE "
+                    "(kappa, eta_G, eta_J, alpha, lam) and report its beta* where the fit is identified, the "
+                    "envelope exponent and a simulation of the fitted SDE.",
     )
     p.add_argument("run", metavar="RUN.npz", nargs="?", help="run file written by levysde train")
     p.add_argument("--from", dest="from_dir", metavar="DIR",
@@ -28,16 +31,16 @@ def add_parser(sub):
     p.add_argument("--late-fraction", type=real(0.0, 1.0, lo_open=True), default=0.5,
                    help="last fraction of the records used as the stationary part (default 0.5)")
     p.add_argument("--n-boot", type=integer(10, 100000), default=400,
-                   help="normal draws (jackknife covariance) for the phase probabilities (default 400)")
+                   help="normal draws (jackknife covariance) for the fitted SDE's phase probabilities (default 400)")
     p.add_argument("--n-groups", type=integer(8, 1000), default=16,
                    help="neuron groups of the jackknife behind the errors of kappa, eta_G, eta_J, alpha, lam, "
-                        "beta_envelope and the stationarity test (beta_tail: delete one neuron; default 16, "
-                        "at least 8)")
+                        "beta_dynamics, beta_envelope and the closure's correlation (beta_tail: delete one "
+                        "neuron; the stationarity test: at least 64 groups; default 16, at least 8)")
     p.add_argument("--seed", type=integer(0), default=0,
                    help="seed of the phase-probability draws and of the closing-loop simulation")
     p.add_argument("--no-simulate", action="store_true",
-                   help="skip the closing-loop simulation; the closing_loop gate (KS distance) is then not "
-                        "applied, so a phase may be called without it")
+                   help="skip the closing-loop simulation; the closing_loop check of the fitted SDE (KS "
+                        "distance) is then not applied, so beta_theory may be reported without it")
     p.add_argument("--plot", metavar="FILE.png",
                    help="4-panel figure (png, pdf, svg, ...: the suffix's format, checked before any work; "
                         ".png added to a name without a suffix); "

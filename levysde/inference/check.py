@@ -48,6 +48,7 @@ from levysde.core.status import Estimate, Status, unavailable
 from levysde.core.validate import check_array, check_bool, check_choice, check_int, check_real
 from levysde.inference.drift_fit import restoring_plateau
 from levysde.inference.dynamics import DynamicsRoot, beta_dynamics
+from levysde.inference.envelope_fit import sampling_floor
 from levysde.inference.independence import Independence, independence_test
 from levysde.inference.phase_call import (
     CLOSURE_Z,
@@ -557,7 +558,9 @@ def _beta_tail(late, n_groups, tail_fraction=None):
 
 def _beta_envelope(lags, zeta_last, weights, n_groups):
     """minus the large-lag log-log slope of the ELR envelope of the last record (docs/specification.md §5, §9),
-    over lags <= resolved_lag_max; jackknife over neuron groups. Returns (Estimate, lag_max)."""
+    over lags <= resolved_lag_max and f above the sampling floor of the Q neurons
+    (:func:`levysde.inference.envelope_fit.sampling_floor`, ``min(100, sqrt(Q))/Q``: below it fewer than
+    sqrt(Q) neurons carry f); jackknife over neuron groups. Returns (Estimate, lag_max)."""
 
     z = np.asarray(zeta_last, dtype=float)
     w = np.ones_like(z) if weights is None else np.asarray(weights, dtype=float)
@@ -572,10 +575,11 @@ def _beta_envelope(lags, zeta_last, weights, n_groups):
     lo = float(lags[lags > 0].min()) if (lags > 0).any() else 1.0
     grid = np.geomspace(min(lo, lag_max / 100), lag_max, 40)
     lab = neuron_groups(z.size, n_groups)
+    floor = sampling_floor(int(ok.sum()))
 
     def slope(sel, **kw):
         f = envelope_samples(grid, z[sel], w[sel], bin_width=0, errors=False).f
-        return fit_slope(grid, f, f_floor=1e-8, **kw)
+        return fit_slope(grid, f, f_floor=floor, **kw)
 
     try:
         s = slope(ok)          # withheld over less than MIN_SLOPE_DECADES (as levysde envelope does)
@@ -583,7 +587,8 @@ def _beta_envelope(lags, zeta_last, weights, n_groups):
     except ValueError as exc:
         return unavailable(f"envelope slope not resolved: {exc}"), lag_max
     return Estimate(-s.slope, jackknife_se(loo), f"l in [{s.lag_lo:.3g}, {s.lag_hi:.3g}] <= l_max = tau_(10) "
-                                                 f"= {lag_max:.3g}"), lag_max
+                                                 f"= {lag_max:.3g}, f > {floor:.2g} (the sampling floor of "
+                                                 f"{int(ok.sum())} neurons)"), lag_max
 
 
 def _closing_loop(fit: SDEFit, late, seed):
