@@ -49,6 +49,14 @@ INAPPLICABLE = (
                                        "n_train", "record_epochs"), "without --task lagged"),
     (lambda f: f.get("lag_mode") == "fixed", ("lag_count", "lag_lo", "lag_hi", "lag_alpha"), "with --lags fixed"),
     (lambda f: f.get("gate_tau0") is not None, ("gate_a", "init", "t_max"), "with --gate-tau0"),
+    (lambda f: f["init"] != "chrono", ("t_max",), "without --init chrono"),
+    (lambda f: f["model"] != "constgate" or f["init"] != "default", ("gate_a",),
+     "unless --model constgate --init default"),
+    (lambda f: f["task"] != "delay", ("delay",), "without --task delay"),
+    (lambda f: f["task"] != "powerlaw", ("power", "kernel"), "without --task powerlaw"),
+    (lambda f: f["task"] != "longmem", ("n_mem", "mem_lag_max", "mem_gamma"), "without --task longmem"),
+    (lambda f: f.get("inject_alpha") is None, ("inject_target",), "without --inject-alpha"),
+    (lambda f: f.get("clip") is None, ("clip",), "with --no-clip (they contradict each other)"),
 )
 
 

@@ -160,22 +160,9 @@ def _config_fields(args, base: dict | None) -> dict:
     return merged
 
 
-#: (condition on the config under which the flags do not apply, flags, why)
-_INAPPLICABLE = (
-    (lambda f: f["init"] != "chrono", ("t_max",), "without --init chrono"),
-    (lambda f: f["model"] != "constgate" or f["init"] != "default", ("gate_a",),
-     "unless --model constgate --init default"),
-    (lambda f: f["task"] != "delay", ("delay",), "without --task delay"),
-    (lambda f: f["task"] != "powerlaw", ("power", "kernel"), "without --task powerlaw"),
-    (lambda f: f["task"] != "longmem", ("n_mem", "mem_lag_max", "mem_gamma"), "without --task longmem"),
-    (lambda f: f.get("inject_alpha") is None, ("inject_target",), "without --inject-alpha"),
-    (lambda f: f.get("clip") is None, ("clip",), "with --no-clip (they contradict each other)"),
-) + INAPPLICABLE
-
-
 def _reject_inapplicable(args, fields) -> None:
     """One-line UsageError for a flag given on the command line that the config would ignore."""
-    for ignored, dests, why in _INAPPLICABLE:
+    for ignored, dests, why in INAPPLICABLE:
         if ignored(fields):
             reject_flags(args, dests, why)
 
