@@ -72,7 +72,7 @@ def ecf_grid(scale: ArrayLike, n_points: int = ECF_POINTS) -> NDArray[np.float64
     Examples
     --------
     >>> ecf_grid(1.0, 4).round(3)
-    array([0.02 , 0.105, 0.567, 3.   ])
+    array([0.02 , 0.106, 0.565, 3.   ])
     """
     s = check_array("scale", scale, lo=0.0, lo_open=True)
     n_points = check_int("n_points", n_points, MIN_POINTS)
