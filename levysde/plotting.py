@@ -414,12 +414,13 @@ def plot_beta_check(overlay, path=None):
 
 
 def plot_learnability(res, path, *, title=None) -> str:
-    """Two panels of a learnability measurement (:class:`levysde.inference.learnability_measure.
-    LearnabilityMeasurement`): left, the grid N(l), the continuous N*(l) (with its bootstrap
-    interval) and the envelope f(l) against the lag on log axes (f on the right axis); right, the
-    master law: log N(l) against -kappa_alpha log f(l) for the fitted lags with the least-squares
-    line and the slope 1 of the theory through the points' centre. Lags whose mean is not
-    significant are drawn hollow. Returns the path written; ValueError when it cannot be written."""
+    """Two panels of a learnability measurement
+    (:class:`levysde.inference.learnability_measure.LearnabilityMeasurement`): left, the grid
+    N(l), the continuous N*(l) (with its bootstrap interval) and the envelope f(l) against the lag
+    on log axes (f on the right axis); right, the master law: log N(l) against
+    -kappa_alpha log f(l) for the fitted lags with the least-squares line and the slope 1 of the
+    theory through the points' centre. Lags whose mean is not significant are drawn hollow.
+    Returns the path written; ValueError when it cannot be written."""
     plt = pyplot()
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10.5, 4.2))
     try:

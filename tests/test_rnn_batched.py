@@ -212,6 +212,14 @@ ARGS = ["train", "--task", "lagged", "--seq-len", "40", "--lag-lo", "2", "--lag-
         "--record-every", "4", "--gate-tau0", "20", "--quiet"]
 
 
+def _with(**flags):
+    """ARGS with the values of some of its flags replaced (a flag may be given once only)."""
+    out = list(ARGS)
+    for k, v in flags.items():
+        out[out.index("--" + k.replace("_", "-")) + 1] = v
+    return out
+
+
 def test_cli_seeds_write_the_separate_runs_files(tmp_path, capsys):
     rc, out, err = call(capsys, *ARGS, "--seeds", "0", "2", "--out", tmp_path / "r_{seed}.npz")
     assert rc == 0, err
@@ -219,7 +227,7 @@ def test_cli_seeds_write_the_separate_runs_files(tmp_path, capsys):
     rc, _, err = call(capsys, *ARGS, "--seed", "2", "--out", tmp_path / "s.npz")
     assert rc == 0, err
     _close(load_run(tmp_path / "s.npz"), load_run(tmp_path / "r_2.npz"))
-    rc, out, err = call(capsys, *ARGS, "--seeds", "0", "2", "--steps", "12", "--resume",
+    rc, out, err = call(capsys, *_with(steps="12"), "--seeds", "0", "2", "--resume",
                         "--out", tmp_path / "r_{seed}.npz")
     assert rc == 0, err
     assert load_run(tmp_path / "r_0.npz")["step"].tolist() == [0, 4, 8, 12]
@@ -252,7 +260,7 @@ def test_benchmark_quick_runs():
 
 def test_cli_seeds_sigterm_exits_143_and_keeps_every_seeds_records(tmp_path):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    p = subprocess.Popen([sys.executable, "-m", "levysde", *ARGS, "--steps", "100000000", "--record-every", "2",
+    p = subprocess.Popen([sys.executable, "-m", "levysde", *_with(steps="100000000", record_every="2"),
                           "--seeds", "4", "5", "--out", "s_{seed}.npz"], cwd=tmp_path, stderr=subprocess.PIPE,
                          text=True, env=dict(os.environ, PYTHONPATH=root))
     try:

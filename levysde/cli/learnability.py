@@ -92,6 +92,11 @@ def _sums(args):
         if not lo < hi:
             raise UsageError(f"argument --lags: LO ({lo}) must be below HI ({hi})")
         lags = np.unique(np.linspace(lo, hi, n).astype(np.int64))
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise UsageError(f"argument --device: cuda requested but CUDA is not available (torch {torch.__version__})")
     try:
         sums, info = run_matched_sums(args.run_file, sequences=args.sequences, lags=lags, w_seed=args.w_seed,
                                       first_order=not args.zeroth_order, block=args.block, device=args.device)
@@ -152,7 +157,8 @@ def _text(r) -> str:
         ci = m["slope_interval"]
         lines.append(f"master law ({name} N): slope {_num(m['slope'])}  {int(100 * r['confidence'])}% interval "
                      f"[{_num(ci[0])}, {_num(ci[1])}]  lags {m['n_lags']}  consistent with 1: "
-                     f"{'-' if m['consistent_with_1'] is None else 'yes' if m['consistent_with_1'] else 'no'}")
+                     f"{'-' if m['consistent_with_1'] is None else 'yes' if m['consistent_with_1'] else 'no'}"
+                     + (f"   [withheld: {m['withheld']}]" if m.get("withheld") else ""))
     d = r["decay"]
     if d.get("status") == "ok":
         adverb = {"exponential": "exponentially", "polynomial": "as a power", "logarithmic": "logarithmically"}

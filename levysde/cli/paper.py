@@ -3,6 +3,8 @@
 (docs/paper_protocol.md)."""
 from __future__ import annotations
 
+import os
+
 from levysde.cli._common import UsageError, integer, print_json, real
 
 
@@ -49,6 +51,9 @@ def run(args) -> int:
 
     if not args.q_lo < args.q_hi:
         raise UsageError(f"argument --q-lo: must be below --q-hi ({args.q_lo:g} >= {args.q_hi:g})")
+    real = [os.path.realpath(d) for d in args.dirs]
+    if len(set(real)) < len(real):
+        raise UsageError("argument DIR: a directory is given more than once (each is one seed)")
     runs = [read_checkpoint_taus(d, min_checkpoints=2) for d in args.dirs]
     rep = paper_estimates(runs, q_lo=args.q_lo,
                           q_hi=args.q_hi, n_boot_beta=args.n_boot_beta, n_boot_kappa=args.n_boot_kappa,

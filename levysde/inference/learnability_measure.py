@@ -116,6 +116,9 @@ class MatchedSums:
         return int(self.count.shape[1])
 
 
+#: fewest distinct values of N(l) (or N*(l)) over the fitted lags for a master-law slope
+MIN_DISTINCT_N = 3
+
 def snr(mean_abs: ArrayLike, sigma: ArrayLike, alpha: ArrayLike, N: ArrayLike) -> NDArray[np.float64]:
     """``SNR = |m| N^(1 - 1/alpha) / sigma`` with alpha clipped to [1, 2] (the paper's rule).
 
@@ -412,7 +415,12 @@ def measure_learnability(sums: MatchedSums | dict, *, N_grid: ArrayLike = N_GRID
                         "slope_se": float(np.std(fin, ddof=1)) if fin.size > 1 else math.nan,
                         "slope_interval": list(ci),
                         "consistent_with_1": bool(ci[0] <= 1.0 <= ci[1]) if np.all(np.isfinite(ci)) else None,
-                        "n_unique_N": int(np.unique(nv[use]).size)}
+                        "n_unique_N": int(np.unique(nv[use]).size), "withheld": None}
+        if master[name]["n_unique_N"] < MIN_DISTINCT_N:   # a slope through (nearly) equal N(l) says nothing
+            master[name].update(slope=math.nan, intercept=math.nan, r2=math.nan, slope_se=math.nan,
+                                slope_interval=[math.nan, math.nan], consistent_with_1=None,
+                                withheld=f"fewer than {MIN_DISTINCT_N} distinct N(l) among the fitted lags "
+                                         f"({master[name]['n_unique_N']}): the slope is not identified")
     alpha_pooled = float(np.nanmedian(np.where(significant, full["alpha"], np.nan))) \
         if significant.any() else float(np.nanmedian(full["alpha"]))
     decay = _decay(sums.lags, full["f"], full["n_star"], full["alpha"], master["continuous"]["lags"],

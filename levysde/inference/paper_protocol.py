@@ -605,7 +605,8 @@ def kappa_tail(tau, epoch=None, *, q: float = PAPER_KAPPA_Q, reading: str = "cen
     v = reps[np.isfinite(reps)]
     a = (1.0 - level) / 2.0
     lo, hi = (float(np.quantile(v, a)), float(np.quantile(v, 1 - a))) if v.size >= 10 else (nan, nan)
-    return KappaTail(kappa, lo, hi, bool(lo > 0) if math.isfinite(lo) else None, zeta_cut=cut,
+    positive = None if not math.isfinite(lo) else bool(lo > 0)
+    return KappaTail(kappa, lo, hi, positive, zeta_cut=cut,
                      n_tail=int(d_tail.size), n_censored=n_unk, slope=slope, delta_bic=dbic, **base)
 
 
@@ -788,7 +789,7 @@ def runs_test(residuals: ArrayLike) -> tuple[float, float, float]:
     Parameters
     ----------
     residuals : array_like, shape (n,)
-        Finite values; >= 8 are needed.
+        Finite values (ValueError otherwise); >= 8 are needed.
 
     Returns
     -------
@@ -807,8 +808,7 @@ def runs_test(residuals: ArrayLike) -> tuple[float, float, float]:
     >>> runs_test([1, -1] * 10)[0]
     20.0
     """
-    r = np.asarray(residuals, dtype=float).ravel()
-    r = r[np.isfinite(r)]
+    r = check_array("residuals", residuals).ravel()      # ValueError for non-finite residuals
     n = r.size
     nan = (math.nan, math.nan, math.nan)
     if n < 8:
@@ -943,6 +943,11 @@ def phase_label(window_passed: bool, tail_r2: float, beta_lo: float, beta_hi: fl
         "concentrated anti-collapse" (beta_lo > 1), "broad anti-collapse" (beta_hi < 1) or
         "boundary (soft classification)".
 
+    Raises
+    ------
+    ValueError
+        When tail_r2 > 1 or beta_lo > beta_hi.
+
     Examples
     --------
     >>> phase_label(True, 0.97, 0.3, 0.6)
@@ -950,6 +955,10 @@ def phase_label(window_passed: bool, tail_r2: float, beta_lo: float, beta_hi: fl
     >>> phase_label(False, 0.99, 1.2, 1.5)
     'collapsed'
     """
+    if math.isfinite(tail_r2) and tail_r2 > 1.0:
+        raise ValueError(f"tail_r2 must be an R^2 (<= 1); got {tail_r2!r}")
+    if math.isfinite(beta_lo) and math.isfinite(beta_hi) and beta_lo > beta_hi:
+        raise ValueError(f"beta_lo ({beta_lo!r}) must not exceed beta_hi ({beta_hi!r})")
     if not bool(window_passed):
         return "collapsed"
     if not (math.isfinite(tail_r2) and tail_r2 >= r2_min):

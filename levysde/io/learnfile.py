@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from levysde.io.archive import check_archive
 from levysde.io.files import atomic_write
 
 __all__ = ["SUM_KEYS", "learnability_path", "save_learnability", "read_learnability"]
@@ -41,7 +42,11 @@ def save_learnability(path: str, sums: dict[str, Any], meta: dict[str, Any]) -> 
 
 def read_learnability(path: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """``(sums, meta)`` of a learnability file. Raises ValueError (one line naming the file) when it
-    is missing, not a valid .npz, not of kind ``learnability`` or lacks a key."""
+    is missing, not a valid .npz, corrupt or oversized (:func:`levysde.io.archive.check_archive`,
+    checked before any array is read), not of kind ``learnability`` or lacks a key."""
+    if not os.path.exists(path):
+        raise ValueError(f"no such file: {path}")
+    check_archive(path, "learnability file")
     try:
         with np.load(path, allow_pickle=False) as z:
             data = {k: z[k] for k in z.files}

@@ -511,7 +511,7 @@ def psi_mp(beta: float | str | mpmath.mpf, *, alpha: float | str | mpmath.mpf, l
 
     Examples
     --------
-    >>> print(psi_mp(0.5, alpha=1.5, lam=2.0, eta_j=3.0))
+    >>> print(mpmath.nstr(psi_mp(0.5, alpha=1.5, lam=2.0, eta_j=3.0), 15))   # at the caller's mp.dps
     0.282369232654185
     """
     alpha = mpmath.mpf(alpha)
