@@ -9,6 +9,8 @@ tasks       synthetic long-memory regression: powerlaw, delay, adding, longmem (
 trainer     TrainConfig, train(): muP-scaled optimizers, clipping, injected alpha-stable forcing, recording
 checkpoint  the (torch) checkpoints that make a run resumable
 fast        GraphStep: a training step replayed from a CUDA graph
+forcing     slow-mode update-space forcing (the anti-collapse paper's Path A)
+presets     the paper's profiles (paper, paper-smoke, cpu, cpu-quick) as data (torch-free)
 
 ``teacher`` and ``learned`` need numpy only. The trainer's names (``train``, ``TrainConfig``,
 the models, the tasks) need PyTorch (the optional extra ``pip install 'levysde[rnn]'``): they
@@ -33,6 +35,8 @@ __getattr__, _lazy_dir, _names = lazy.attach(
         "models": ["MODELS", "RNNModel", "Trace", "ConstGate", "SharedGate", "DiagGate", "GRU", "LSTM", "build_model"],
         "tasks": ["TASKS", "Task", "build_task", "sas_noise"],
         "trainer": ["TrainConfig", "train", "record_stats", "lambda_rayleigh"],
+        "forcing": ["SlowModeForcing", "initial_slow_mask", "slow_mask_from_zeta"],
+        "presets": ["PAPER_MODELS", "PRESETS", "preset_config", "preset_steps", "run_name"],
     },
 )
 __all__ = ["INSTALL_HINT", *_names]
@@ -43,8 +47,10 @@ def __dir__() -> list[str]:
     return list(__all__)
 
 if TYPE_CHECKING:
+    from levysde.rnn.forcing import SlowModeForcing, initial_slow_mask, slow_mask_from_zeta
     from levysde.rnn.learned import LEARNED_THRESHOLD, learned_diagnostic, run_summary
     from levysde.rnn.models import GRU, LSTM, MODELS, ConstGate, DiagGate, RNNModel, SharedGate, Trace, build_model
+    from levysde.rnn.presets import PAPER_MODELS, PRESETS, preset_config, preset_steps, run_name
     from levysde.rnn.tasks import TASKS, Task, build_task, sas_noise
     from levysde.rnn.teacher import teacher_scale, teacher_time_scales, trivial_loss
     from levysde.rnn.trainer import TrainConfig, lambda_rayleigh, record_stats, train

@@ -97,7 +97,8 @@ def preset_config(preset: str, label: str, seed: int, device: str | None = None,
     model, extra = models[check_choice("label", label, tuple(models))]
     p.pop("seeds")
     epochs = int(override.pop("epochs", p.pop("epochs")))
-    dev = p.pop("device") if device is None else device
+    dev = p.pop("device")
+    dev = dev if device is None else device
     cfg = dict(COMMON, **p, **copy.deepcopy(extra), model=model, seed=check_int("seed", seed, 0), device=dev)
     cfg["steps"] = epochs * math.ceil(cfg["n_train"] / cfg["batch"])
     cfg.update(override)
