@@ -1,11 +1,11 @@
 """One GPU session of the anti-collapse campaign: the simulator and trainer benchmarks, then the
 ``paper-smoke`` profile on CUDA for as long as the budget allows, resumable (docs/rnn.md, "Profiles").
 
-    PYTHONPATH=. python3 examples/paper_gpu.py [--budget-s 420] [--out results/paper_gpu]
-                                               [--preset paper-smoke] [--device cuda|cpu] [--quick]
+    python examples/paper_gpu.py [--budget-s 420] [--out results/paper_gpu] [--preset paper-smoke]
+                                 [--device cuda|cpu] [--quick] [--no-bench]
 
-Runs from a plain checkout (no install, no Dask: the runs go through the sweep's sequential
-scheduler). In ``--budget-s`` seconds (default 420, so that the whole command stays under 8
+Runs from a plain checkout with ``PYTHONPATH=.`` (no install, no Dask: the runs go through the
+sweep's sequential scheduler). In ``--budget-s`` seconds (default 420, so that the whole command stays under 8
 minutes), writing into ``--out`` (default ``results/paper_gpu``, beside the CPU campaign's
 ``results/paper_cpu``):
 

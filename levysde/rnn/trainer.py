@@ -149,9 +149,9 @@ class TrainConfig:
     record_epochs E >= 1 or None: records every E epochs (epoch-based task only)
     gate_tau0     T0 > 0 or None: every unit starts at time scale T0 (models.apply_tau0_init)
     window_lags   None or (lo, hi, n): record ``zeta_window`` (leaky models; module docstring)
-    slow_forcing_alpha  None (off) or alpha in (0, 2]: slow-mode update-space forcing (:mod:`.forcing`;
-                  leaky models, needs window_lags); slow_forcing_scale sigma/RMS(update) > 0 (1),
-                  slow_forcing_q quantile of the slow units in (0, 1) (0.1), slow_forcing_taper c > 0 (100)
+    slow_forcing_alpha None (off) or alpha in (0, 2]: slow-mode forcing (:mod:`.forcing`; leaky models,
+    needs window_lags); slow_forcing_scale sigma / RMS(update) > 0 (1), slow_forcing_q quantile of
+    the slow units in (0, 1) (0.1), slow_forcing_taper c > 0 (100)
     batch, probe_batch  >= 1 (probe_batch None: = batch)
     steps >= 0, record_every >= 1, seed (int >= 0)
     init          default | chrono; t_max (> 2) for chrono (None: seq_len)
