@@ -52,6 +52,7 @@ def _run(*args, timeout=600):
     return p
 
 
+@pytest.mark.slow
 def test_quick_campaign_on_the_dask_sweep_resumes(tmp_path):
     out = tmp_path / "c"
     p = _run("--quick", "--out", str(out), "--json", "--workers", "2")
