@@ -12,7 +12,8 @@ Profiles (levysde.rnn.presets.PRESETS): ``paper`` (the paper's numbers, a GPU jo
 
 Resumable: rerun the same command. Finished runs are skipped (the sweep's store ``OUT/sweep``),
 interrupted ones continue from their checkpoints (``OUT/runs/*.ckpt``). ``--budget-s S`` stops
-every run at its first record after S seconds (exit 3, "paused"; rerun to continue).
+every run at its first step after S seconds, its checkpoint written (exit 3, "paused"; rerun
+to continue).
 ``--status`` prints the progress of the run files without training. One line per run:
 label, seed, step/steps, records, probe loss ratio, std of zeta_window, non-decaying units.
 """
@@ -48,7 +49,7 @@ def main(argv=None) -> int:
     ap.add_argument("--scheduler", default="local",
                     help="local (a Dask LocalCluster, default), sequential (no Dask) or tcp://HOST:PORT")
     ap.add_argument("--workers", type=int, help="local cluster workers (default 2), 1 torch thread each")
-    ap.add_argument("--budget-s", type=float, help="stop every run at its first record after this many seconds")
+    ap.add_argument("--budget-s", type=float, help="stop every run at its first step after this many seconds")
     ap.add_argument("--status", action="store_true", help="print the runs' progress, train nothing")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
     a = ap.parse_args(argv)

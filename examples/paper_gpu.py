@@ -14,7 +14,8 @@ minutes), writing into ``--out`` (default ``results/paper_gpu``, beside the CPU 
 2. ``steps_per_s.txt``: ``benchmarks/steps_per_s.py --device cuda`` (training steps/s, eager and
    CUDA-graph, H = 256 and 512), likewise;
 3. ``runs/``, ``sweep/``: the profile's four models (seed 47) trained until the budget is spent;
-   every run stops at a record, so committing ``--out`` and rerunning continues where it stopped;
+   every run stops at its first step past the budget with its checkpoint written, so committing
+   ``--out`` and rerunning continues where it stopped;
 4. ``summary.json``: versions, device, timings, the benchmarks' outcome and the runs' progress.
 
 ``--device cpu --quick`` runs the same sequence on the CPU at CI sizes (the ``cpu-quick`` profile

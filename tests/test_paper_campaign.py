@@ -72,6 +72,8 @@ def test_quick_campaign_on_the_dask_sweep_resumes(tmp_path):
     r = _run(*args, "--out", str(paused), "--budget-s", "0")
     assert r.returncode == 3 and "paused" in r.stderr
     assert not list((paused / "sweep").glob("point_*.npz"))
+    with np.load(paused / "runs" / "constgate-pathA_s47.npz") as z:
+        assert z["step"].tolist() == [0]                # stopped after one step, between records
     r = _run(*args, "--out", str(paused))
     assert r.returncode == 0, r.stderr[-2000:]
     with np.load(out / "runs" / "constgate-pathA_s47.npz") as a, \

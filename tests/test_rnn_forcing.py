@@ -14,7 +14,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from levysde.cli import main  # noqa: E402
+from levysde.io.runfile import checkpoint_path  # noqa: E402
 from levysde.rnn import trainer as trainer_mod  # noqa: E402
+from levysde.rnn.checkpoint import load_checkpoint  # noqa: E402
 from levysde.rnn.forcing import SlowModeForcing, initial_slow_mask, slow_mask_from_zeta  # noqa: E402
 from levysde.rnn.trainer import TrainConfig, _Run, train  # noqa: E402
 
@@ -105,6 +107,18 @@ def test_slow_units_follow_zeta_window_and_resume_is_exact(tmp_path):
     assert res["config"]["slow_forcing_alpha"] == 1.5
     plain = train(TrainConfig(**dict(SMALL, steps=1)))
     assert "slow_forcing_alpha" not in plain["config"] and "slow_mask" not in plain
+
+
+def test_deadline_stops_between_records_and_resumes_exactly(tmp_path):
+    cfg = dict(SMALL, model="diaggate", steps=12, slow_forcing_alpha=1.5)
+    full = train(TrainConfig(**cfg))
+    out = str(tmp_path / "d.npz")
+    part = train(TrainConfig(**cfg), out, deadline=0.0)         # long past: stop after the first step
+    assert part["step"].tolist() == [0]
+    assert load_checkpoint(checkpoint_path(out))["step"] == 1
+    res = train(TrainConfig(**cfg), out, resume=True)
+    for k in ("zeta", "zeta_window", "slow_mask", "loss", "train_loss", "step"):
+        np.testing.assert_array_equal(res[k], full[k])
 
 
 @pytest.mark.parametrize("kw, name", [

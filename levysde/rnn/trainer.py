@@ -993,8 +993,9 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = False, for
     checkpoint (its config must match ``cfg`` except steps/device/threads). ``force``: overwrite
     an existing ``out``. ``progress``: tqdm bar (loss, std of zeta). ``stop_after``: stop after
     this many optimizer steps in this call (for tests of interruption). ``deadline``: a
-    ``time.monotonic()`` value; stop at the first record taken at or after it (the run file and the
-    checkpoint are then up to date; continue with ``resume=True``).
+    ``time.monotonic()`` value; stop after the first optimizer step that ends at or after it,
+    writing the checkpoint (and the run file, with the records so far) at that step, so that
+    ``resume=True`` continues exactly there (the record schedule is unchanged).
 
     Returns the run-file arrays (dict, plus ``config`` as a dict).
 
@@ -1031,8 +1032,10 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = False, for
                 bar.update(1)
             if run.due():
                 show(run.record())
-                if deadline is not None and time.monotonic() >= deadline:
-                    break
+            if deadline is not None and run.step < cfg.steps and time.monotonic() >= deadline:
+                if run.out:
+                    run.save(time.perf_counter() - run.t_start)
+                break
     finally:
         if bar is not None:
             bar.close()

@@ -11,8 +11,8 @@ directory), or ``"sequential"`` (a plain loop, no Dask). Layout of the campaign 
 
 Resuming is the store's and the trainer's: a finished run has its point file and is skipped;
 an unfinished one resumes from its checkpoint (from its last record; on CPU exactly as an
-uninterrupted run). A ``deadline`` stops every run at its first record past that time and
-raises :class:`CampaignPaused`; rerunning continues.
+uninterrupted run). A ``deadline`` stops every run at its first optimizer step past that time
+(its checkpoint written there) and raises :class:`CampaignPaused`; rerunning continues.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ LABELS = tuple(lab for lab, _, _ in PAPER_MODELS)
 
 
 class CampaignPaused(RuntimeError):
-    """A run reached the deadline before its last step; its records are saved, rerun to continue."""
+    """A run reached the deadline before its last step; its checkpoint is saved, rerun to continue."""
 
 
 def campaign_points(preset: str, labels=None, seeds=None, device: str | None = None,
@@ -101,7 +101,7 @@ def run_campaign(preset: str, out, *, labels=None, seeds=None, device: str | Non
 
     ``scheduler``, ``n_workers``: as :func:`levysde.studies.sweep.run_sweep` (local cluster, 2
     workers, by default). ``deadline``: a ``time.time()`` value after which every run stops at
-    its next record (then CampaignPaused is raised; finished runs stay in the store).
+    its next optimizer step, checkpoint written (then CampaignPaused is raised; finished runs stay in the store).
     Raises ValueError (bad arguments, a store of another campaign), CampaignPaused."""
     out = pathlib.Path(out)
     runs = out / "runs"
