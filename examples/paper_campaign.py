@@ -72,7 +72,7 @@ def main(argv=None) -> int:
         except CampaignPaused as exc:
             print(f"paused: {exc}", file=sys.stderr)
             status = EXIT_PAUSED
-        except (ValueError, ConnectionError) as exc:
+        except (ValueError, ConnectionError, ImportError) as exc:   # ImportError: no Dask (use sequential)
             print(f"paper_campaign.py: error: {exc}", file=sys.stderr)
             return 2
         if not a.json:
