@@ -190,3 +190,29 @@ def test_memory_estimate_counts_one_record_block():
     assert rows == 51
     tape = 4 * 380 * 1280 * 512 * 6
     assert tape < need < tape + 4 * (8000 + 6000) * 1280 * 17 + 2 ** 30
+
+
+def test_exact_window_zeta_against_explicit_products():
+    """The exact windowed transport: explicit products of J over every window; for ConstGate with
+    W_qq = 0 the exact log(-log(1 - a)); with large |W_qq| the first-order zeta_window reads units as
+    non-decaying (NaN) that the exact product shows decaying faster than the gate alone."""
+    from levysde.rnn.models import build_model
+    from levysde.rnn.trainer import exact_window_zeta, window_lag_grid, window_zeta
+    x = torch.randn(3, 60, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    m = build_model("diaggate", 2, 4, 1, seed=2, gate_tau0=10.0).double()
+    tr = m.trace(x)
+    lags = window_lag_grid(4, 30, 5)
+    z, mm = exact_window_zeta(tr.jac, lags)
+    want = np.stack([np.mean([np.log(np.abs(tr.jac[:, t:t + lag].prod(1).numpy())) for t in range(60 - lag + 1)],
+                             axis=0).mean(0) for lag in lags])
+    np.testing.assert_allclose(mm, want, rtol=1e-10, atol=1e-12)
+    c = build_model("constgate", 2, 3, 1, seed=1, gate_tau0=25.0).double()
+    with torch.no_grad():
+        c.W.fill_diagonal_(0.0)
+    np.testing.assert_allclose(exact_window_zeta(c.trace(x).jac, lags)[0], -math.log(25.0), atol=1e-9)
+    with torch.no_grad():
+        c.W.fill_diagonal_(-3.0)                      # contracting: J < 1 - a, faster than the gate
+    tr = c.trace(x, rdiag=True)
+    ze = exact_window_zeta(tr.jac, lags)[0]
+    assert np.all(ze > -math.log(25.0))
+    assert np.isnan(window_zeta(tr.neg_log_r, tr.rdiag, lags)[0]).any()

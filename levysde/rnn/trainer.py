@@ -593,6 +593,23 @@ def window_zeta(neg_log_r: torch.Tensor, rdiag: torch.Tensor, lags: np.ndarray,
     return window_fit(lags, m), m
 
 
+def exact_window_zeta(jac: torch.Tensor, lags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The windowed time scale of the exact diagonal transport, the reference of :func:`window_zeta`.
+
+    ``jac``: (B, Tw, H) one-step Jacobian diagonals J_t^(qq) over the probe window
+    (:attr:`Trace.jac`). ``m_q(l)`` = mean over (b, t) of ``log |prod_{p in window} J_pp|`` (sums of
+    ``log max(|J|, 1e-300)`` in float64), fitted as :func:`window_fit` does. Returns
+    ``(zeta (H,), m (n_lags, H))``. Where the first-order expansion ``mu0 (1 + sum rdiag/leak)``
+    of :func:`window_zeta` is poor (``|sum rdiag/leak|`` of order 1 within a window) the two
+    differ: the first-order product grows linearly in the window length and reads as
+    non-decaying (NaN) even for units whose exact product decays fast."""
+    logj = torch.log(torch.clamp(jac.double().abs(), min=1e-300))
+    cs = torch.cat([logj.new_zeros(logj.shape[0], 1, logj.shape[2]), logj.cumsum(1)], 1)
+    m = np.stack([(cs[:, lag:] - cs[:, :-lag]).mean((0, 1)).cpu().numpy()
+                  for lag in np.asarray(lags, dtype=np.int64).tolist()])
+    return window_fit(lags, m), m
+
+
 # --------------------------------------------------------------------------------------
 # the loop, step by step
 # --------------------------------------------------------------------------------------
