@@ -38,6 +38,8 @@ EXAMPLES = {
     "envelope_classes.py": ([], "envelope_classes.png", None),
     "paper_table.py": (["--outdir", "{tmp}/paper_table"], None, "torch"),
     "anticollapse.py": (["--out", "{tmp}/anticollapse"], None, "torch"),
+    "paper_campaign.py": (["--out", "{tmp}/paper_campaign"], None, "torch"),
+    "paper_gpu.py": (["--device", "cpu", "--out", "{tmp}/paper_gpu", "--budget-s", "150"], None, "torch"),
 }
 
 

@@ -1,11 +1,11 @@
 """``levysde train``: the flags of the anti-collapse paper's protocol (the ``lagged`` task, its
-fixed training set and epochs, the tau0 init, the windowed zeta; docs/rnn.md)."""
+fixed training set and epochs, the tau0 init, the windowed zeta, the slow-mode forcing; docs/rnn.md)."""
 from __future__ import annotations
 
 from levysde.cli._common import Given, GivenTrue, integer, real
 
 #: CLI dest -> TrainConfig field, where they differ
-FIELDS = {"lags": "lag_mode"}
+FIELDS = {"lags": "lag_mode", "slow_forcing": "slow_forcing_alpha"}
 
 
 def add_task_flags(t) -> None:
@@ -41,6 +41,18 @@ def add_run_flags(g, r) -> None:
                    metavar=("LO", "HI", "N"),
                    help="also record zeta_window, the windowed first-order transport time scale, on the N "
                         "lags int(linspace(LO, HI, N)), LO < HI <= probe window (the paper: 64 384 32; leaky models)")
+    r.add_argument("--slow-forcing", action=Given, type=real(0.0, 2.0, lo_open=True), default=None,
+                   metavar="ALPHA",
+                   help="slow-mode forcing (leaky models, needs --window-lags): after every optimizer step add "
+                        "alpha-stable noise, scaled by the RMS of the realized update, to the rows of the slow "
+                        "units (the paper: 1.5; default off)")
+    r.add_argument("--slow-forcing-scale", action=Given, type=real(0.0, lo_open=True), default=1.0,
+                   help="noise scale / RMS of the update, > 0 (default %(default)s)")
+    r.add_argument("--slow-forcing-q", action=Given, type=real(0.0, 1.0, lo_open=True, hi_open=True), default=0.1,
+                   help="slow units: zeta_window at or below this quantile, re-chosen at every record "
+                        "(default %(default)s)")
+    r.add_argument("--slow-forcing-taper", action=Given, type=real(0.0, lo_open=True), default=100.0,
+                   help="soft taper X <- c tanh(X/c) of the standard noise, c > 0 (default %(default)s)")
 
 
 #: (condition on the config under which the flags do not apply, flags, why)
@@ -57,6 +69,8 @@ INAPPLICABLE = (
     (lambda f: f["task"] != "longmem", ("n_mem", "mem_lag_max", "mem_gamma"), "without --task longmem"),
     (lambda f: f.get("inject_alpha") is None, ("inject_target",), "without --inject-alpha"),
     (lambda f: f.get("clip") is None, ("clip",), "with --no-clip (they contradict each other)"),
+    (lambda f: f.get("slow_forcing_alpha") is None, ("slow_forcing_scale", "slow_forcing_q", "slow_forcing_taper"),
+     "without --slow-forcing"),
 )
 
 

@@ -12,6 +12,8 @@ fast        GraphStep: a training step replayed from a CUDA graph
 batched     train_seeds(): several seeds of one configuration as one batched model
 matched     the learnability paper's matched statistic per lag, as per-sequence sums (docs/learnability.md)
 learnability_presets  the learnability paper's experiment as profiles (torch-free)
+forcing     slow-mode update-space forcing (the anti-collapse paper's Path A)
+presets     the paper's profiles (paper, paper-smoke, cpu, cpu-quick) as data (torch-free)
 
 ``teacher`` and ``learned`` need numpy only. The trainer's names (``train``, ``TrainConfig``,
 the models, the tasks) need PyTorch (the optional extra ``pip install 'levysde[rnn]'``): they
@@ -40,6 +42,8 @@ __getattr__, _lazy_dir, _names = lazy.attach(
         "matched": ["matched_sums", "run_matched_sums", "load_trained", "default_lags"],
         "learnability_presets": ["LEARNABILITY_PRESETS", "LEARNABILITY_MODELS", "LEARNABILITY_OPTIMIZERS",
                                  "learnability_config", "learnability_steps"],
+        "forcing": ["SlowModeForcing", "initial_slow_mask", "slow_mask_from_zeta"],
+        "presets": ["PAPER_MODELS", "PRESETS", "preset_config", "preset_steps", "run_name"],
     },
 )
 __all__ = ["INSTALL_HINT", *_names]
@@ -58,9 +62,11 @@ if TYPE_CHECKING:
         learnability_config,
         learnability_steps,
     )
+    from levysde.rnn.forcing import SlowModeForcing, initial_slow_mask, slow_mask_from_zeta
     from levysde.rnn.learned import LEARNED_THRESHOLD, learned_diagnostic, run_summary
     from levysde.rnn.matched import default_lags, load_trained, matched_sums, run_matched_sums
     from levysde.rnn.models import GRU, LSTM, MODELS, ConstGate, DiagGate, RNNModel, SharedGate, Trace, build_model
+    from levysde.rnn.presets import PAPER_MODELS, PRESETS, preset_config, preset_steps, run_name
     from levysde.rnn.tasks import TASKS, Task, build_task, sas_noise
     from levysde.rnn.teacher import teacher_scale, teacher_time_scales, trivial_loss
     from levysde.rnn.trainer import TrainConfig, lambda_rayleigh, record_stats, train

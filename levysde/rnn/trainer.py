@@ -34,6 +34,18 @@ hidden-to-hidden weights; ``gate`` = retention-gate parameters), X i.i.d. standa
 alpha-stable (characteristic function exp(-|k|^alpha)), Chambers-Mallows-Stuck
 (:func:`sas_noise`), drawn from a generator seeded by ``(seed, step)``.
 
+Slow-mode update-space forcing (``slow_forcing_alpha``; the anti-collapse paper's Path A):
+after every optimizer step, alpha-stable noise scaled by the RMS of the realized update is
+added to the rows of the slow units, chosen again from ``zeta_window`` at every record
+(:mod:`levysde.rnn.forcing`); the mask in force after each record is stored as ``slow_mask``.
+
+Records at full size: the probe batch is processed in blocks of :func:`record_rows` sequences
+(at most :data:`RECORD_ENTRIES` = 2^25 entries B T H per block): the probe loss's gradient is
+accumulated over the blocks (each block's mean loss weighted by its share of the batch) and
+every recorded average is the share-weighted combination of the blocks' averages, so a
+record of 6000 sequences of 1280 steps at H = 512 needs a few GB, and the result does not
+depend on the block size beyond float round-off.
+
 Width-scaled learning rate (``lr_scaling = "mup"``, the default): ``lr`` is the Adam/AdamW
 learning rate at the base width ``lr_base_width`` H0 (default 64); the matrices whose fan-in
 is H (hidden-to-hidden, gate-on-h and readout weights, :meth:`RNNModel.width_scaled`) get
@@ -82,6 +94,7 @@ from levysde.io.runfile import check_writable, checkpoint_path, read_run, save_r
 from levysde.rnn._torch import torch
 from levysde.rnn.checkpoint import load_checkpoint, save_checkpoint
 from levysde.rnn.fast import GraphStep
+from levysde.rnn.forcing import SlowModeForcing, initial_slow_mask, slow_mask_from_zeta
 from levysde.rnn.models import INITS, MODELS, RNNModel, build_model
 from levysde.rnn.tasks import (
     ALPHA_MIN_FLOAT32,
@@ -100,6 +113,7 @@ from levysde.rnn.teacher import trivial_loss
 OPTIMIZERS = ("sgd", "adam", "adamw")
 _LAGGED_FIELDS = ("lag_mode", "lag_count", "lag_lo", "lag_hi", "lag_alpha", "input_dim", "n_train")
 _PAPER_FIELDS = ("record_epochs", "gate_tau0", "window_lags")
+_FORCING_FIELDS = ("slow_forcing_alpha", "slow_forcing_scale", "slow_forcing_q", "slow_forcing_taper")
 LR_SCALINGS = ("mup", "none")
 INJECT_TARGETS = ("recurrent", "gate")
 #: floor of mu_bar_q (per step): zeta >= log(1e-12) ~ -27.6
@@ -138,6 +152,9 @@ class TrainConfig:
     gate_tau0     T0 > 0 or None: every unit starts at time scale T0 (models.apply_tau0_init)
     layernorm     LayerNorm before tanh (leaky models; the learnability paper's; omitted from the config when off)
     window_lags   None or (lo, hi, n): record ``zeta_window`` (leaky models; module docstring)
+    slow_forcing_alpha None (off) or alpha in (0, 2]: slow-mode forcing (:mod:`.forcing`; leaky models,
+    needs window_lags); slow_forcing_scale sigma / RMS(update) > 0 (1), slow_forcing_q quantile of
+    the slow units in (0, 1) (0.1), slow_forcing_taper c > 0 (100)
     batch, probe_batch  >= 1 (probe_batch None: = batch)
     steps >= 0, record_every >= 1, seed (int >= 0)
     init          default | chrono; t_max (> 2) for chrono (None: seq_len)
@@ -189,6 +206,10 @@ class TrainConfig:
     inject_alpha: float | None = None
     inject_scale: float = 0.0
     inject_target: str = "recurrent"
+    slow_forcing_alpha: float | None = None
+    slow_forcing_scale: float = 1.0
+    slow_forcing_q: float = 0.1
+    slow_forcing_taper: float = 100.0
     n_lags: int = 40
     lag_max: int = 10000
     transport: bool = False
@@ -266,6 +287,16 @@ class TrainConfig:
             if self.model not in ("constgate", "sharedgate", "diaggate"):
                 raise ValueError(f"window_lags needs a leaky model (constgate, sharedgate, diaggate; "
                                  f"its rdiag is defined for the leaky cell), got model {self.model!r}")
+        if self.slow_forcing_alpha is not None:
+            check_real("slow_forcing_alpha", self.slow_forcing_alpha, 0.0, 2.0, lo_open=True)
+            check_real("slow_forcing_scale", self.slow_forcing_scale, 0.0, lo_open=True, why="times RMS(update)")
+            check_real("slow_forcing_q", self.slow_forcing_q, 0.0, 1.0, lo_open=True, hi_open=True)
+            check_real("slow_forcing_taper", self.slow_forcing_taper, 0.0, lo_open=True)
+            if self.model not in ("constgate", "sharedgate", "diaggate"):
+                raise ValueError(f"slow_forcing_alpha needs a leaky model (constgate, sharedgate, diaggate), "
+                                 f"got model {self.model!r}")
+            if self.window_lags is None:
+                raise ValueError("slow_forcing_alpha needs window_lags: the slow units are chosen from zeta_window")
 
     def resolved_noise(self) -> float:
         """``target_noise``, with None read as 0.3 for ``lagged`` (the paper's) and 0 otherwise."""
@@ -287,6 +318,7 @@ class TrainConfig:
         d = asdict(self)
         for f in fields(self):
             if f.name == "layernorm" and not d[f.name] or f.name in _PAPER_FIELDS and d[f.name] is None or \
+                    f.name in _FORCING_FIELDS and self.slow_forcing_alpha is None or \
                     f.name in _LAGGED_FIELDS and self.task != "lagged" and d[f.name] == f.default:
                 del d[f.name]
         return d
@@ -403,39 +435,75 @@ def record_stats(model: RNNModel, task: Task, x: torch.Tensor, y: torch.Tensor,
         return _record_stats(model, task, x, y, optimizer, kind, lags, transport, window_lags)
 
 
+#: most entries (sequences x steps x units) of one block of a record (:func:`record_rows`)
+RECORD_ENTRIES = 2 ** 25
+
+
+def record_rows(batch: int, seq_len: int, hidden: int) -> int:
+    """Sequences per block of a record: ``max(1, RECORD_ENTRIES // (seq_len * hidden))``, at most
+    ``batch`` (a function of the config only, so a record is the same on every machine)."""
+    return max(1, min(int(batch), RECORD_ENTRIES // max(1, int(seq_len) * int(hidden))))
+
+
 def _record_stats(model, task, x, y, optimizer, kind, lags, transport, window_lags=None):
     optimizer.zero_grad(set_to_none=True)
-    loss = task.loss(model(x), y)
-    if not math.isfinite(float(loss.detach())):
-        raise TrainingDiverged(f"probe loss is {float(loss.detach())}; lower --lr or keep --clip on")
-    loss.backward()
+    B = x.shape[0]
+    rows = record_rows(B, x.shape[1], model.hidden)
+    blocks = [(b0, min(B, b0 + rows)) for b0 in range(0, B, rows)]
+    loss_total = 0.0
+    for b0, b1 in blocks:                  # the probe loss's gradient, accumulated over the blocks
+        loss = task.loss(model(x[b0:b1]), y[b0:b1])
+        lv = float(loss.detach())
+        if not math.isfinite(lv):
+            raise TrainingDiverged(f"probe loss is {lv}; lower --lr or keep --clip on")
+        share = (b1 - b0) / B
+        (loss if len(blocks) == 1 else loss * share).backward()
+        loss_total += lv * share
     lam = neuron_lambda(model, optimizer, kind)
     optimizer.zero_grad(set_to_none=True)
-    tr = model.trace(x, rdiag=True) if window_lags is not None else model.trace(x)
     t0 = task.loss_from
-    nlr = tr.neg_log_r[:, t0:].double()
-    mu = nlr.mean((0, 1)).cpu().numpy()
+    H = model.hidden
+    nlr_sum = torch.zeros(H, dtype=torch.float64, device=x.device)
+    logj_sum = torch.zeros(H, dtype=torch.float64, device=x.device)
+    jac_clips, n_sat, n_ent = 0, 0, 0
+    trans = m_window = None
+    for b0, b1 in blocks:                  # the traced statistics, block by block
+        tr = model.trace(x[b0:b1], rdiag=True) if window_lags is not None else model.trace(x[b0:b1])
+        nlr = tr.neg_log_r[:, t0:].double()
+        nlr_sum += nlr.sum((0, 1))
+        aj = tr.jac[:, t0:].double().abs()
+        jac_clips += int((aj < JAC_FLOOR).sum())
+        logj_sum += (-torch.log(torch.clamp(aj, min=JAC_FLOOR))).sum((0, 1))
+        r = tr.r[:, t0:]
+        n_sat += int(((r < SAT_TOL) | (r > 1 - SAT_TOL)).sum())
+        n_ent += r.numel()
+        share = (b1 - b0) / B
+        if transport:
+            tb = share * measured_transport(nlr, lam, lags)
+            trans = tb if trans is None else trans + tb
+        if window_lags is not None:
+            mb = share * window_log_means(nlr, tr.rdiag[:, t0:], window_lags)
+            m_window = mb if m_window is None else m_window + mb
+        del tr, nlr, aj, r
+    count = B * (x.shape[1] - t0)
+    mu = (nlr_sum / count).cpu().numpy()
     if not np.all(np.isfinite(mu)):
         raise TrainingDiverged("non-finite retention statistics (mu_bar) on the probe batch")
     zeta_clips = int((mu < MU_FLOOR).sum())
     mu = np.maximum(mu, MU_FLOOR)
-    aj = tr.jac[:, t0:].double().abs()
-    jac_clips = int((aj < JAC_FLOOR).sum())
-    mu1 = (-torch.log(torch.clamp(aj, min=JAC_FLOOR))).mean((0, 1)).cpu().numpy()
+    mu1 = (logj_sum / count).cpu().numpy()
     if np.any(np.isnan(mu1)):
         raise TrainingDiverged("non-finite Jacobian diagonal on the probe batch")
     masked = ~(mu1 > 0)
     zeta_jac = np.full(mu1.shape, np.nan)
     zeta_jac[~masked] = np.log(mu1[~masked])
-    r = tr.r[:, t0:]
-    sat = float(((r < SAT_TOL) | (r > 1 - SAT_TOL)).double().mean())
-    out = dict(zeta=np.log(mu), zeta_jac=zeta_jac, Lambda=lam, loss=float(loss.detach()),
+    out = dict(zeta=np.log(mu), zeta_jac=zeta_jac, Lambda=lam, loss=loss_total,
                envelope=elr_envelope(mu, lam, lags), zeta_clips=zeta_clips,
-               jac_masked=int(masked.sum()), jac_clips=jac_clips, saturated=sat)
+               jac_masked=int(masked.sum()), jac_clips=jac_clips, saturated=n_sat / max(n_ent, 1))
     if transport:
-        out["transport"] = measured_transport(nlr, lam, lags)
+        out["transport"] = trans
     if window_lags is not None:
-        zw, _ = window_zeta(nlr, tr.rdiag[:, t0:], window_lags)
+        zw = window_fit(window_lags, m_window)
         if not np.all(np.isfinite(zw) | np.isnan(zw)):
             raise TrainingDiverged("non-finite windowed transport on the probe batch")
         out["zeta_window"], out["window_masked"] = zw, int(np.isnan(zw).sum())
@@ -485,36 +553,67 @@ def window_lag_grid(lo: int, hi: int, n: int) -> np.ndarray:
 LEAK_FLOOR, MU_WINDOW_FLOOR = 1e-12, 1e-30
 
 
-def window_zeta(neg_log_r: torch.Tensor, rdiag: torch.Tensor, lags: np.ndarray,
-                chunk: int = 2 ** 24) -> tuple[np.ndarray, np.ndarray]:
-    """Windowed first-order transport time scale (module docstring).
-
-    ``neg_log_r``, ``rdiag``: (B, Tw, H) over the probe window (``-log r`` and the first-order
-    Jacobian correction); ``lags`` integers in [1, Tw]. ``m_q(l)`` is the mean over (b, t) of
-    ``log max(|mu0 + mu1|, 1e-30)`` on every window of l steps, in float64, accumulated over
-    batch blocks of about ``chunk`` entries. Returns ``(zeta (H,), m (n_lags, H))``: zeta =
-    ``log(-slope)`` of the least-squares line through ``(l, m_q(l))``, NaN where the slope >= 0."""
+def window_log_means(neg_log_r: torch.Tensor, rdiag: torch.Tensor, lags: np.ndarray,
+                     chunk: int = 2 ** 24) -> np.ndarray:
+    """``m (n_lags, H)``: per lag and unit, the mean over (b, t) of ``log max(|mu0 + mu1|, 1e-30)``
+    on every window of ``l`` steps (module docstring), in float64, accumulated over batch blocks of
+    about ``chunk`` entries. ``neg_log_r``, ``rdiag``: (B, Tw, H); ``lags`` integers in [1, Tw]."""
     B, Tw, H = neg_log_r.shape
     leak = torch.clamp(torch.exp(-neg_log_r.double()), LEAK_FLOOR, 1.0)
     zero = leak.new_zeros(B, 1, H)
     cs_log = torch.cat([zero, torch.log(leak).cumsum(1)], 1)
     cs_ratio = torch.cat([zero, (rdiag.double() / leak).cumsum(1)], 1)
+    del leak
     m = np.zeros((len(lags), H))
     rows = max(1, chunk // max(1, Tw * H))
     for i, lag in enumerate(np.asarray(lags, dtype=np.int64).tolist()):
-        total = leak.new_zeros(H)
+        total = cs_log.new_zeros(H)
         for b0 in range(0, B, rows):
             lc, rc = cs_log[b0:b0 + rows], cs_ratio[b0:b0 + rows]
             mu = torch.exp(lc[:, lag:] - lc[:, :-lag]) * (1.0 + rc[:, lag:] - rc[:, :-lag])
             total += torch.log(torch.clamp(mu.abs(), min=MU_WINDOW_FLOOR)).sum((0, 1))
         m[i] = (total / (B * (Tw - lag + 1))).cpu().numpy()
+    return m
+
+
+def window_fit(lags: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """``zeta (H,)`` = ``log(-slope)`` of the least-squares line through ``(l, m_q(l))`` for each
+    unit (``m`` (n_lags, H) from :func:`window_log_means`); NaN where the slope is >= 0."""
     ell = np.asarray(lags, dtype=np.float64)
     dl = ell - ell.mean()
     slope = dl @ (m - m.mean(0)) / (dl @ dl)
-    zeta = np.full(H, np.nan)
+    zeta = np.full(slope.shape, np.nan)
     ok = slope < 0
     zeta[ok] = np.log(-slope[ok])
-    return zeta, m
+    return zeta
+
+
+def window_zeta(neg_log_r: torch.Tensor, rdiag: torch.Tensor, lags: np.ndarray,
+                chunk: int = 2 ** 24) -> tuple[np.ndarray, np.ndarray]:
+    """Windowed first-order transport time scale (module docstring).
+
+    ``neg_log_r``, ``rdiag``: (B, Tw, H) over the probe window (``-log r`` and the first-order
+    Jacobian correction); ``lags`` integers in [1, Tw]. Returns ``(zeta (H,), m (n_lags, H))``:
+    ``m`` from :func:`window_log_means`, zeta from :func:`window_fit`."""
+    m = window_log_means(neg_log_r, rdiag, lags, chunk)
+    return window_fit(lags, m), m
+
+
+def exact_window_zeta(jac: torch.Tensor, lags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The windowed time scale of the exact diagonal transport, the reference of :func:`window_zeta`.
+
+    ``jac``: (B, Tw, H) one-step Jacobian diagonals J_t^(qq) over the probe window
+    (:attr:`Trace.jac`). ``m_q(l)`` = mean over (b, t) of ``log |prod_{p in window} J_pp|`` (sums of
+    ``log max(|J|, 1e-300)`` in float64), fitted as :func:`window_fit` does. Returns
+    ``(zeta (H,), m (n_lags, H))``. Where the first-order expansion ``mu0 (1 + sum rdiag/leak)``
+    of :func:`window_zeta` is poor (``|sum rdiag/leak|`` of order 1 within a window) the two
+    differ: the first-order product grows linearly in the window length and reads as
+    non-decaying (NaN) even for units whose exact product decays fast."""
+    logj = torch.log(torch.clamp(jac.double().abs(), min=1e-300))
+    cs = torch.cat([logj.new_zeros(logj.shape[0], 1, logj.shape[2]), logj.cumsum(1)], 1)
+    m = np.stack([(cs[:, lag:] - cs[:, :-lag]).mean((0, 1)).cpu().numpy()
+                  for lag in np.asarray(lags, dtype=np.int64).tolist()])
+    return window_fit(lags, m), m
 
 
 # --------------------------------------------------------------------------------------
@@ -566,7 +665,7 @@ _SCALAR_KEYS = ("loss", "train_loss", "loss_ratio", "zeta_clips", "jac_masked", 
                 "wall", "step")
 _INT_KEYS = ("step", "zeta_clips", "jac_masked", "jac_clips", "window_masked")
 _ROW_KEYS = {"zeta": "H", "zeta_jac": "H", "Lambda": "H", "envelope": "L", "transport": "L",
-             "zeta_window": "H"}
+             "zeta_window": "H", "slow_mask": "H"}
 
 
 def _records_to_arrays(rec: dict, lags: np.ndarray, H: int) -> dict:
@@ -655,14 +754,15 @@ def memory_estimate(cfg: TrainConfig, task: Task) -> int:
     """Rough lower bound (bytes) of the memory a run needs: float32 weights with their
     gradient, two Adam moments and the init's temporaries (6 copies of ``k H^2`` recurrent
     weights, k = 1 ConstGate, 2 DiagGate, 3 GRU, 4 LSTM), plus the autograd tape of one
-    forward pass (``B T H (k + 4)`` floats over the longer of a training and a probe batch)."""
+    forward pass (``B T H (k + 4)`` floats over the larger of a training batch and a block of the
+    probe batch, :func:`record_rows`)."""
     H = cfg.hidden
     k = {"constgate": 1, "sharedgate": 1, "diaggate": 2, "gru": 3, "lstm": 4}[cfg.model]
     weights = 6 * 4 * (k * H * (H + task.n_in + 2) + H * task.n_out)
-    B = max(cfg.batch, cfg.probe_batch or cfg.batch)
-    tape = 4 * B * max(task.seq_len, task.probe_len) * H * (k + 4)
+    pb = cfg.probe_batch or cfg.batch
+    tape = 4 * max(cfg.batch * task.seq_len, record_rows(pb, task.probe_len, H) * task.probe_len) * H * (k + 4)
     if task.epoch_based:             # the stored training set (and the diagnostic set)
-        tape += 4 * (task.n_train + B) * task.seq_len * (task.n_in + 1)
+        tape += 4 * (task.n_train + pb) * task.seq_len * (task.n_in + 1)
     return int(weights + tape)
 
 
@@ -702,7 +802,8 @@ class _Run:
         self.keys = ["zeta", "zeta_jac", "step", "Lambda", "loss", "loss_ratio", "train_loss", "envelope",
                      "zeta_clips", "jac_masked", "jac_clips", "saturated", "wall"] + \
             (["transport"] if cfg.transport else []) + \
-            (["zeta_window", "window_masked"] if cfg.window_lags is not None else [])
+            (["zeta_window", "window_masked"] if cfg.window_lags is not None else []) + \
+            (["slow_mask"] if cfg.slow_forcing_alpha is not None else [])
         self.rec = {k: [] for k in self.keys}
         self.step, self.wall0, self.acc_loss, self.acc_n = 0, 0.0, 0.0, 0
         self.ckpt = checkpoint_path(out) if out else None
@@ -713,6 +814,12 @@ class _Run:
             if task.epoch_based else None
         self.state = None  # the network's carried state (longmem)
         self.masks = self._inject_masks()
+        self.forcing = None
+        if cfg.slow_forcing_alpha is not None:
+            self.forcing = SlowModeForcing([p for p, k in self.model.neuron_rows() if k == 1],
+                                           cfg.slow_forcing_alpha, cfg.slow_forcing_scale,
+                                           cfg.slow_forcing_taper, cfg.seed,
+                                           initial_slow_mask(cfg.hidden, cfg.slow_forcing_q))
         self.fast = None
         if cfg.fast:
 
@@ -794,6 +901,8 @@ class _Run:
             self.step, self.wall0 = int(st["step"]), float(st["wall"])
             self.acc_loss, self.acc_n = float(st["acc"][0]), int(st["acc"][1])
             self._load_carry(st.get("carry") or {})
+            if self.forcing is not None and self.rec["slow_mask"]:
+                self.forcing.set_mask(np.asarray(self.rec["slow_mask"][-1]) > 0.5)
         except Exception as exc:  # noqa: BLE001 - a damaged or foreign checkpoint: one line
             msg = (str(exc).strip().splitlines() or [""])[0][:160]
             raise ValueError(f"cannot resume from checkpoint {ckpt!r}: {type(exc).__name__}: {msg}") from None
@@ -822,6 +931,10 @@ class _Run:
             raise TrainingDiverged(f"probe loss {r['loss']:.3g} is {r['loss_ratio']:.2g} times the trivial "
                                    f"predictor's at step {self.step}; lower --lr")
         r["train_loss"] = self.acc_loss / self.acc_n if self.acc_n else float("nan")
+        if self.forcing is not None:     # the slow units from this record on (step 0: the initial ones)
+            if self.step > 0:
+                self.forcing.set_mask(slow_mask_from_zeta(r["zeta_window"], cfg.slow_forcing_q))
+            r["slow_mask"] = self.forcing.mask.astype(np.float64)
         r["wall"] = time.perf_counter() - self.t_start
         self.acc_loss, self.acc_n = 0.0, 0
         for k in self.keys:
@@ -857,6 +970,7 @@ class _Run:
         """One optimizer step (with clipping, manual decay, forcing); raises TrainingDiverged."""
         task = self.task
         x, y = self._batch()
+        before = self.forcing.snapshot() if self.forcing is not None else None
         kept = self.rec["step"][-1] if self.rec["step"] else 0
         why = f"lower --lr or set --clip (records up to step {kept} kept)"
         if self.fast is not None:        # the step is taken before its loss can be looked at
@@ -878,6 +992,8 @@ class _Run:
                 raise TrainingDiverged(f"optimizer step failed at step {self.step} "
                                        f"({str(exc).splitlines()[0][:80]}); {why}") from None
         self._inject()
+        if before is not None:           # after the optimizer step, on its realized update
+            self.forcing.apply(before, self.step)
         if task.streaming:
             self.state = tuple(s.detach().clone() for s in state) if isinstance(state, tuple) \
                 else state.detach().clone()
@@ -925,15 +1041,17 @@ TrainingRun = _Run
 
 
 def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = False, force: bool = False,
-          progress: bool = False, stop_after: int | None = None) -> dict:
+          progress: bool = False, stop_after: int | None = None, deadline: float | None = None) -> dict:
     """Train ``cfg.model`` on ``cfg.task`` and record zeta trajectories.
 
     ``out``: run-file path (.npz), rewritten atomically after every record, with a checkpoint
     ``RUN.ckpt`` next to it; ``None``: nothing written. ``resume``: continue from the
     checkpoint (its config must match ``cfg`` except steps/device/threads). ``force``: overwrite
-    an existing ``out``. ``progress``: tqdm bar (loss, std of zeta) on stderr when it is a terminal.
-    ``stop_after``: stop after
-    this many optimizer steps in this call (for tests of interruption).
+    an existing ``out``. ``progress``: tqdm bar (loss, std of zeta) on stderr when it is a terminal. ``stop_after``: stop after
+    this many optimizer steps in this call (for tests of interruption). ``deadline``: a
+    ``time.monotonic()`` value; stop after the first optimizer step that ends at or after it,
+    writing the checkpoint (and the run file, with the records so far) at that step, so that
+    ``resume=True`` continues exactly there (the record schedule is unchanged).
 
     Returns the run-file arrays (dict, plus ``config`` as a dict).
 
@@ -971,6 +1089,10 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = False, for
                 bar.update(1)
             if run.due():
                 show(run.record())
+            if deadline is not None and run.step < cfg.steps and time.monotonic() >= deadline:
+                if run.out:
+                    run.save(time.perf_counter() - run.t_start)
+                break
     finally:
         if bar is not None:
             bar.close()

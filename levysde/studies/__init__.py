@@ -1,5 +1,6 @@
 """Studies over many parameter points: the phase diagram (``diagram``), its simulated overlay
-(``overlay``) and the parallel, resumable sweep behind it (``sweep``).
+(``overlay``), the parallel, resumable sweep behind it (``sweep``) and the anti-collapse
+paper's training campaign on that sweep (``campaign``, needs torch).
 
 Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
 """
@@ -12,5 +13,6 @@ __getattr__, __dir__, __all__ = lazy.attach(
         "diagram": ["AXES", "PhaseDiagram", "phase_diagram", "DEFAULT_RANGES", "SIM_SETTINGS"],
         "overlay": ["simulated_overlay", "simulate_point"],
         "sweep": ["load_point", "point_seed", "run_sweep"],
+        "campaign": ["CampaignPaused", "campaign_points", "train_point", "run_campaign", "campaign_status"],
     },
 )

@@ -1,0 +1,126 @@
+"""The anti-collapse paper's experiment as a resumable campaign on the Dask sweep (docs/rnn.md).
+
+A campaign is one profile of :data:`levysde.rnn.presets.PRESETS` times models times seeds. Each
+run is one point of :func:`levysde.studies.sweep.run_sweep` (the sweep of ``levysde diagram``):
+a local cluster by default, a ``tcp://`` Dask scheduler (its workers must see the campaign
+directory), or ``"sequential"`` (a plain loop, no Dask). Layout of the campaign directory::
+
+    OUT/runs/LABEL_sSEED.npz   run file, rewritten at every record (levysde.io.runfile)
+    OUT/runs/LABEL_sSEED.ckpt  its checkpoint (kept after the run ends, so a run can be extended)
+    OUT/sweep/                 the sweep's store: manifest and one point file per finished run
+
+Resuming is the store's and the trainer's: a finished run has its point file and is skipped;
+an unfinished one resumes from its checkpoint (from its last record; on CPU exactly as an
+uninterrupted run). A ``deadline`` stops every run at its first optimizer step past that time
+(its checkpoint written there) and raises :class:`CampaignPaused`; rerunning continues.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import pathlib
+import time
+
+import numpy as np
+
+from levysde.core.validate import check_choice
+from levysde.io.runfile import checkpoint_path, load_run
+from levysde.rnn.presets import PAPER_MODELS, PRESETS, preset_config, run_name
+from levysde.rnn.trainer import TrainConfig, train
+from levysde.studies.sweep import run_sweep
+
+__all__ = ["CampaignPaused", "campaign_points", "train_point", "run_campaign", "campaign_status"]
+
+LABELS = tuple(lab for lab, _, _ in PAPER_MODELS)
+
+
+class CampaignPaused(RuntimeError):
+    """A run reached the deadline before its last step; its checkpoint is saved, rerun to continue."""
+
+
+def campaign_points(preset: str, labels=None, seeds=None, device: str | None = None,
+                    epochs: int | None = None) -> list[dict]:
+    """The sweep points of a campaign, one per (seed, label), labels varying fastest
+    (so the models of a seed progress together).
+
+    Each point: ``{"preset", "label", "seed", "run" (file name), "config" (TrainConfig fields)}``.
+    ``labels`` default: all of :data:`levysde.rnn.presets.PAPER_MODELS`; ``seeds`` default: the
+    profile's; ``device`` default: the profile's; ``epochs`` default: the profile's.
+    Raises ValueError for an unknown profile or label."""
+    check_choice("preset", preset, tuple(PRESETS))
+    labels = LABELS if labels is None else tuple(labels)
+    for lab in labels:
+        check_choice("label", lab, LABELS)
+    seeds = PRESETS[preset]["seeds"] if seeds is None else tuple(seeds)
+    over = {} if epochs is None else {"epochs": int(epochs)}
+    return [{"preset": preset, "label": lab, "seed": int(s), "run": run_name(lab, s),
+             "config": preset_config(preset, lab, int(s), device, **over)} for s in seeds for lab in labels]
+
+
+def _summary(res: dict, steps: int) -> dict:
+    zw = np.asarray(res["zeta_window"][-1], float) if "zeta_window" in res else np.full(1, np.nan)
+    return {"step": int(res["step"][-1]), "steps": int(steps), "records": int(len(res["step"])),
+            "finished": bool(int(res["step"][-1]) >= steps), "loss": float(res["loss"][-1]),
+            "loss_ratio": float(res["loss_ratio"][-1]),
+            "zeta_window_std": float(np.nanstd(zw)) if np.isfinite(zw).any() else float("nan"),
+            "window_masked": int(np.asarray(res.get("window_masked", [0]))[-1]),
+            "train_s": float(res["wall"][-1]) if "wall" in res else float("nan")}
+
+
+def train_point(point: dict, seed: int, *, runs_dir: str, deadline: float | None = None) -> dict:
+    """Train (or resume, or skip when finished) the run of one campaign point; the sweep's task.
+
+    ``seed`` (the sweep's per-point seed) is unused: the run seed is the point's. ``runs_dir``:
+    where the run files live. ``deadline``: a ``time.time()`` value, see :func:`run_campaign`.
+    Returns the run's summary (step, steps, records, finished, loss, loss_ratio,
+    zeta_window_std, window_masked, train_s). Raises CampaignPaused at the deadline."""
+    del seed
+    path = os.path.join(runs_dir, point["run"])
+    ckpt = checkpoint_path(path)
+    cfg = TrainConfig(**point["config"])
+    if os.path.exists(path):
+        done = load_run(path)
+        if int(done["step"][-1]) >= cfg.steps:
+            return _summary(done, cfg.steps)
+        if not os.path.exists(ckpt):
+            raise ValueError(f"{path}: unfinished run without its checkpoint {ckpt}; remove it to start again")
+    mono = None if deadline is None else time.monotonic() + (float(deadline) - time.time())
+    res = train(cfg, path, resume=os.path.exists(ckpt), deadline=mono)
+    out = _summary(res, cfg.steps)
+    if not out["finished"]:
+        raise CampaignPaused(f"{point['run']}: step {out['step']} of {cfg.steps} at the deadline; "
+                             f"rerun to continue")
+    return out
+
+
+def run_campaign(preset: str, out, *, labels=None, seeds=None, device: str | None = None,
+                 epochs: int | None = None, scheduler: str = "local", n_workers: int | None = None,
+                 deadline: float | None = None, progress: bool = True) -> list[dict]:
+    """Run (or resume) a campaign into directory ``out`` (module docstring); returns the runs'
+    summaries in point order (:func:`train_point`).
+
+    ``scheduler``, ``n_workers``: as :func:`levysde.studies.sweep.run_sweep` (local cluster, 2
+    workers, by default). ``deadline``: a ``time.time()`` value after which every run stops at
+    its next optimizer step, checkpoint written (then CampaignPaused is raised; finished runs stay in the store).
+    Raises ValueError (bad arguments, a store of another campaign), CampaignPaused."""
+    out = pathlib.Path(out)
+    runs = out / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    points = campaign_points(preset, labels, seeds, device, epochs)
+    task = functools.partial(train_point, runs_dir=str(runs.resolve()), deadline=deadline)
+    kw = {} if scheduler != "local" else {"n_workers": n_workers}
+    return run_sweep(task, points, master_seed=0, store=out / "sweep", scheduler=scheduler,
+                     numba_threads=None, progress=progress, **kw)
+
+
+def campaign_status(out) -> list[dict]:
+    """Progress of every run file under ``OUT/runs`` (torch not needed to read them): one dict
+    per run, sorted by name, with label, seed, and the :func:`train_point` summary keys."""
+    rows = []
+    for f in sorted(pathlib.Path(out, "runs").glob("*.npz")):
+        res = load_run(str(f))
+        cfg = res["config"]
+        row = {"run": f.name, "label": f.name.rsplit("_s", 1)[0], "seed": int(cfg["seed"])}
+        row.update(_summary(res, int(cfg["steps"])))
+        rows.append(row)
+    return rows
