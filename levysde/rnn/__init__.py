@@ -55,6 +55,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from levysde.rnn.batched import BATCHED_MODELS, train_seeds
+    from levysde.rnn.forcing import SlowModeForcing, initial_slow_mask, slow_mask_from_zeta
     from levysde.rnn.learnability_presets import (
         LEARNABILITY_MODELS,
         LEARNABILITY_OPTIMIZERS,
@@ -62,7 +63,6 @@ if TYPE_CHECKING:
         learnability_config,
         learnability_steps,
     )
-    from levysde.rnn.forcing import SlowModeForcing, initial_slow_mask, slow_mask_from_zeta
     from levysde.rnn.learned import LEARNED_THRESHOLD, learned_diagnostic, run_summary
     from levysde.rnn.matched import default_lags, load_trained, matched_sums, run_matched_sums
     from levysde.rnn.models import GRU, LSTM, MODELS, ConstGate, DiagGate, RNNModel, SharedGate, Trace, build_model
