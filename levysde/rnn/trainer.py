@@ -1049,9 +1049,10 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = False, for
     checkpoint (its config must match ``cfg`` except steps/device/threads). ``force``: overwrite
     an existing ``out``. ``progress``: tqdm bar (loss, std of zeta) on stderr when it is a
     terminal. ``stop_after``: stop after this many optimizer steps in this call (for tests of
-    interruption). ``deadline``: a ``time.monotonic()`` value; stop after the first optimizer step that ends at or after it,
-    writing the checkpoint (and the run file, with the records so far) at that step, so that
-    ``resume=True`` continues exactly there (the record schedule is unchanged).
+    interruption). ``deadline``: a ``time.monotonic()`` value; stop after the first optimizer
+    step that ends at or after it, writing the checkpoint (and the run file, with the records so
+    far) at that step, so that ``resume=True`` continues exactly there (the record schedule is
+    unchanged).
 
     Returns the run-file arrays (dict, plus ``config`` as a dict).
 
