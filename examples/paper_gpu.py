@@ -1,4 +1,4 @@
-"""One GPU session of the anti-collapse campaign: the simulator and trainer benchmarks, then the
+"""One GPU run of the anti-collapse campaign: the simulator and trainer benchmarks, then the
 ``paper-smoke`` profile on CUDA for as long as the budget allows, resumable (docs/rnn.md, "Profiles").
 
     python examples/paper_gpu.py [--budget-s 420] [--out results/paper_gpu] [--preset paper-smoke]
@@ -63,7 +63,7 @@ def bench(script: str, args: list, limit: float) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
-    ap.add_argument("--budget-s", type=float, default=420.0, help="seconds for the whole session (default 420)")
+    ap.add_argument("--budget-s", type=float, default=420.0, help="seconds for the whole run (default 420)")
     ap.add_argument("--out", default="results/paper_gpu", help="results directory (default %(default)s)")
     ap.add_argument("--preset", default="paper-smoke", choices=("paper-smoke", "paper"),
                     help="profile to train (default %(default)s)")

@@ -58,7 +58,7 @@ def slow_mask_from_zeta(zeta_window, q: float) -> np.ndarray:
 
     Examples
     --------
-    >>> slow_mask_from_zeta([-1.0, -3.0, float("nan"), -2.0, 0.0], 0.25).tolist()
+    >>> slow_mask_from_zeta([-1.0, -3.0, float("nan"), -2.0, 0.0], 0.5).tolist()
     [False, True, False, True, False]
     """
     z = np.asarray(zeta_window, dtype=np.float64).reshape(-1)
