@@ -15,6 +15,10 @@ phase, gates_failed, phase_withheld (the check's reasons), envelope_class, zeta_
 train_s, notes. ``--markdown`` prints the verdict table of
 docs/results.md.
 
+Runs are points of the Dask sweep of ``levysde diagram`` (levysde.studies.sweep.run_sweep):
+``--scheduler local`` (default; ``--workers`` processes), ``sequential``, or ``tcp://HOST:PORT``
+for a cluster whose workers see ``--out``.
+
 Resumable: run files and their check results (``NAME.check.json``) stay in ``--out``; a
 rerun skips finished runs with the same configuration, resumes interrupted ones from their
 checkpoints and rechecks only runs newer than their check file. ``--quick``: H = 16,
@@ -29,7 +33,6 @@ import os
 import pathlib
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 
 #: (label, model, extra config)
 MODELS = (("constgate+forcing", "constgate", dict(inject_alpha=1.5, inject_scale=1e-3,
@@ -124,11 +127,10 @@ def _checker_version() -> str:
     return h.hexdigest()[:12]
 
 
-def check_one(path: str, quick: bool) -> dict:
+def check_one(path: str, quick: bool, version: str) -> dict:
     """Row of one run, cached in NAME.check.json (recomputed when the run file is newer or the
-    checking code changed)."""
+    checking code, ``version`` = :func:`_checker_version` taken where the source is at hand, changed)."""
     cache = pathlib.Path(path).with_suffix(".check.json")
-    version = _checker_version()
     if cache.exists() and cache.stat().st_mtime >= pathlib.Path(path).stat().st_mtime:
         row = json.loads(cache.read_text())
         if row.pop("checker", None) == version:
@@ -158,8 +160,12 @@ def check_one(path: str, quick: bool) -> dict:
     return row
 
 
-def work(job) -> dict:
-    return check_one(train_one(job), job[2])
+def work(point: dict, seed: int) -> dict:
+    """The sweep's task (levysde.studies.sweep.run_sweep): train (or resume, or skip) one run and
+    check it; ``seed`` (the sweep's per-point seed) is unused, the run's seed is in its config."""
+    del seed
+    job = (point["path"], point["config"], point["quick"])
+    return check_one(train_one(job), job[2], point["checker"])
 
 
 def fmt(v, se=None):
@@ -219,7 +225,10 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, help="number of seeds, >= 1 (default 3)")
     ap.add_argument("--steps", type=int, help="optimizer steps per run (default: the budget's)")
     ap.add_argument("--models", nargs="+", choices=[m[0] for m in MODELS], help="subset of the models")
-    ap.add_argument("--workers", type=int, default=2, help="training processes (1 torch thread each)")
+    ap.add_argument("--workers", type=int, default=2, help="local Dask workers (1 torch thread each; default 2)")
+    ap.add_argument("--scheduler", default="local",
+                    help="local (a Dask cluster on this machine, default), sequential (no Dask) or tcp://HOST:PORT "
+                         "(a running Dask scheduler whose workers see --out)")
     ap.add_argument("--fast", action="store_true", help="leaky models: replay each step from a CUDA graph")
     ap.add_argument("--input-alpha", type=float, help="alpha-stable inputs of this index in (0, 2) (default Gaussian)")
     ap.add_argument("--chrono", type=float, metavar="T_MAX", help="chrono init with time scales up to T_MAX (> 2)")
@@ -243,13 +252,21 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     labels = a.models or [m[0] for m in MODELS]
     tag = ("" if a.input_alpha is None else f"_a{a.input_alpha:g}") + ("" if a.chrono is None else f"_c{a.chrono:g}")
-    jobs = [(str(out / f"{lab.replace('+', '_')}_H{H}{tag}_s{s}.npz"),
-             run_config(lab, H, s, budget, device, a.fast, a.input_alpha, a.chrono), a.quick)
-            for H in budget["hidden"] for lab in labels for s in range(budget["seeds"])]
+    checker = _checker_version()
+    points = [{"path": str((out / f"{lab.replace('+', '_')}_H{H}{tag}_s{s}.npz").resolve()),
+               "config": run_config(lab, H, s, budget, device, a.fast, a.input_alpha, a.chrono), "quick": a.quick,
+               "checker": checker}
+              for H in budget["hidden"] for lab in labels for s in range(budget["seeds"])]
     t0 = time.perf_counter()
+    from levysde.studies.sweep import run_sweep
+
+    # resumable through the run files and their check files (train_one, check_one), so no store
     workers = 1 if device == "cuda" else a.workers
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        rows = list(pool.map(work, jobs))
+    kw = {"n_workers": workers} if a.scheduler == "local" else {}
+    try:
+        rows = run_sweep(work, points, store=None, scheduler=a.scheduler, numba_threads=1, progress=False, **kw)
+    except (ValueError, ConnectionError, ImportError) as exc:
+        ap.error(f"--scheduler {a.scheduler}: {exc}")
     if a.json:
         print(json.dumps(rows, indent=1, default=lambda o: None))
         return 0
