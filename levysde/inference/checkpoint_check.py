@@ -115,7 +115,7 @@ def tail_readings(tau: np.ndarray, censored: np.ndarray, *, late_fraction: float
       censoring", *Bernoulli* 14 (2008) 207-227.
     * B. M. Hill, "A simple general approach to inference about the tail of a distribution",
       *Ann. Statist.* 3 (1975) 1163-1174.
-    * The specification, §1 and §8 (:ref:`spec-1`, :ref:`spec-8`).
+    * The specification, §1 and §8.
 
     Examples
     --------
@@ -333,7 +333,7 @@ def check_checkpoint_taus(source: str | os.PathLike[str] | CheckpointTaus, *, lo
     ----------
     * L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
       Recurrent Neural Networks", arXiv:2606.29519 (the ``checkpoint_taus`` output).
-    * The specification, §8 (i) (:ref:`spec-8`): the phase is withheld unless the network learned.
+    * The specification, §8 (i): the phase is withheld unless the network learned.
 
     Examples
     --------

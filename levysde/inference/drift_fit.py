@@ -48,7 +48,7 @@ def increments(zeta, step, *, first_record: int = 0):
 
     References
     ----------
-    * The specification, §8 (:ref:`spec-8`): the drift from the increments over one record.
+    * The specification, §8: the drift from the increments over one record.
 
     Examples
     --------
@@ -100,7 +100,7 @@ def saturating_form(z, kappa, width, z0):
 
     References
     ----------
-    * The specification, §3 (:ref:`spec-3`).
+    * The specification, §3.
 
     Examples
     --------
@@ -173,7 +173,7 @@ def fit_saturating(centers, F, se, *, start=None, one_step=False) -> dict:
 
     References
     ----------
-    * The specification, §3 and §8 (:ref:`spec-3`, :ref:`spec-8`).
+    * The specification, §3 and §8.
     * T. Fox, D. Hinkley, K. Larntz, "Jackknifing in nonlinear regression", *Technometrics* 22
       (1980) 29-33.
 
@@ -315,7 +315,7 @@ def kappa_flag(form: dict, se: float) -> Flag | None:
 
     References
     ----------
-    * The specification, §8 (:ref:`spec-8`).
+    * The specification, §8.
 
     Examples
     --------
@@ -365,7 +365,7 @@ def restoring_plateau(kappa: Estimate) -> bool:
 
     References
     ----------
-    * The specification, §3 and §8 (:ref:`spec-3`, :ref:`spec-8`).
+    * The specification, §3 and §8.
 
     Examples
     --------
@@ -454,7 +454,7 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
 
     References
     ----------
-    * The specification, §3 and §8 (:ref:`spec-3`, :ref:`spec-8`).
+    * The specification, §3 and §8.
     * R. Friedrich, J. Peinke, M. Sahimi, M. R. R. Tabar, "Approaching complexity by stochastic
       methods: From biological systems to turbulence", *Phys. Rep.* 506 (2011) 87-162.
 

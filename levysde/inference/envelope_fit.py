@@ -139,7 +139,7 @@ def sampling_floor(n_indep: float) -> float:
 
     References
     ----------
-    * The specification, §8 (:ref:`spec-8`): say how many independent samples back each value.
+    * The specification, §8: say how many independent samples back each value.
 
     Examples
     --------
@@ -182,7 +182,7 @@ def run_theory(meta: dict):
 
     References
     ----------
-    * The specification, §4 (:ref:`spec-4`): characteristic equation, threshold, phases.
+    * The specification, §4: characteristic equation, threshold, phases.
 
     Examples
     --------
@@ -341,7 +341,7 @@ def simulation_envelope(run: dict, *, source: str = "hist", lags=None, lag_min=N
 
     References
     ----------
-    * The specification, §5 and §8 (:ref:`spec-5`, :ref:`spec-8`).
+    * The specification, §5 and §8.
 
     Examples
     --------
@@ -451,7 +451,7 @@ def rnn_envelope(run: dict, *, weighted: bool = True, lags=None, lag_min=None, l
 
     References
     ----------
-    * The specification, §5 and §9 (:ref:`spec-5`, :ref:`spec-9`).
+    * The specification, §5 and §9.
 
     Examples
     --------
@@ -588,7 +588,7 @@ def jackknife_slope_se(lags, edges, counts, lag_lo: float, lag_hi: float, *,
     ----------
     * B. Efron, C. Stein, "The jackknife estimate of variance", *Ann. Statist.* 9 (1981)
       586-596.
-    * The specification, §8 (:ref:`spec-8`).
+    * The specification, §8.
 
     Examples
     --------
@@ -684,7 +684,7 @@ def fit_run_envelope(env: RunEnvelope) -> EnvelopeFits:
 
     References
     ----------
-    * The specification, §5 (:ref:`spec-5`).
+    * The specification, §5.
     * W. Feller, *An Introduction to Probability Theory and Its Applications*, Vol. II, 2nd ed.,
       Wiley (1971), §XIII.5.
 

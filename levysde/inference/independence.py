@@ -137,7 +137,7 @@ def independence_test(zeta, step=None, *, level: float = INDEPENDENCE_LEVEL) -> 
     * H. Scheffé, *The Analysis of Variance*, Wiley (1959), §3.1.
     * E. Giné, F. Götze, D. M. Mason, "When is the Student t-statistic asymptotically standard
       normal?", *Ann. Probab.* 25 (1997) 1514-1531.
-    * The specification, §8 (:ref:`spec-8`): every standard error resamples whole neurons.
+    * The specification, §8: every standard error resamples whole neurons.
 
     Examples
     --------

@@ -82,7 +82,7 @@ def spread(zeta) -> Spread:
 
     References
     ----------
-    * The specification, §1 (:ref:`spec-1`): :math:`\tau_q = e^{-\zeta_q}`.
+    * The specification, §1: :math:`\tau_q = e^{-\zeta_q}`.
 
     Examples
     --------
@@ -140,7 +140,7 @@ def resolved_lag_max(zeta, *, min_neurons: int = 10) -> float:
 
     References
     ----------
-    * The specification, §5 (:ref:`spec-5`): the envelope and its decay classes.
+    * The specification, §5: the envelope and its decay classes.
 
     Examples
     --------
