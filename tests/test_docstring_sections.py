@@ -19,6 +19,7 @@ SECTIONS_REQUIRED = (
     # -- core, io, theory, stats, simulation --
 
     # -- inference --
+    "levysde.inference.",
 
     # -- rnn, studies, plotting --
 

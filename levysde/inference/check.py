@@ -97,15 +97,67 @@ STATIONARITY_GROUPS = 64
 def load_run_arrays(path) -> dict:
     """Read a ``levysde train`` run file with numpy alone (:func:`levysde.io.runfile.load_run`).
 
-    Raises ValueError (one line, naming the file) when the file is missing, not an
-    .npz, or lacks the run-file keys.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The run file (.npz).
+
+    Returns
+    -------
+    dict
+        Its arrays (``zeta``, ``zeta_jac``, ``step``, ``Lambda``, ``loss``, ``lags``,
+        ``envelope`` and any further keys; see :mod:`levysde.io.runfile`) and ``config``, the
+        parsed run configuration.
+
+    Raises
+    ------
+    ValueError
+        One line, naming the file, when the file is missing, not an .npz, not an RNN run, lacks
+        the run-file keys or holds no records.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     load_run_arrays(os.path.join(d, "missing.npz"))
+    Traceback (most recent call last):
+    ...
+    ValueError: no such file: .../missing.npz
     """
 
     return load_run(path)
 
 
 def ks_to_histogram(samples, edges, counts) -> float:
-    """Kolmogorov-Smirnov distance between samples and a histogram law (piecewise-uniform CDF)."""
+    r"""Kolmogorov-Smirnov distance between samples and a histogram law (piecewise-uniform CDF).
+
+    Parameters
+    ----------
+    samples : array_like, shape (n,)
+        The samples (n >= 1).
+    edges : array_like, shape (m + 1,)
+        Increasing bin edges of the histogram.
+    counts : array_like, shape (m,)
+        Counts (or masses) per bin, >= 0 with a positive sum.
+
+    Returns
+    -------
+    float
+        :math:`D = \sup_x |F_n(x) - F(x)|`, with F linear within each bin and 0 / 1 outside the
+        edges, evaluated on both sides of every sample's jump of :math:`F_n`.
+
+    References
+    ----------
+    * A. N. Kolmogorov, "Sulla determinazione empirica di una legge di distribuzione",
+      *G. Ist. Ital. Attuari* 4 (1933) 83-91.
+
+    Examples
+    --------
+    >>> ks_to_histogram([0.25, 0.75], [0.0, 1.0], [1.0])        # uniform on [0, 1]
+    0.25
+    >>> ks_to_histogram([2.0], [0.0, 1.0], [1.0])
+    1.0
+    """
     x = np.sort(np.asarray(samples, dtype=float))
     c = np.asarray(counts, dtype=float)
     cdf_edges = np.concatenate([[0.0], np.cumsum(c)]) / c.sum()
@@ -117,12 +169,34 @@ def ks_to_histogram(samples, edges, counts) -> float:
 
 
 def ks_critical(n_neurons: int) -> float:
-    """Largest closing-loop KS distance accepted: ``1.63/sqrt(Q) + 0.05``.
+    r"""Largest closing-loop KS distance accepted: ``1.63/sqrt(Q) + 0.05``.
 
     1.63/sqrt(Q) is the 1 % critical value of the one-sample KS statistic (Kolmogorov's
     limit law) for Q independent neurons (the late samples of one neuron are correlated,
     so Q is the conservative effective size); 0.05 allows for the closing loop's own
     approximations (binned drift, constant extrapolation, Euler step).
+
+    Parameters
+    ----------
+    n_neurons : int
+        Independent neurons Q (values below 1 count as 1).
+
+    Returns
+    -------
+    float
+        :math:`1.63/\sqrt{Q} + 0.05`.
+
+    References
+    ----------
+    * A. N. Kolmogorov, "Sulla determinazione empirica di una legge di distribuzione",
+      *G. Ist. Ital. Attuari* 4 (1933) 83-91 (the limit law; its 99 % point is 1.628).
+
+    Examples
+    --------
+    >>> round(ks_critical(100), 3)
+    0.213
+    >>> round(ks_critical(0), 2)
+    1.68
     """
     return 1.63 / math.sqrt(max(int(n_neurons), 1)) + 0.05
 
@@ -153,9 +227,22 @@ STATIONARITY_STATS = ("std", "iqr", "q10", "q50", "q90", "left_drift")
 class StationarityStat:
     """One statistic of :func:`stationarity_test`: its change across the late part.
 
-    change : OLS slope over the windows times (W - 1) (zeta units; drift: per step); NaN undefined
-    se : its delete-a-group jackknife error (NaN undefined); t : ``|change|/se`` (inf: a change
-    without error, NaN: untestable); per_window : (W,) the statistic in each window (NaN undefined)
+    Attributes
+    ----------
+    change : float
+        OLS slope over the windows times (W - 1) (zeta units; drift: per step); NaN undefined.
+    se : float
+        Its delete-a-group jackknife error (NaN undefined).
+    t : float
+        ``|change|/se`` (inf: a change without error, NaN: untestable).
+    per_window : tuple of float
+        The statistic in each of the W windows (NaN undefined).
+
+    Examples
+    --------
+    >>> s = StationarityStat(change=0.1, se=0.05, t=2.0, per_window=(1.0, 1.1))
+    >>> s.as_json()
+    {'change': 0.1, 'se': 0.05, 't': 2.0, 'per_window': [1.0, 1.1]}
     """
 
     change: float
@@ -173,11 +260,37 @@ class StationarityStat:
 class Stationarity:
     """The result of :func:`stationarity_test` (docs/specification.md §8 (ii)).
 
-    stationary : the test passed; reason : why not, or what agreed; n_windows, level : as asked;
-    stats : name (STATIONARITY_STATS) -> :class:`StationarityStat`, empty when untested;
-    critical_t : the Student-t critical value (None when untested); n_groups : neuron groups G of
-    the jackknife (None when untested); untestable : statistics whose error is undefined (not
-    counted against stationarity; None when untested).
+    Attributes
+    ----------
+    stationary : bool
+        The test passed.
+    reason : str
+        Why not, or what agreed.
+    n_windows : int
+        Windows, as asked.
+    level : float
+        Level of the whole test, as asked.
+    stats : dict
+        Name (``std``, ``iqr``, ``q10``, ``q50``, ``q90``, ``left_drift``) ->
+        :class:`StationarityStat`; empty when untested.
+    critical_t : float or None
+        The Student-t critical value (None when untested).
+    n_groups : int or None
+        Neuron groups G of the jackknife (None when untested).
+    untestable : tuple of str or None
+        Statistics whose error is undefined (not counted against stationarity; None when
+        untested).
+    status : levysde.core.status.Status
+        OK (stationary), FAILED (a statistic changes) or UNAVAILABLE (too few data to test);
+        a property.
+
+    Examples
+    --------
+    >>> st = stationarity_test(np.zeros((4, 64)), np.arange(4.0))
+    >>> st.stationary, st.status, st.critical_t
+    (False, <Status.UNAVAILABLE: 'unavailable'>, None)
+    >>> print(st.reason)
+    too few late records (4) for 4 windows of >= 2 records
     """
 
     stationary: bool
@@ -208,7 +321,7 @@ class Stationarity:
 
 def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = STATIONARITY_GROUPS, level: float = 0.05,
                       left_quantile: float = 0.2) -> Stationarity:
-    """Do spread, quantiles and far-left drift stay put across windows of the late part (docs/specification.md §8 (ii))?
+    r"""Do spread, quantiles and far-left drift stay put across windows of the late part (the specification, §8 (ii))?
 
     The records are cut into ``n_windows`` consecutive windows. Per window: the std, the
     interquartile range and the 10/50/90 % quantiles of the pooled zeta, and the far-left drift
@@ -225,15 +338,66 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = STATION
     late half 11 of 20, by 20 % 13 of 20 (the window spreads of a broad spectrum fluctuate with its
     deep excursions), a spreading start 15 of 20, a moving equilibrium 19 of 20.
 
-    Parameters: zeta (R, Q) late records x neurons (NaN allowed), step (R,) increasing.
-    Returns :class:`Stationarity`: stationary, reason, critical_t, level, n_windows, n_groups,
-    stats {name: StationarityStat(change, se, t, per_window)} (t inf: a change with zero error;
-    null in JSON), untestable (statistics whose error is undefined, e.g. no far-left increments
-    in some window or replicate: reported, not counted against stationarity).
-    Fewer than 2 records per window, or fewer than 2 neurons: stationary False with the reason
-    (status UNAVAILABLE).
-    Raises ValueError for n_groups < 8 (MIN_GROUPS: fewer groups give a critical t so large that
-    nothing fails, e.g. 318 for G = 2).
+    Parameters
+    ----------
+    zeta : array_like, shape (R, Q)
+        Late records x neurons (NaN allowed).
+    step : array_like, shape (R,)
+        Increasing record times.
+    n_windows : int, default 4
+        Consecutive windows W of the records (each needs >= 2 records).
+    n_groups : int, default :data:`STATIONARITY_GROUPS`
+        Neuron groups of the jackknife, >= :data:`MIN_GROUPS` (G = min(n_groups, Q)).
+    level : float, default 0.05
+        Level of the whole test (Bonferroni over the six statistics).
+    left_quantile : float, default 0.2
+        Quantile of the late zeta below which an increment counts for the far-left drift.
+
+    Returns
+    -------
+    Stationarity
+        ``stationary``, ``reason``, ``critical_t``, ``level``, ``n_windows``, ``n_groups``,
+        ``stats`` {name: StationarityStat(change, se, t, per_window)} (t inf: a change with
+        zero error; null in JSON), ``untestable`` (statistics whose error is undefined, e.g. no
+        far-left increments in some window or replicate: reported, not counted against
+        stationarity). Fewer than 2 records per window, or fewer than 2 neurons: stationary
+        False with the reason (status UNAVAILABLE).
+
+    Raises
+    ------
+    ValueError
+        For n_groups < 8 (:data:`MIN_GROUPS`: fewer groups give a critical t so large that
+        nothing fails, e.g. 318 for G = 2).
+
+    Notes
+    -----
+    With :math:`x_w = w - (W - 1)/2` and :math:`s_w` a statistic in window w,
+
+    .. math::
+
+        \Delta = (W - 1)\,\frac{\sum_w x_w s_w}{\sum_w x_w^2}, \qquad
+        t = \frac{|\Delta|}{\widehat{\mathrm{se}}_{\mathrm{jack}}(\Delta)}, \qquad
+        \text{stationary} \iff \max t \le t_{G-1}\big(1 - \tfrac{\mathrm{level}}{12}\big).
+
+    References
+    ----------
+    * The specification, §8 (ii).
+    * B. Efron, C. Stein, "The jackknife estimate of variance", *Ann. Statist.* 9 (1981)
+      586-596.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> R, Q = 80, 128
+    >>> z = np.zeros((R + 50, Q))
+    >>> for r in range(R + 49):       # dZ = 0.5 tanh(-Z/0.5) dt + 0.5 dW, 50 steps of burn-in
+    ...     z[r + 1] = z[r] + 0.5 * np.tanh(-z[r] / 0.5) + 0.5 * rng.normal(size=Q)
+    >>> zeta = z[50:]
+    >>> st = stationarity_test(zeta[40:], np.arange(40.0, 80.0))
+    >>> st.stationary, st.n_groups, round(st.critical_t, 3)
+    (True, 64, 2.724)
+    >>> sorted(st.stats)
+    ['iqr', 'left_drift', 'q10', 'q50', 'q90', 'std']
     """
     check_int("n_groups", n_groups, MIN_GROUPS, why="neuron groups of the jackknife")
     zeta = np.asarray(zeta, dtype=float)
@@ -289,8 +453,25 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = STATION
 class Gate:
     """One condition of a phase call (docs/specification.md §8 (i)-(iii)).
 
-    name : e.g. "records", "stationary", "plateau", "closing_loop"; status : OK (passed) or
-    FAILED; reason : why it failed, the text of ``phase_withheld`` ("" when it passed).
+    Attributes
+    ----------
+    name : str
+        E.g. "records", "stationary", "closure", "tempering" (or a model check: "plateau",
+        "jump_fit").
+    status : levysde.core.status.Status
+        OK (passed), or FAILED / UNAVAILABLE / another status saying why not.
+    reason : str
+        Why it failed, the text of ``phase_withheld`` ("" when it passed).
+    passed : bool
+        Status OK (a property).
+
+    Examples
+    --------
+    >>> from levysde.core.status import Status
+    >>> Gate("records", Status.OK).passed
+    True
+    >>> Gate("neurons", Status.FAILED, "too few independent neurons (8 < 32)").passed
+    False
     """
 
     name: str
@@ -320,8 +501,79 @@ class CheckReport:
     beta_tail's leave-one-group-out replicates over the jackknife's neuron groups (for the joint
     closure); ``closure``, ``admissibility``: :func:`levysde.inference.phase_call.closure_test` and
     :func:`levysde.inference.phase_call.admissibility_test`; ``call``: the phase decided by
-    :func:`_gates` (None: withheld) and ``evidence`` what it rests on; ``extra``: further JSON keys
+    the phase call (None: withheld) and ``evidence`` what it rests on; ``extra``: further JSON keys
     (``check_run`` adds learned and loss_ratio).
+
+    Attributes
+    ----------
+    variant : {"gate", "jac"}
+        Which zeta was checked.
+    fit : SDEFit or None
+        The fitted SDE (:func:`levysde.inference.sde_fit.fit_sde`; None when it failed).
+    prediction : Prediction or None
+        Its prediction (:func:`levysde.inference.sde_fit.predict`).
+    beta_tail : levysde.core.status.Estimate
+        Hill/MLE rate of the pooled late spectrum's left tail.
+    beta_envelope : levysde.core.status.Estimate
+        Exponent of the last record's ELR envelope.
+    zeta_spread, early_spread : Spread or None
+        Spread of the last and of an early record.
+    ks, beta_sim_tail : levysde.core.status.Estimate
+        The closing loop: KS distance, and the tail rate of the simulated SDE.
+    notes : list of str
+        What the check noticed.
+    config : dict
+        The run configuration.
+    stationarity : Stationarity or None
+        :func:`stationarity_test` of the late part.
+    gates : dict
+        Name -> :class:`Gate`, every condition of a phase call.
+    withheld : list of str
+        The reasons of the failed gates.
+    lag_max : float
+        Largest envelope lag the spectrum supports.
+    extra : dict
+        Further JSON keys.
+    dynamics : DynamicsRoot or None
+        :func:`levysde.inference.dynamics.beta_dynamics`.
+    closure : Closure or None
+        :func:`levysde.inference.phase_call.closure_test`.
+    independence : Independence or None
+        :func:`levysde.inference.independence.independence_test`.
+    tail_loo : ndarray or None
+        beta_tail's leave-one-group-out replicates.
+    admissibility : Admissibility or None
+        :func:`levysde.inference.phase_call.admissibility_test`.
+    model_checks : dict
+        Name -> :class:`Gate`, the checks of the fitted parametric SDE.
+    call : str or None
+        The phase decided ("collapsed", "concentrated", "broad"; None: withheld).
+    evidence : str or None
+        What the call rests on.
+    phase : str or None
+        ``call``, or None when any gate failed (a property).
+    beta_dynamics, beta_theory : levysde.core.status.Estimate
+        The dynamics' root, and the parametric beta* where every model check passes (properties).
+    phase_probabilities : dict
+        The odds of the combined beta (a property).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> R, Q = 80, 128
+    >>> z = np.zeros((R + 50, Q))
+    >>> for r in range(R + 49):       # dZ = 0.5 tanh(-Z/0.5) dt + 0.5 dW, 50 steps of burn-in
+    ...     z[r + 1] = z[r] + 0.5 * np.tanh(-z[r] / 0.5) + 0.5 * rng.normal(size=Q)
+    >>> zeta = z[50:]
+    >>> rep = check_trajectories(zeta, np.arange(R), n_boot=50, closing_loop=False)
+    >>> rep.phase is None, rep.gates["stationary"].passed, rep.gates["dynamics"].passed
+    (True, True, False)
+    >>> print(rep.withheld[0])
+    beta_dynamics: the root rests on 9 effective increments (< 100): ...
+    >>> rep.add_gate("learned", True)
+    >>> j = rep.as_json()
+    >>> j["phase"], j["gates"]["learned"], round(j["beta_tail"], 2)
+    (None, True, 4.3)
     """
 
     variant: str
@@ -633,7 +885,7 @@ def _closing_loop(fit: SDEFit, late, seed):
 
 
 def clean_columns(zeta, weights=None):
-    """Non-finite entries as undefined, and one column per distinct neuron.
+    r"""Non-finite entries as undefined, and one column per distinct neuron.
 
     * ``+-inf`` entries become NaN (undefined, like a masked neuron-record), so one bad cell
       costs that cell's increments, not the fit.
@@ -645,8 +897,30 @@ def clean_columns(zeta, weights=None):
       is a copy of one (a shared zeta), nothing is merged (:func:`levysde.inference.sde_fit.fit_sde`
       fits it as a single trajectory).
 
-    Parameters: zeta (R, Q); weights (Q,) or None. Returns ``(zeta, weights, notes)``: the
-    cleaned (R, Q') array (a new array), the merged weights (None if None) and a note per change.
+    Parameters
+    ----------
+    zeta : array_like, shape (R, Q)
+        zeta per record and neuron.
+    weights : array_like, shape (Q,), optional
+        Envelope weights :math:`\Lambda_q` of the neurons.
+
+    Returns
+    -------
+    zeta : ndarray, shape (R, Q')
+        The cleaned array (a new array), Q' <= Q.
+    weights : ndarray, shape (Q',), or None
+        The merged weights (None if None).
+    notes : list of str
+        A note per change.
+
+    Examples
+    --------
+    >>> z, w, notes = clean_columns([[1.0, 1.0, np.inf], [2.0, 2.0, 3.0]], [1.0, 2.0, 3.0])
+    >>> z, w
+    (array([[ 1., nan],
+           [ 2.,  3.]]), array([3., 3.]))
+    >>> len(notes)
+    2
     """
     zeta = np.array(zeta, dtype=float)
     notes = []
@@ -834,27 +1108,66 @@ def _gates(rep: CheckReport, R: int, Q: int) -> None:
 def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "gate",
                        late_fraction: float = 0.5, n_groups: int = 16, n_boot: int = 400, seed: int = 0,
                        closing_loop: bool = True, config: dict | None = None) -> CheckReport:
-    """Fit, test and compare for trajectories zeta (R records, Q neurons) at times step (R,).
+    r"""Fit, test and compare for trajectories zeta (R records, Q neurons) at times step (R,).
 
     Infinite entries are treated as NaN and exact-duplicate neurons are merged
     (:func:`clean_columns`, with notes); the neuron gate counts distinct neurons.
 
     Parameters
     ----------
-    zeta : (R, Q) zeta_q per record (NaN = undefined); step : (R,) strictly increasing
-    lags : 1-d, finite, > 0: lags (steps) whose smallest sets the envelope grid's start (default 1)
-    weights : (Q,) ELR amplitudes Lambda_q of the last record (default equal)
-    variant : "gate" or "jac" (the envelope is built for "gate" only)
-    late_fraction : in (0, 1]: the last fraction of records is the late part
-    n_groups : neuron groups of the jackknife (integer >= 8, MIN_GROUPS)
-    n_boot : normal draws for the phase probabilities (integer >= 1)
-    seed : seed of the draws and of the closing-loop simulation (integer >= 0; None is refused)
-    closing_loop : simulate the fitted SDE (a few seconds); True or False
-    config : None or a dict (the run configuration, stored in the report)
+    zeta : array_like, shape (R, Q)
+        zeta_q per record and neuron (NaN = undefined; +-inf is treated as NaN).
+    step : array_like, shape (R,)
+        Strictly increasing record times.
+    lags : array_like, shape (n,), optional
+        Finite lags > 0 (steps) whose smallest sets the envelope grid's start (default 1).
+    weights : array_like, shape (Q,), optional
+        ELR amplitudes :math:`\Lambda_q` of the last record (default equal).
+    variant : {"gate", "jac"}, default "gate"
+        The envelope is built for "gate" only.
+    late_fraction : float, default 0.5
+        In (0, 1]: the last fraction of records is the late part (at least the last 3).
+    n_groups : int, default 16
+        Neuron groups of the jackknife, >= 8 (:data:`MIN_GROUPS`).
+    n_boot : int, default 400
+        Normal draws for the phase probabilities of the fitted SDE, >= 1.
+    seed : int, default 0
+        Seed of the draws and of the closing-loop simulation, >= 0 (None is refused).
+    closing_loop : bool, default True
+        Simulate the fitted SDE (a few seconds) for the KS gate.
+    config : dict, optional
+        The run configuration, stored in the report.
 
-    Returns CheckReport (phase None with reasons unless every gate passes).
-    Raises ValueError for bad shapes or options (n_groups < 8, late_fraction outside (0, 1], and the
-    rules above), naming the parameter.
+    Returns
+    -------
+    CheckReport
+        Every estimate, gate and note; ``phase`` None with reasons unless every gate passes.
+
+    Raises
+    ------
+    ValueError
+        For bad shapes or options (n_groups < 8, late_fraction outside (0, 1], and the rules
+        above), naming the parameter.
+
+    References
+    ----------
+    * The specification, §4, §5, §8 and §9.
+    * L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
+      Recurrent Neural Networks", arXiv:2606.29519.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> R, Q = 80, 128
+    >>> z = np.zeros((R + 50, Q))
+    >>> for r in range(R + 49):       # dZ = 0.5 tanh(-Z/0.5) dt + 0.5 dW, 50 steps of burn-in
+    ...     z[r + 1] = z[r] + 0.5 * np.tanh(-z[r] / 0.5) + 0.5 * rng.normal(size=Q)
+    >>> zeta = z[50:]
+    >>> rep = check_trajectories(zeta, np.arange(R), n_boot=50, closing_loop=False)
+    >>> round(rep.fit.kappa.value, 2), rep.fit.n_neurons            # truth: kappa = 0.5
+    (0.53, 128)
+    >>> rep.phase, rep.ks.status
+    (None, <Status.NOT_RUN: 'not run'>)
     """
     zeta = check_array("zeta", zeta, ndim=2, min_size=1, allow_inf=True, allow_nan=True)
     step = check_array("step", step, shape=(zeta.shape[0],), increasing=True,
@@ -912,8 +1225,63 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
 
 def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot: int = 400,
               seed: int = 0, closing_loop: bool = True, n_groups: int = 16) -> CheckReport:
-    """:func:`check_trajectories` on a ``levysde train`` run file (the last record's Lambda
-    weights the envelope). Raises ValueError for a bad file, variant, late_fraction or n_groups (< 8)."""
+    """:func:`check_trajectories` on a ``levysde train`` run file.
+
+    The last record's Lambda weights the envelope; the ``learned`` gate compares the late loss
+    with the trivial predictor's (:func:`levysde.rnn.learned.learned_diagnostic`), and a note
+    reports float32-saturated gates where they matter.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The run file (.npz).
+    variant : {"gate", "jac"}, default "gate"
+        Check ``zeta`` (gate) or ``zeta_jac`` (first order).
+    late_fraction : float, default 0.5
+        The late part, in (0, 1].
+    n_boot : int, default 400
+        Normal draws for the phase probabilities, >= 1.
+    seed : int, default 0
+        Seed, >= 0.
+    closing_loop : bool, default True
+        Simulate the fitted SDE for the KS gate.
+    n_groups : int, default 16
+        Neuron groups of the jackknife, >= 8.
+
+    Returns
+    -------
+    CheckReport
+        As :func:`check_trajectories`, with the ``learned`` gate and ``learned``, ``loss_ratio``
+        in ``extra``.
+
+    Raises
+    ------
+    ValueError
+        For a bad file, variant, late_fraction or n_groups (< 8).
+
+    References
+    ----------
+    * The specification, §8 (i): the phase is withheld unless the network learned.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from levysde.io.runfile import save_run
+    >>> rng = np.random.default_rng(0)
+    >>> R, Q = 80, 128
+    >>> z = np.zeros((R + 50, Q))
+    >>> for r in range(R + 49):       # dZ = 0.5 tanh(-Z/0.5) dt + 0.5 dW, 50 steps of burn-in
+    ...     z[r + 1] = z[r] + 0.5 * np.tanh(-z[r] / 0.5) + 0.5 * rng.normal(size=Q)
+    >>> zeta = z[50:]
+    >>> arrays = dict(zeta=zeta, zeta_jac=zeta, step=np.arange(R) * 10, Lambda=np.ones((R, Q)),
+    ...               loss=np.full(R, 0.1), lags=np.geomspace(1, 100, 5), envelope=np.ones((R, 5)),
+    ...               trivial_loss=np.array(1.0))
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     save_run(os.path.join(d, "run.npz"), arrays, {"kind": "rnn"})
+    ...     rep = check_run(os.path.join(d, "run.npz"), n_boot=50, closing_loop=False)
+    >>> rep.extra, rep.gates["learned"].passed
+    ({'learned': True, 'loss_ratio': 0.1}, True)
+    """
     check_choice("variant", variant, ("gate", "jac"))
     check_real("late_fraction", late_fraction, 0.0, 1.0, lo_open=True)
     check_int("n_groups", n_groups, MIN_GROUPS, why="neuron groups of the jackknife")

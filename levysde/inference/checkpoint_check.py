@@ -32,14 +32,38 @@ __all__ = ["late_start", "tail_readings", "add_censored_tail", "check_run_censor
 
 
 def late_start(n_records: int, late_fraction: float) -> int:
-    """Index of the first late record, the rule of :func:`levysde.inference.check.check_trajectories`:
-    ``min(int(R (1 - late_fraction)), max(R - 3, 0))``."""
+    r"""Index of the first late record, the rule of :func:`levysde.inference.check.check_trajectories`.
+
+    Parameters
+    ----------
+    n_records : int
+        Number of records :math:`R` (>= 0).
+    late_fraction : float
+        The last fraction of records that forms the late part, in (0, 1]. Not validated here:
+        the callers check it.
+
+    Returns
+    -------
+    int
+        :math:`\min(\lfloor R\,(1 - \texttt{late\_fraction}) \rfloor, \max(R - 3, 0))`: the late
+        part is the last ``late_fraction`` of the records, and at least the last 3 when there are
+        that many.
+
+    Examples
+    --------
+    >>> late_start(100, 0.5)
+    50
+    >>> late_start(4, 0.25)             # at least 3 late records
+    1
+    >>> late_start(2, 0.5)
+    0
+    """
     return min(int(n_records * (1 - late_fraction)), max(n_records - 3, 0))
 
 
 def tail_readings(tau: np.ndarray, censored: np.ndarray, *, late_fraction: float = 0.5,
                   tail_fraction: float = 0.1, tau_censor: float | None = None) -> dict[str, Estimate]:
-    """levysde's tail rate of the late spectrum in two readings: censored units dropped, or censored.
+    r"""levysde's tail rate of the late spectrum in two readings: censored units dropped, or censored.
 
     Parameters
     ----------
@@ -47,11 +71,11 @@ def tail_readings(tau: np.ndarray, censored: np.ndarray, *, late_fraction: float
         tau_q per record and unit (steps); entries under ``censored`` are ignored.
     censored : (R, H) bool array
         Units whose tau was not resolved (no decay over the fit window).
-    late_fraction : float
+    late_fraction : float, default 0.5
         The late records, as in :func:`levysde.inference.check.check_trajectories` (in (0, 1]).
-    tail_fraction : float
-        The threshold u on X = log tau = -zeta is the (1 - tail_fraction) quantile of the late X
-        (censored entries at their censoring point in the censored reading).
+    tail_fraction : float, default 0.1
+        In (0, 1). The threshold u on X = log tau = -zeta is the (1 - tail_fraction) quantile of
+        the late X (censored entries at their censoring point in the censored reading).
     tau_censor : float, optional
         The censoring point: a censored unit's tau is known to exceed it. Default: the largest
         resolved tau of the same record (a censored unit is beyond every resolved one).
@@ -67,7 +91,31 @@ def tail_readings(tau: np.ndarray, censored: np.ndarray, *, late_fraction: float
     Raises
     ------
     ValueError
-        For arrays of different shapes or options out of range.
+        For arrays of different shapes or options out of range (``late_fraction`` outside
+        (0, 1], ``tail_fraction`` outside (0, 1), ``tau_censor`` not > 0).
+
+    Notes
+    -----
+    With :math:`X = \log\tau` over the late records and :math:`u` its
+    :math:`(1 - \texttt{tail\_fraction})` quantile, the rate is the maximum-likelihood exponent
+    of the exponential excesses :math:`X - u`; with :math:`d` uncensored exceedances and
+    censored excesses counted in the exposure, the censored MLE is
+
+    .. math::
+
+        \hat\beta = \frac{d}{\sum_{i:\,X_i > u} (X_i - u)},
+
+    where censored entries sit at their censoring point (Einmahl, Fils-Villetard & Guillou 2008).
+    A left tail :math:`\rho(\zeta) \sim A e^{\beta\zeta}` is a power law
+    :math:`p(\tau) \sim \tau^{-1-\beta}` (the specification, §1).
+
+    References
+    ----------
+    * J. H. J. Einmahl, A. Fils-Villetard, A. Guillou, "Statistics of extremes under random
+      censoring", *Bernoulli* 14 (2008) 207-227.
+    * B. M. Hill, "A simple general approach to inference about the tail of a distribution",
+      *Ann. Statist.* 3 (1975) 1163-1174.
+    * The specification, §1 and §8.
 
     Examples
     --------
@@ -117,10 +165,52 @@ def tail_readings(tau: np.ndarray, censored: np.ndarray, *, late_fraction: float
 
 def add_censored_tail(rep: CheckReport, tau: np.ndarray, censored: np.ndarray, *, late_fraction: float = 0.5,
                       tau_censor: float | None = None, what: str = "no decay over the fit window") -> CheckReport:
-    """Add the censored reading of the tail rate to a report: ``beta_tail_censored`` (JSON keys of
-    :func:`tail_readings`' censored reading), ``n_censored_final`` and ``n_censored_late`` in
-    ``rep.extra``, and a note when units are censored. ``tau``, ``censored``: (R, H), the
-    trajectories the report was made from; ``what`` says why a unit is censored. Returns ``rep``."""
+    """Add the censored reading of the tail rate to a report.
+
+    The report gains ``beta_tail_censored`` (the JSON keys of :func:`tail_readings`' censored
+    reading), ``n_censored_final`` and ``n_censored_late`` in ``rep.extra``, and a note when units
+    are censored.
+
+    Parameters
+    ----------
+    rep : CheckReport
+        The report made from these trajectories; modified in place.
+    tau : array_like, shape (R, H)
+        tau_q per record and unit (steps); entries under ``censored`` are ignored.
+    censored : array_like of bool, shape (R, H)
+        Units whose tau was not resolved.
+    late_fraction : float, default 0.5
+        The late records, in (0, 1], as for the report.
+    tau_censor : float, optional
+        The censoring point of :func:`tail_readings` (default: the largest resolved tau of the
+        same record).
+    what : str, default "no decay over the fit window"
+        Why a unit is censored, in the note.
+
+    Returns
+    -------
+    CheckReport
+        ``rep`` itself.
+
+    Raises
+    ------
+    ValueError
+        From :func:`tail_readings` (shapes or options out of range).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> tau = rng.pareto(1.0, size=(6, 400)) + 1.0
+    >>> cens = np.zeros(tau.shape, bool)
+    >>> cens[-1, :5] = True
+    >>> zeta = np.where(cens, np.nan, -np.log(tau))
+    >>> rep = check_trajectories(zeta, np.arange(6.0), n_boot=20, closing_loop=False)
+    >>> rep = add_censored_tail(rep, tau, cens)
+    >>> rep.extra["n_censored_final"], rep.extra["n_censored_late"]
+    (5, 5)
+    >>> print(rep.notes[-1][:60])
+    5 unit-record(s) of the late part are censored (no decay ove
+    """
     tau = np.asarray(tau, dtype=float)
     cens = np.asarray(censored, dtype=bool)
     readings = tail_readings(tau, cens, late_fraction=late_fraction, tau_censor=tau_censor)
@@ -136,10 +226,52 @@ def add_censored_tail(rep: CheckReport, tau: np.ndarray, censored: np.ndarray, *
 
 
 def check_run_censored(path, *, variant: str = "gate", **kwargs) -> CheckReport:
-    """:func:`levysde.inference.check.check_run` plus the censored reading of the tail rate
-    (:func:`add_censored_tail`): in the first-order variant (``"jac"``) a neuron-record masked as
-    expanding (mu_bar^(1) <= 0, NaN in ``zeta_jac``) has no finite decay time: it is censored. In the
-    gate variant zeta is always defined and nothing is censored. ``kwargs`` as for check_run."""
+    r""":func:`levysde.inference.check.check_run` plus the censored reading of the tail rate.
+
+    In the first-order variant (``"jac"``) a neuron-record masked as expanding
+    (:math:`\bar\mu^{(1)} \le 0`, NaN in ``zeta_jac``) has no finite decay time: it is censored
+    (:func:`add_censored_tail`). In the gate variant zeta is always defined and nothing is
+    censored.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``levysde train`` run file (.npz).
+    variant : {"gate", "jac"}, default "gate"
+        The zeta read: ``zeta`` (gate) or ``zeta_jac`` (first order).
+    **kwargs
+        The options of :func:`levysde.inference.check.check_run` (``late_fraction``, ``n_boot``,
+        ``seed``, ``closing_loop``, ``n_groups``).
+
+    Returns
+    -------
+    CheckReport
+        The report of :func:`levysde.inference.check.check_run`, with ``beta_tail_censored``,
+        ``n_censored_final`` and ``n_censored_late`` in ``extra``.
+
+    Raises
+    ------
+    ValueError
+        For a bad file, variant or option (from :func:`levysde.inference.check.check_run`).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from levysde.io.runfile import save_run
+    >>> rng = np.random.default_rng(0)
+    >>> R, H = 10, 64
+    >>> z = np.cumsum(0.1 * rng.normal(size=(R, H)), axis=0)
+    >>> zj = z.copy(); zj[-1, :4] = np.nan                  # 4 units masked as expanding
+    >>> arrays = dict(zeta=z, zeta_jac=zj, step=np.arange(R) * 10, Lambda=np.ones((R, H)),
+    ...               loss=np.full(R, 0.1), lags=np.geomspace(1, 100, 5), envelope=np.ones((R, 5)),
+    ...               trivial_loss=np.array(1.0))
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     save_run(os.path.join(d, "run.npz"), arrays, {"kind": "rnn"})
+    ...     rep = check_run_censored(os.path.join(d, "run.npz"), variant="jac", n_boot=20,
+    ...                              closing_loop=False)
+    >>> rep.extra["n_censored_final"], rep.extra["learned"]
+    (4, True)
+    """
     rep = check_run(path, variant=variant, **kwargs)
     z = np.asarray(load_run_arrays(path)["zeta" if variant == "gate" else "zeta_jac"], dtype=float)
     if z.ndim != 2:
@@ -156,6 +288,10 @@ def check_checkpoint_taus(source: str | os.PathLike[str] | CheckpointTaus, *, lo
                           closing_loop: bool = True, tau_censor: float | None = None) -> CheckReport:
     """:func:`levysde.inference.check.check_trajectories` on a ``checkpoint_taus/`` directory.
 
+    Records are the checkpoints, the time axis is the epoch; censored units (tau NaN or inf in the
+    files) are undefined entries for the SDE fit and counted as right-censored in
+    ``beta_tail_censored`` (:func:`add_censored_tail`).
+
     Parameters
     ----------
     source : path or CheckpointTaus
@@ -163,12 +299,22 @@ def check_checkpoint_taus(source: str | os.PathLike[str] | CheckpointTaus, *, lo
         :func:`levysde.io.checkpoint_taus.read_checkpoint_taus` returned.
     loss_ratio : float, optional
         The run's late loss over the trivial predictor's loss, from its own logs (>= 0). The
-        ``learned`` gate passes when it is below 0.5; without it the gate fails (the files hold no
-        loss) and the phase is withheld.
-    late_fraction, n_groups, n_boot, seed, closing_loop
-        As for :func:`levysde.inference.check.check_trajectories`.
+        ``learned`` gate passes when it is at most
+        :data:`levysde.rnn.learned.LEARNED_THRESHOLD` (0.5); without it the gate fails (the files
+        hold no loss) and the phase is withheld.
+    late_fraction : float, default 0.5
+        The last fraction of the checkpoints that forms the late part, in (0, 1].
+    n_groups : int, default 16
+        Neuron groups of the jackknife, >= 8.
+    n_boot : int, default 400
+        Normal draws for the phase probabilities, >= 1.
+    seed : int, default 0
+        Seed of the draws and of the closing-loop simulation, >= 0.
+    closing_loop : bool, default True
+        Simulate the fitted SDE for the KS gate (a few seconds).
     tau_censor : float, optional
-        The censoring point of :func:`tail_readings`.
+        The censoring point of :func:`tail_readings` (> 0; default the largest resolved tau of
+        the same checkpoint).
 
     Returns
     -------
@@ -182,6 +328,28 @@ def check_checkpoint_taus(source: str | os.PathLike[str] | CheckpointTaus, *, lo
     ------
     ValueError
         From the reader (fewer than 2 checkpoints, bad files) or for options out of range.
+
+    References
+    ----------
+    * L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
+      Recurrent Neural Networks", arXiv:2606.29519 (the ``checkpoint_taus`` output).
+    * The specification, §8 (i): the phase is withheld unless the network learned.
+
+    Examples
+    --------
+    >>> from levysde.io.checkpoint_taus import CheckpointTaus
+    >>> rng = np.random.default_rng(0)
+    >>> R, H = 12, 64
+    >>> tau = np.exp(np.cumsum(0.1 * rng.normal(size=(R, H)), axis=0))
+    >>> cens = np.zeros((R, H), bool)
+    >>> cens[-1, :3] = True
+    >>> tau[cens] = np.inf
+    >>> ct = CheckpointTaus("ckpt", np.arange(R) * 5, tau, cens, tuple(f"e{i}.npy" for i in range(R)))
+    >>> rep = check_checkpoint_taus(ct, loss_ratio=0.1, n_boot=20, closing_loop=False)
+    >>> rep.extra["epochs"], rep.extra["n_censored_final"], rep.extra["learned"]
+    ([0, 55], 3, True)
+    >>> check_checkpoint_taus(ct, n_boot=20, closing_loop=False).extra["learned"]  # no loss given
+    False
     """
     ct = source if isinstance(source, CheckpointTaus) else read_checkpoint_taus(source, min_checkpoints=2)
     if ct.tau.shape[0] < 2:

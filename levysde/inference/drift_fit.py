@@ -22,21 +22,40 @@ __all__ = ['DriftEstimate', 'increments', 'estimate_drift', 'saturating_form', '
 
 
 def increments(zeta, step, *, first_record: int = 0):
-    """Pairs (z, dz, dt) of consecutive records, NaN pairs dropped.
+    r"""Pairs (z, dz, dt) of consecutive records, pairs with an undefined end dropped.
 
     Parameters
     ----------
-    zeta : (R, Q) array, records x neurons (NaN = undefined neuron/record)
-    step : (R,) strictly increasing record times (training steps or SDE time)
-    first_record : use records from this index on (the late, stationary part)
+    zeta : array_like, shape (R, Q)
+        zeta per record and neuron (NaN or :math:`\pm\infty` = undefined neuron/record).
+    step : array_like, shape (R,)
+        Strictly increasing record times (training steps or SDE time).
+    first_record : int, default 0
+        Use records from this index on (the late, stationary part), in [0, R - 1].
 
     Returns
     -------
-    z, dz, dt, neuron : 1-d arrays of equal length (neuron = column index)
+    z, dz, dt, neuron : ndarray, shape (n,)
+        Start value :math:`Z_{r,q}`, increment :math:`Z_{r+1,q} - Z_{r,q}`, time step
+        :math:`t_{r+1} - t_r` and neuron (column index) of each pair with both ends finite,
+        ordered by record, then neuron.
 
     Raises
     ------
-    ValueError for bad shapes or non-increasing steps.
+    ValueError
+        When zeta is not 2-d real, step is not of shape (R,) or not strictly increasing, or
+        first_record is outside [0, R - 1].
+
+    References
+    ----------
+    * The specification, §8: the drift from the increments over one record.
+
+    Examples
+    --------
+    >>> zeta = np.array([[0.0, 1.0], [0.5, np.nan], [0.25, 2.0]])
+    >>> z, dz, dt, neuron = increments(zeta, [0, 10, 30])
+    >>> z, dz, dt, neuron
+    (array([0. , 0.5]), array([ 0.5 , -0.25]), array([10., 20.]), array([0, 0]))
     """
     zeta = check_array("zeta", zeta, ndim=2, allow_inf=True, allow_nan=True)
     step = check_array("step", step, shape=(zeta.shape[0],), increasing=True)
@@ -51,8 +70,43 @@ def increments(zeta, step, *, first_record: int = 0):
 
 
 def saturating_form(z, kappa, width, z0):
-    """The saturating drift of docs/specification.md §3 written as ``kappa tanh((z0 - z)/width)``
-    (``width = kappa/gamma``); kappa of either sign (negative: drift away on the left)."""
+    r"""The saturating drift of the specification, §3, written as ``kappa tanh((z0 - z)/width)``.
+
+    Parameters
+    ----------
+    z : array_like
+        Values of zeta (any shape).
+    kappa : float
+        Plateau of the drift on the far left (per unit time), of either sign (negative: drift
+        away on the left).
+    width : float
+        Width of the transition, > 0 for a decreasing drift; :math:`\kappa/\gamma` in the
+        specification's parameters.
+    z0 : float
+        Zero of the drift.
+
+    Returns
+    -------
+    ndarray
+        :math:`F(z) = \kappa \tanh((z_0 - z)/w)`, shape of ``z``.
+
+    Notes
+    -----
+    .. math::
+
+        F(z) = \kappa \tanh\!\left(\frac{z_0 - z}{w}\right), \qquad
+        w = \kappa/\gamma, \qquad F(z) \to \kappa \ (z \to -\infty),
+        \quad F'(z_0) = -\gamma.
+
+    References
+    ----------
+    * The specification, §3.
+
+    Examples
+    --------
+    >>> saturating_form([-10.0, 0.0, 10.0], kappa=0.5, width=1.0, z0=0.0).round(4)
+    array([ 0.5,  0. , -0.5])
+    """
     return kappa * np.tanh((z0 - np.asarray(z, dtype=float)) / width)
 
 
@@ -72,21 +126,64 @@ def _saturating_step(c, y, s, x):
 
 
 def fit_saturating(centers, F, se, *, start=None, one_step=False) -> dict:
-    """Weighted least-squares fit of ``F(z) = kappa tanh((z0 - z)/width)`` to binned drift values.
+    r"""Weighted least-squares fit of ``F(z) = kappa tanh((z0 - z)/width)`` to binned drift values.
 
-    The docs/specification.md §3 saturating drift (``gamma = kappa/width``), fitted over the bins given
-    (the left region). Parameters: kappa (real), width in [min bin spacing/4, 100 x data range],
-    z0 (real); several starts, ``scipy.optimize.least_squares`` on ``(model - F)/se``.
+    The saturating drift of the specification, §3 (:func:`saturating_form`,
+    ``gamma = kappa/width``), fitted over the bins given (the left region). Parameters: kappa
+    (real), width in [min bin spacing/4, 100 x data range], z0 (real); several starts,
+    ``scipy.optimize.least_squares`` on ``(model - F)/se``.
 
-    ``one_step=True`` (with ``start``): no search, one Gauss-Newton step from ``start``
-    (:func:`_saturating_step`; the replicates of the linear jackknife of :func:`fit_sde`).
+    Parameters
+    ----------
+    centers : array_like, shape (B,)
+        Bin centres in z, increasing, B >= 4.
+    F : array_like, shape (B,)
+        Drift estimate per bin (per unit time).
+    se : array_like, shape (B,)
+        Standard errors of ``F``, > 0 (the weights are :math:`1/\mathrm{se}^2`).
+    start : tuple of 3 floats, optional
+        A start ``(kappa, log width, z0)`` tried before the default ones (e.g. the full fit's
+        ``x`` in a jackknife replicate).
+    one_step : bool, default False
+        With ``start``: no search, one Gauss-Newton step from ``start`` (the replicates of the
+        linear jackknife of :func:`levysde.inference.sde_fit.fit_sde`).
 
-    Returns dict: kappa, width, z0, gamma (kappa/width), chi2, dof, p_value (chi-square
-    goodness of fit), plateau_fraction (``tanh((z0 - z_left)/width)``: the share of the plateau
-    the fitted drift reaches at the leftmost bin; near 1 when the data reach the plateau),
-    width_at_edge (the width sits at its lower bound: a step, kappa not identified), x
-    (kappa, log width, z0).
-    Raises ValueError for fewer than 4 bins or non-positive se.
+    Returns
+    -------
+    dict
+        ``kappa``, ``width``, ``z0``, ``gamma`` (kappa/width); ``chi2``, ``dof`` (B - 3) and
+        ``p_value`` (chi-square goodness of fit); ``plateau_fraction``
+        (:math:`\tanh((z_0 - z_{\mathrm{left}})/w)`: the share of the plateau the fitted drift
+        reaches at the leftmost bin, near 1 when the data reach the plateau); ``n_bins`` (B);
+        ``width_at_edge`` (the width sits at its lower bound: a step, kappa not identified);
+        ``z_range`` (first and last centre); ``x`` (kappa, log width, z0).
+
+    Raises
+    ------
+    ValueError
+        For fewer than 4 bins, an se not > 0, ``one_step`` without ``start``, or when every
+        start fails.
+
+    Notes
+    -----
+    The fit minimises :math:`\chi^2 = \sum_b \big(F(c_b; \kappa, w, z_0) - F_b\big)^2/\mathrm{se}_b^2`
+    over :math:`(\kappa, \log w, z_0)`; :math:`P(\chi^2_{B-3} \ge \chi^2)` is the goodness of
+    fit. The one-step replicate is the linearised refit of the linear jackknife (Fox, Hinkley &
+    Larntz 1980).
+
+    References
+    ----------
+    * The specification, §3 and §8.
+    * T. Fox, D. Hinkley, K. Larntz, "Jackknifing in nonlinear regression", *Technometrics* 22
+      (1980) 29-33.
+
+    Examples
+    --------
+    >>> c = np.linspace(-3.0, 0.0, 8)
+    >>> F = saturating_form(c, 0.5, 0.5, 0.0) + 0.01 * np.random.default_rng(0).normal(size=8)
+    >>> f = fit_saturating(c, F, np.full(8, 0.01))
+    >>> round(f["kappa"], 2), round(f["width"], 2), f["dof"], f["p_value"] > 0.05
+    (0.5, 0.48, 5, True)
     """
     c, y, s = (np.asarray(a, dtype=float) for a in (centers, F, se))
     if c.size < 4:
@@ -135,19 +232,41 @@ def fit_saturating(centers, F, se, *, start=None, one_step=False) -> dict:
 
 @dataclass(frozen=True)
 class DriftEstimate:
-    """Binned drift F_hat(z) = E[dZ | Z = z]/dt with errors, and the fitted plateau.
+    r"""Binned drift :math:`\hat F(z) = E[dZ \mid Z = z]/dt` with errors, and the fitted plateau.
+
+    The result of :func:`estimate_drift`. Calling it interpolates :math:`\hat F` linearly between
+    the bin centres (constant beyond them, 0 without bins).
 
     Attributes
     ----------
-    edges : (B+1,) bin edges in z (equal-count bins)
-    centers : (B,) mean z in each bin
-    F : (B,) mean dZ/dt per bin
-    se : (B,) standard errors (std/sqrt(n); increments of a Markov SDE are martingale
-        differences, so these bin errors are valid for the goodness of fit)
-    count : (B,) increments per bin
-    kappa : Estimate of the plateau kappa_hat from the saturating fit (flagged when no
-        plateau is seen); its error is set by :func:`fit_sde` (jackknife over neurons)
-    form : the :func:`fit_saturating` result over the left region ({} when not fitted)
+    edges : ndarray, shape (B + 1,)
+        Bin edges in z (equal-count bins).
+    centers : ndarray, shape (B',)
+        Mean z in each populated bin (B' <= B).
+    F : ndarray, shape (B',)
+        Mean dZ/dt per bin.
+    se : ndarray, shape (B',)
+        Standard errors, std/sqrt(n) (increments of a Markov SDE are martingale differences, so
+        these bin errors are valid for the goodness of fit).
+    count : ndarray, shape (B',)
+        Increments per bin.
+    kappa : levysde.core.status.Estimate
+        The plateau :math:`\hat\kappa` of the saturating fit (flagged when no plateau is seen,
+        :func:`kappa_flag`); its error is set by :func:`levysde.inference.sde_fit.fit_sde`
+        (jackknife over neurons), NaN here.
+    form : dict
+        The :func:`fit_saturating` result over the left region, plus ``z_cut`` and ``bin_se``
+        ({} when not fitted).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.normal(size=2000)
+    >>> d = estimate_drift(z, -z + rng.normal(size=2000), np.ones(2000), bins=10)
+    >>> d.centers.size, int(d.count.sum())
+    (10, 2000)
+    >>> print(np.round(d([-1.0, 1.0]), 1))       # the drift -z
+    [ 1.1 -1. ]
     """
 
     edges: np.ndarray
@@ -178,23 +297,34 @@ def kappa_flag(form: dict, se: float) -> Flag | None:
 
     Parameters
     ----------
-    form : the :func:`fit_saturating` result (keys kappa, plateau_fraction, width_at_edge,
-        p_value, chi2, dof)
-    se : standard error of kappa_hat (NaN skips the significance test)
+    form : dict
+        The :func:`fit_saturating` result (keys ``kappa``, ``plateau_fraction``,
+        ``width_at_edge``, ``p_value``, ``chi2``, ``dof``).
+    se : float
+        Standard error of kappa_hat (NaN skips the significance test).
 
     Returns
     -------
-    None when the plateau is fine, else a :class:`levysde.core.status.Flag`, the first that applies:
-    OUT_OF_DOMAIN "no plateau" (kappa_hat <= 0: the far-left drift is not restoring; the error
-    is kept), NOT_IDENTIFIED "plateau not reached" (the fit reaches < PLATEAU_REACHED of
-    kappa_hat at the leftmost bin), AT_BOUND "at the edge" (the width at its lower bound: a
-    step), NOT_SIGNIFICANT "no significant plateau" (kappa_hat < 3 se) and REJECTED "drift form
-    rejected" (goodness of fit p < DRIFT_GOF_LEVEL; the error is kept). docs/specification.md §8.
+    levysde.core.status.Flag or None
+        None when the plateau is fine, else the first that applies: OUT_OF_DOMAIN "no plateau"
+        (kappa_hat <= 0: the far-left drift is not restoring; the error is kept), NOT_IDENTIFIED
+        "plateau not reached" (the fit reaches < :data:`PLATEAU_REACHED` of kappa_hat at the
+        leftmost bin), AT_BOUND "at the edge" (the width at its lower bound: a step),
+        NOT_SIGNIFICANT "no significant plateau" (kappa_hat < 3 se) and REJECTED "drift form
+        rejected" (goodness of fit p < :data:`DRIFT_GOF_LEVEL`; the error is kept).
 
-    Example
-    -------
+    References
+    ----------
+    * The specification, §8.
+
+    Examples
+    --------
     >>> kappa_flag({"kappa": -0.1, "plateau_fraction": 1.0, "p_value": 0.5}, 0.05).status
     <Status.OUT_OF_DOMAIN: 'out of domain'>
+    >>> print(kappa_flag({"kappa": 0.1, "plateau_fraction": 0.95, "p_value": 0.5}, 0.05).message)
+    no significant plateau: kappa_hat = 0.1 +- 0.05 is within 3 standard errors of 0
+    >>> kappa_flag({"kappa": 0.5, "plateau_fraction": 0.95, "p_value": 0.5}, 0.05) is None
+    True
     """
     k = form["kappa"]
     if k <= 0:
@@ -216,11 +346,36 @@ def kappa_flag(form: dict, se: float) -> Flag | None:
 
 
 def restoring_plateau(kappa: Estimate) -> bool:
-    """Is there a restoring plateau to predict from (docs/specification.md §3, §8)? kappa_hat
-    available and > 0, and neither OUT_OF_DOMAIN nor NOT_SIGNIFICANT (within 3 se of 0).
+    """Is there a restoring plateau to predict from (the specification, §3, §8)?
 
     A plateau that is not reached, at the edge or whose form is rejected still counts: the
     prediction is made, and ``levysde check`` withholds the phase on its plateau gate.
+
+    Parameters
+    ----------
+    kappa : levysde.core.status.Estimate
+        The plateau kappa_hat (:attr:`DriftEstimate.kappa`, with its error from
+        :func:`levysde.inference.sde_fit.fit_sde`).
+
+    Returns
+    -------
+    bool
+        kappa_hat is available and > 0, and its status is neither OUT_OF_DOMAIN nor
+        NOT_SIGNIFICANT (within 3 se of 0).
+
+    References
+    ----------
+    * The specification, §3 and §8.
+
+    Examples
+    --------
+    >>> from levysde.core.status import Estimate, Status
+    >>> restoring_plateau(Estimate(0.4, 0.05))
+    True
+    >>> restoring_plateau(Estimate(0.4, 0.2, "no significant plateau", status=Status.NOT_SIGNIFICANT))
+    False
+    >>> restoring_plateau(Estimate(-0.1, 0.05))
+    False
     """
     return kappa.ok and kappa.value > 0 and kappa.status not in (Status.OUT_OF_DOMAIN, Status.NOT_SIGNIFICANT)
 
@@ -228,7 +383,7 @@ def restoring_plateau(kappa: Estimate) -> bool:
 def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
                    min_count: int = 20, start=None, edges=None, z_cut=None,
                    one_step: bool = False, bin_se=None) -> DriftEstimate:
-    """Binned drift and its plateau (docs/specification.md §3, §8) from increment pairs (see :func:`increments`).
+    r"""Binned drift and its plateau (the specification, §3, §8) from increment pairs (see :func:`increments`).
 
     ``kappa_hat`` is the plateau of the saturating drift ``kappa tanh((z0 - z)/width)``
     (docs/specification.md §3) fitted by weighted least squares (:func:`fit_saturating`) to the bins
@@ -246,9 +401,75 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
     ``bin_se`` (the full fit's per-bin errors ``form["bin_se"]``, one per bin of ``edges``,
     NaN for unused bins: the same bins and weights, any bin with an increment kept) and
     ``one_step=True`` (one Gauss-Newton step from ``start`` instead of a search; the linear
-    jackknife of :func:`fit_sde`).
+    jackknife of :func:`levysde.inference.sde_fit.fit_sde`).
 
-    Raises ValueError for fewer than ``3 * min_count`` increments or bad options.
+    Parameters
+    ----------
+    z, dz, dt : array_like, shape (n,)
+        Increment pairs (:func:`increments`): start value, increment and its time step (> 0).
+    bins : int, default 60
+        Number of equal-count bins of z, >= 3; lowered so that every bin can hold
+        ``min_count`` increments.
+    drift_fraction : float, default 0.6
+        Share of the z mass (from the left) whose bins form the left region of the plateau fit,
+        in (0, 1].
+    min_count : int, default 20
+        Fewest increments for a bin to enter the fit.
+    start : tuple of 3 floats, optional
+        Start ``(kappa, log width, z0)`` of the form fit (:func:`fit_saturating`).
+    edges : array_like, optional
+        Fixed bin edges (increasing); default the quantiles of z.
+    z_cut : float, optional
+        Fixed upper end of the left region; default the ``drift_fraction`` quantile of z.
+    one_step : bool, default False
+        One Gauss-Newton step from ``start`` instead of a search (a jackknife replicate).
+    bin_se : array_like, optional
+        Per-bin errors of the full fit (``form["bin_se"]``, one per bin of ``edges``), used as
+        the weights of a replicate.
+
+    Returns
+    -------
+    DriftEstimate
+        The binned drift and kappa_hat (its ``se`` NaN; an unavailable kappa when the fit
+        cannot be made or zeta does not move).
+
+    Raises
+    ------
+    ValueError
+        For fewer than ``3 * min_count`` increments (fewer than ``2 * min_count`` is refused
+        first), ``bins`` < 3, ``drift_fraction`` outside (0, 1], or when fewer than 3 bins are
+        populated (zeta takes too few distinct values).
+
+    Notes
+    -----
+    Per bin :math:`b` with :math:`n_b` increments,
+
+    .. math::
+
+        \hat F_b = \frac{1}{n_b} \sum_{i \in b} \frac{dZ_i}{dt_i}, \qquad
+        \mathrm{se}_b = \sqrt{\frac{\widehat{\mathrm{Var}}_b(dZ/dt)}{n_b - 1}},
+
+    the Nadaraya-Watson/histogram estimate of the Kramers-Moyal drift coefficient (Friedrich et
+    al. 2011, §4.1).
+
+    References
+    ----------
+    * The specification, §3 and §8.
+    * R. Friedrich, J. Peinke, M. Sahimi, M. R. R. Tabar, "Approaching complexity by stochastic
+      methods: From biological systems to turbulence", *Phys. Rep.* 506 (2011) 87-162.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> R, Q = 200, 100
+    >>> zeta = np.empty((R, Q))
+    >>> zeta[0] = rng.normal(size=Q)
+    >>> for r in range(R - 1):              # dZ = 0.5 tanh(-Z/0.5) dt + 0.5 dW, dt = 1
+    ...     zeta[r + 1] = zeta[r] + 0.5 * np.tanh(-zeta[r] / 0.5) + 0.5 * rng.normal(size=Q)
+    >>> z, dz, dt, _ = increments(zeta, np.arange(R), first_record=100)
+    >>> d = estimate_drift(z, dz, dt, bins=20)
+    >>> round(d.kappa.value, 2), d.kappa.status, d.form["p_value"] > 0.01
+    (0.47, <Status.OK: 'ok'>, True)
     """
     z = np.asarray(z, dtype=float)
     v = np.asarray(dz, dtype=float) / np.asarray(dt, dtype=float)

@@ -77,18 +77,40 @@ COMMON_SHOCK_RHO = 0.1
 class CutEstimate:
     """The Lundberg root at one far-left cut.
 
+    An entry of :attr:`DynamicsRoot.scan`.
+
     Attributes
     ----------
-    level : quantile level of the late zeta that defines the cut, in (0, 0.5]
-    z_cut : the cut in zeta; increments starting below it are used
-    n : far-left increments used
-    n_neurons : distinct neurons among them
-    beta : Estimate of the root, its jackknife error and a flag (NaN and a reason when refused)
-    bias : jackknife bias estimate of ``beta`` (NaN without an error)
-    kappa : Estimate of the mean far-left drift ``kappa_hat = sum dZ / sum dt`` (= -Phi_hat'(0))
-    ess : effective sample size of the root's weights ``w = exp(-beta_hat dZ)``,
-        ``(sum w)^2 / sum w^2`` (NaN without a root)
-    loo, kappa_loo : (G,) leave-one-group-out roots and drifts (for the scan's stability test)
+    level : float
+        Quantile level of the late zeta that defines the cut, in (0, 0.5].
+    z_cut : float
+        The cut in zeta; increments starting below it are used.
+    n : int
+        Far-left increments used.
+    n_neurons : int
+        Distinct neurons among them.
+    beta : levysde.core.status.Estimate
+        The root, its jackknife error and a flag (NaN and a reason when refused).
+    bias : float
+        Jackknife bias estimate of ``beta`` (NaN without an error).
+    kappa : levysde.core.status.Estimate
+        The mean far-left drift ``kappa_hat = sum dZ / sum dt`` (= -Phi_hat'(0)).
+    ess : float
+        Effective sample size of the root's weights ``w = exp(-beta_hat dZ)``,
+        ``(sum w)^2 / sum w^2`` (NaN without a root).
+    loo, kappa_loo : ndarray, shape (G,)
+        Leave-one-group-out roots and drifts (for the scan's stability test).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> dz = rng.normal(0.1, np.sqrt(2 * 0.5 * 0.1), (200, 256))     # kappa 1, eta_G 0.5, Delta 0.1
+    >>> r = beta_dynamics(np.cumsum(dz, axis=0), 0.1 * np.arange(200), cut=0.05)
+    >>> c = r.scan[2]                            # the 5 % cut
+    >>> c.level, c.n, c.n_neurons, c.loo.shape
+    (0.05, 1280, 67, (16,))
+    >>> round(c.beta.value, 2), round(c.kappa.value, 2)
+    (2.1, 1.08)
     """
 
     level: float
@@ -109,28 +131,57 @@ class DynamicsRoot:
 
     Attributes
     ----------
-    beta : Estimate of beta* (value, jackknife se; NaN and a reason when refused; a caveat in
-        ``flag`` otherwise)
-    status : :class:`levysde.core.status.Status` (OK, UNAVAILABLE or NOT_IDENTIFIED)
-    message : why (empty when OK without caveats)
-    cut : quantile level of the cut used (NaN when no cut was usable)
-    z_cut : the cut in zeta
-    chosen_by : "given" (the ``cut`` argument), "scan" (the data-driven rule) or "default"
-    n_increments : far-left increments at the cut used
-    n_neurons : distinct neurons among them
-    delta : record interval Delta (the largest one when they differ)
-    uniform : whether every late record interval is the same (relative spread <= 1e-6)
-    kappa : Estimate of kappa_hat (mean far-left drift) at the cut used
-    delta_kappa : Delta * kappa_hat
-    ess : effective sample size of the root's weights at the cut used
-    bias : jackknife bias of beta at the cut used
-    scan : tuple of :class:`CutEstimate` over :data:`CUT_LEVELS` (and the given cut)
+    beta : levysde.core.status.Estimate
+        beta* (value, jackknife se; NaN and a reason when refused; a caveat in ``flag``
+        otherwise).
+    status : levysde.core.status.Status
+        OK, UNAVAILABLE or NOT_IDENTIFIED (``ok`` is True for OK).
+    message : str
+        Why (empty when OK without caveats).
+    cut : float
+        Quantile level of the cut used (NaN when no cut was usable).
+    z_cut : float
+        The cut in zeta.
+    chosen_by : {"given", "scan", "default"}
+        The ``cut`` argument, the data-driven rule, or the default cut.
+    n_increments : int
+        Far-left increments at the cut used.
+    n_neurons : int
+        Distinct neurons among them.
+    delta : float
+        Record interval Delta (the largest one when they differ).
+    uniform : bool
+        Whether every late record interval is the same (relative spread <= 1e-6).
+    kappa : levysde.core.status.Estimate
+        kappa_hat (mean far-left drift) at the cut used.
+    delta_kappa : float
+        Delta * kappa_hat.
+    ess : float
+        Effective sample size of the root's weights at the cut used.
+    bias : float
+        Jackknife bias of beta at the cut used.
+    scan : tuple of CutEstimate
+        The roots over :data:`CUT_LEVELS` (and the given cut).
     notes : list of str
-    record_f : between-record F statistic of all late increments (one-way ANOVA, records as
-        groups): about 1 when neurons move independently, ~ 1 + (Q - 1) rho under a shock common
-        to the neurons with correlation rho (NaN when not computable)
-    shock_rho : rho_hat = (record_f - 1)/(increments per record - 1), the correlation of neurons'
-        increments at one record
+        What the estimate noticed.
+    record_f : float
+        Between-record F statistic of all late increments (one-way ANOVA, records as groups):
+        about 1 when neurons move independently, ~ 1 + (Q - 1) rho under a shock common to the
+        neurons with correlation rho (NaN when not computable).
+    shock_rho : float
+        rho_hat = (record_f - 1)/(increments per record - 1), the correlation of neurons'
+        increments at one record.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> dz = rng.normal(0.1, np.sqrt(2 * 0.5 * 0.1), (200, 256))     # kappa 1, eta_G 0.5, Delta 0.1
+    >>> r = beta_dynamics(np.cumsum(dz, axis=0), 0.1 * np.arange(200), cut=0.05)
+    >>> r.status, r.chosen_by, r.cut, r.n_increments, r.uniform
+    (<Status.OK: 'ok'>, 'given', 0.05, 1280, True)
+    >>> j = r.as_json()
+    >>> round(j["beta_dynamics"], 2), round(j["delta_kappa"], 3), len(j["scan"])
+    (2.1, 0.108, 6)
     """
 
     beta: Estimate
@@ -230,21 +281,53 @@ def _roots(dz, lab, G):
 
 
 def lundberg_root(dz) -> float:
-    """The positive root of ``Phi_hat(beta) = log mean exp(-beta dZ)`` (any positive multiple of it:
+    r"""The positive root of ``Phi_hat(beta) = log mean exp(-beta dZ)`` (any positive multiple of it:
     the root does not depend on Delta), i.e. of the empirical Lundberg equation
     ``mean exp(-beta dZ) = 1``.
 
     Parameters
     ----------
-    dz : array_like, shape (n,); finite increments (n >= 1)
+    dz : array_like, shape (n,)
+        Finite increments (n >= 1).
 
     Returns
     -------
-    float > 0, or NaN when there is no positive root (mean dZ <= 0, or no dZ < 0).
+    float
+        The root, > 0, or NaN when there is no positive root (mean dZ <= 0, or no dZ < 0).
 
     Raises
     ------
-    ValueError if dz is empty or not finite.
+    ValueError
+        If dz is empty or not finite.
+
+    Notes
+    -----
+    The root :math:`\hat\beta > 0` of
+
+    .. math::
+
+        \frac{1}{n} \sum_{i=1}^{n} e^{-\beta\, dZ_i} = 1
+
+    is bracketed in :math:`(0, (\log n + 1)/\max(-dZ)]` and found by Chandrupatla's method in
+    log-sum-exp form. For Gaussian increments of mean :math:`\kappa\Delta` and variance
+    :math:`2\eta_G\Delta` it tends to :math:`\kappa/\eta_G`.
+
+    References
+    ----------
+    * M. Csörgő, J. L. Teugels, "Empirical Laplace transform and approximation of compound
+      distributions", *J. Appl. Probab.* 27 (1990) 88-101.
+    * T. R. Chandrupatla, "A new hybrid quadratic/bisection algorithm for finding the zero of a
+      nonlinear function without using derivatives", *Adv. Eng. Softw.* 28 (1997) 145-149.
+    * The specification, §4.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> dz = rng.normal(0.1, np.sqrt(2 * 0.5 * 0.1), 100_000)   # kappa/eta_G = 1/0.5 = 2
+    >>> round(lundberg_root(dz), 2)
+    1.99
+    >>> lundberg_root(-np.abs(dz))                             # mean dZ < 0: no root
+    nan
     """
     d = np.asarray(dz, dtype=float).ravel()
     if d.size == 0 or not np.all(np.isfinite(d)):
@@ -253,21 +336,48 @@ def lundberg_root(dz) -> float:
 
 
 def empirical_phi(beta, dz, delta):
-    """``Phi_hat(beta) = (1/Delta) log mean exp(-beta dZ)`` (log-sum-exp: no overflow).
+    r"""``Phi_hat(beta) = (1/Delta) log mean exp(-beta dZ)`` (log-sum-exp: no overflow).
 
     Parameters
     ----------
-    beta : array_like, any shape; real
-    dz : array_like, shape (n,); finite increments over one record interval
-    delta : float > 0, the record interval
+    beta : array_like, any shape
+        Real arguments.
+    dz : array_like, shape (n,)
+        Finite increments over one record interval.
+    delta : float
+        The record interval, > 0.
 
     Returns
     -------
-    ndarray shaped like beta (float for a scalar).
+    ndarray or float
+        Shaped like beta (a float for a scalar).
 
     Raises
     ------
-    ValueError for empty or non-finite dz, non-finite beta or delta <= 0.
+    ValueError
+        For empty or non-finite dz, non-finite beta or delta <= 0.
+
+    Notes
+    -----
+    .. math::
+
+        \hat\Phi(\beta) = \frac{1}{\Delta} \log \frac{1}{n} \sum_{i=1}^n e^{-\beta\,dZ_i},
+
+    the empirical counterpart of the Lévy exponent
+    :math:`\Phi(\beta) = \eta_G\beta^2 + \Psi^*(\beta) - \kappa\beta` of the far-left
+    dynamics (the specification, §4): convex, :math:`\hat\Phi(0) = 0`,
+    :math:`\hat\Phi'(0) = -\overline{dZ}/\Delta`.
+
+    References
+    ----------
+    * The specification, §4.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> dz = rng.normal(0.1, np.sqrt(2 * 0.5 * 0.1), 100_000)
+    >>> print(np.round(empirical_phi([0.0, 1.0, 2.0], dz, 0.1), 3))  # 0.5 b^2 - b in truth
+    [ 0.    -0.497  0.01 ]
     """
     b = np.asarray(beta, dtype=float)
     d = np.asarray(dz, dtype=float).ravel()
@@ -579,9 +689,18 @@ def beta_dynamics(zeta, step, *, late_fraction: float = 0.5, cut: float | None =
     confidence intervals. Here the i.i.d. "surpluses" are far-left increments, and the i.i.d.
     errors are replaced by the neuron-group jackknife.
 
+    References
+    ----------
+    * U. Herkenrath, "On the estimation of the adjustment coefficient in risk theory by means
+      of stochastic approximation procedures", *Insurance Math. Econom.* 5 (1986) 305-313.
+    * M. Csörgő, J. L. Teugels, "Empirical Laplace transform and approximation of compound
+      distributions", *J. Appl. Probab.* 27 (1990) 88-101.
+    * S. M. Pitts, R. Grübel, P. Embrechts, "Confidence bounds for the adjustment coefficient",
+      *Adv. Appl. Probab.* 28 (1996) 802-827.
+    * The specification, §4 and §8.
+
     Examples
     --------
-    >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> dz = rng.normal(0.1, np.sqrt(2 * 0.5 * 0.1), (400, 512))     # kappa 1, eta_G 0.5, Delta 0.1
     >>> zeta = np.cumsum(dz, axis=0)                                  # beta* = kappa/eta_G = 2

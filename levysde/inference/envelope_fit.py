@@ -50,25 +50,55 @@ MAX_JACK_BLOCKS = 20
 
 @dataclass(frozen=True)
 class RunEnvelope:
-    """f(l) of a run on a lag grid, with what the fits need.
+    r"""f(l) of a run on a lag grid, with what the fits need (:func:`run_envelope`).
 
     Attributes
     ----------
-    lags : ndarray (n,), lags in steps (or model time units), increasing, > 0
-    f : ndarray (n,), envelope values in [0, 1]
-    f_floor : lowest f the fits may use; floor_reason says which rule gave it
-    source : one line saying where f comes from
-    kind : ``"simulation"`` or ``"rnn"``
-    groups : (edges (m+1,), counts (G, m)) of a histogram with G particle groups, for the
-        jackknife of :func:`jackknife_slope_se`; None otherwise
-    stderr : ndarray (n,) Monte-Carlo standard error of f (final-position samples), or None
-    outside_mass_fraction : mass outside the histogram range (simulation histograms), or None
-    beta_theory, tail_rate, phase : the model's beta* (None when there is no root), tail rate
-        and phase from the run's parameters (:func:`run_theory`); None for RNN runs
-    note : "not a power law ..." when the left tail of zeta fails the stability check of
-        :func:`levysde.stats.tails.tail_check` (beta and the Tauberian slope then do not apply), else None
-    lag_max : RNN runs: the largest lag the spectrum supports (:func:`levysde.inference.spectrum.resolved_lag_max`,
-        the 10th longest time scale); the table stops there. None for simulation runs
+    lags : ndarray, shape (n,)
+        Lags in steps (or model time units), increasing, > 0.
+    f : ndarray, shape (n,)
+        Envelope values in [0, 1].
+    f_floor : float
+        Lowest f the fits may use.
+    floor_reason : str
+        Which rule gave ``f_floor``.
+    source : str
+        One line saying where f comes from.
+    kind : {"simulation", "rnn"}
+        The run's kind.
+    groups : tuple or None
+        ``(edges (m+1,), counts (G, m))`` of a histogram with G particle groups, for the
+        jackknife of :func:`jackknife_slope_se`; None otherwise.
+    stderr : ndarray, shape (n,), or None
+        Monte-Carlo standard error of f (final-position samples), or None.
+    outside_mass_fraction : float or None
+        Mass outside the histogram range (simulation histograms), or None.
+    beta_theory : float or None
+        The model's :math:`\beta^*` from the run's parameters (:func:`run_theory`); None when
+        there is no root and for RNN runs.
+    tail_rate : float or None
+        The model's tail rate of zeta; None for RNN runs.
+    phase : str or None
+        The model's phase; None for RNN runs.
+    note : str or None
+        "not a power law ..." when the left tail of zeta fails the stability check of
+        :func:`levysde.stats.tails.tail_check` (beta and the Tauberian slope then do not
+        apply), else None.
+    lag_max : float or None
+        RNN runs: the largest lag the spectrum supports
+        (:func:`levysde.inference.spectrum.resolved_lag_max`, the 10th longest time scale); the
+        table stops there. None for simulation runs.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> zeta = -rng.exponential(2.0, size=(1, 2000))   # one record of 2000 neurons
+    >>> run = {"kind": "rnn", "zeta": zeta, "step": np.array([100])}
+    >>> env = run_envelope(run, lag_min=1.0, n_lags=50)
+    >>> env.kind, env.lags.size, env.f_floor, env.note is None
+    ('rnn', 50, 1e-12, True)
+    >>> print(env.source)
+    rnn: ELR envelope from zeta (last record, step 100, unweighted mean over neurons)
     """
 
     lags: np.ndarray
@@ -88,9 +118,36 @@ class RunEnvelope:
 
 
 def sampling_floor(n_indep: float) -> float:
-    """Lowest f trusted from n independent samples: min(100, sqrt(n)) / n, the level where about
-    min(100, sqrt(n)) samples still contribute to the mean of exp(-l e^zeta) (docs/specification.md §8:
-    say how many independent samples back each value). Raises ValueError for n <= 0."""
+    r"""Lowest f trusted from n independent samples.
+
+    Parameters
+    ----------
+    n_indep : float
+        Number of independent samples behind the envelope (particles, or an effective sample
+        size), > 0.
+
+    Returns
+    -------
+    float
+        :math:`\min(100, \sqrt n)/n`: the level of f where about :math:`\min(100, \sqrt n)`
+        samples still contribute to the mean of :math:`\exp(-\ell e^{\zeta})`.
+
+    Raises
+    ------
+    ValueError
+        When ``n_indep`` is not > 0.
+
+    References
+    ----------
+    * The specification, §8: say how many independent samples back each value.
+
+    Examples
+    --------
+    >>> sampling_floor(100)
+    0.1
+    >>> sampling_floor(1e6)
+    0.0001
+    """
     n = check_real("n_indep", n_indep, 0.0, lo_open=True)
     return min(100.0, math.sqrt(n)) / n
 
@@ -106,10 +163,38 @@ def _chosen_floor(f_floor, default):
 
 
 def run_theory(meta: dict):
-    """(beta* or None, tail rate or None, phase or None) of the model parameters in a run's meta:
-    the values the simulator recorded (``beta_theory``, ``tail_rate_theory``, ``phase``) or
-    :func:`levysde.theory.classify` of eta_j, eta_g, kappa, alpha, lam (docs/specification.md §4); all None
-    when the parameters are missing or out of range."""
+    r"""The model's beta*, tail rate and phase from the parameters in a run's meta.
+
+    The values the simulator recorded (``beta_theory``, ``tail_rate_theory``, ``phase``) are
+    used when present; otherwise :func:`levysde.theory.classify` of ``eta_j``, ``eta_g``,
+    ``kappa``, ``alpha``, ``lam``.
+
+    Parameters
+    ----------
+    meta : dict
+        A run's ``meta`` (simulation) or ``config`` (RNN) object.
+
+    Returns
+    -------
+    beta, tail_rate, phase : float or None, float or None, str or None
+        :math:`\beta^*` (None when the characteristic equation has no root), the tail rate of
+        zeta and the phase name; all None when the parameters are missing or out of range.
+
+    References
+    ----------
+    * The specification, §4: characteristic equation, threshold, phases.
+
+    Examples
+    --------
+    >>> beta, rate, phase = run_theory({"eta_j": 1.0, "eta_g": 0.1, "kappa": 0.3, "alpha": 1.5,
+    ...                                 "lam": 0.5})
+    >>> round(beta, 4), phase
+    (0.3425, 'broad')
+    >>> run_theory({"beta_theory": 1.2, "tail_rate_theory": 1.2, "phase": "broad"})
+    (1.2, 1.2, 'broad')
+    >>> run_theory({})
+    (None, None, None)
+    """
 
     if meta.get("beta_theory") is not None:
         b = float(meta["beta_theory"])
@@ -211,31 +296,68 @@ def _sample_envelope(run, grid, f_floor, n_samples, seed):
 def simulation_envelope(run: dict, *, source: str = "hist", lags=None, lag_min=None, lag_max=None,
                         n_lags=None, n_samples: int | None = None, seed: int = 0,
                         f_floor: float | None = None) -> RunEnvelope:
-    """Envelope of a simulation run (docs/specification.md §5, §8).
+    r"""Envelope of a simulation run (the specification, §5, §8).
 
     Parameters
     ----------
-    run : dict from :func:`levysde.io.runfile.read_run` of kind ``"simulation"``: ``hist_edges`` (m+1,),
-        ``hist_counts`` (G, m) or (m,), optional ``hist_outside`` (G, 4), ``excursion_counts`` (G, m),
-        ``final_zeta`` (any shape), ``meta``.
-    source : ``"hist"`` (the occupation histogram, exact per bin) or ``"samples"`` (the final
-        positions ``final_zeta``; a random subsample of ``n_samples`` drawn with ``seed`` when given).
-    lags, lag_min, lag_max, n_lags : the lag grid (:func:`lag_grid`); lag_max defaults to the
+    run : dict
+        From :func:`levysde.io.runfile.read_run` of kind ``"simulation"``: ``hist_edges``
+        (m+1,), ``hist_counts`` (G, m) or (m,), optional ``hist_outside`` (G, 4),
+        ``excursion_counts`` (G, m), ``final_zeta`` (any shape), ``meta``.
+    source : {"hist", "samples"}, default "hist"
+        ``"hist"``: the occupation histogram, exact per bin; ``"samples"``: the final positions
+        ``final_zeta`` (a random subsample of ``n_samples`` drawn with ``seed`` when given).
+    lags, lag_min, lag_max, n_lags : optional
+        The lag grid (:func:`levysde.inference.envelope_grid.lag_grid`); lag_max defaults to the
         longest time scale the data resolve: exp(-zeta) of the deepest occupied bin (or sample)
-        (:func:`levysde.theory.envelope_map.valid_lag_max`), and for histograms at most 100 times the lag
-        that :data:`MIN_EXCURSIONS` independent excursions reached.
-    f_floor : lowest f for the fits, in [0, 1); default: the excursion rule when the run counts
+        (:func:`levysde.theory.envelope_map.valid_lag_max`), and for histograms at most 100
+        times the lag that :data:`MIN_EXCURSIONS` independent excursions reached.
+    n_samples : int, optional
+        With ``source="samples"``: use a random subsample of this many final positions.
+    seed : int, default 0
+        Seed of that subsample.
+    f_floor : float, optional
+        Lowest f for the fits, in [0, 1); default: the excursion rule when the run counts
         excursions, else :func:`sampling_floor` of the independent particles (samples: of the
         effective sample size).
 
     Returns
     -------
-    :class:`RunEnvelope`
+    RunEnvelope
+        With ``groups`` (histogram source), ``stderr`` (samples source) and the model's
+        ``beta_theory``, ``tail_rate``, ``phase`` from ``run["meta"]`` (:func:`run_theory`).
 
     Raises
     ------
-    ValueError for a malformed or empty histogram, a run without final_zeta (source="samples"),
-    an unknown source, f_floor outside [0, 1), or a bad lag grid.
+    ValueError
+        For a malformed or empty histogram, a run without final_zeta (source="samples"), an
+        unknown source, f_floor outside [0, 1), or a bad lag grid.
+
+    Notes
+    -----
+    The histogram envelope is exact per bin: for a bin :math:`[a, b)` of mass :math:`p`,
+    :math:`p\,\frac{1}{b-a}\int_a^b e^{-\ell e^{z}}\,dz` (uniform density within the bin), see
+    :func:`levysde.theory.envelope_map.envelope_hist`.
+
+    References
+    ----------
+    * The specification, §5 and §8.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> z = -rng.exponential(2.0, size=(8, 5000))      # 8 particle groups, left tail e^(0.5 zeta)
+    >>> edges = np.linspace(-25.0, 1.0, 105)
+    >>> counts = np.stack([np.histogram(g, edges)[0] for g in z]).astype(float)
+    >>> run = {"kind": "simulation", "hist_edges": edges, "hist_counts": counts,
+    ...        "final_zeta": z.ravel(), "meta": {}}
+    >>> env = simulation_envelope(run, n_lags=60)
+    >>> env.kind, env.lags.size, env.f_floor
+    ('simulation', 60, 0.0025)
+    >>> print(env.floor_reason)
+    min(100, sqrt(n)) / n for n independent samples
+    >>> simulation_envelope(run, source="samples", n_samples=1000, n_lags=10).stderr.shape
+    (10,)
     """
     grid = dict(lags=lags, lag_min=lag_min, lag_max=lag_max, n_lags=n_lags)
     if check_choice("source", source, ("hist", "samples")) == "hist":
@@ -285,30 +407,62 @@ def _recorded_envelope(run, run_lags):
 
 def rnn_envelope(run: dict, *, weighted: bool = True, lags=None, lag_min=None, lag_max=None,
                  n_lags=None, f_floor: float | None = None) -> RunEnvelope:
-    """ELR envelope of a trained RNN at its last record (docs/specification.md §9):
-    f(l) = sum_q Lambda_q e^(-l mu_q) / sum_q Lambda_q with mu_q = e^zeta_q.
+    r"""ELR envelope of a trained RNN at its last record (the specification, §9).
 
     Parameters
     ----------
-    run : dict from :func:`levysde.io.runfile.read_run` of kind ``"rnn"``: ``zeta`` (R, H) or (H,),
+    run : dict
+        From :func:`levysde.io.runfile.read_run` of kind ``"rnn"``: ``zeta`` (R, H) or (H,),
         optional ``Lambda`` (same shape), ``step`` (R,), ``lags`` (L,) and ``envelope`` (R, L).
-    weighted : weight neurons by Lambda_q (when the run has it); False: plain mean over neurons.
-    lags, lag_min, lag_max, n_lags : the lag grid (:func:`lag_grid`). Without any of them the run's
-        own recorded lags are used (and, weighted, its recorded envelope); lag_max defaults to the
-        largest recorded lag (1e4 when the run has none). The table stops at the largest lag the
-        spectrum supports, tau_(10) (:func:`levysde.inference.spectrum.resolved_lag_max`): beyond it f is a sum
-        of fewer than 10 exponentials and every fit would read "exponential".
-    f_floor : lowest f for the fits; default :data:`RNN_F_FLOOR` (an exact finite sum has no
-        sampling noise).
+    weighted : bool, default True
+        Weight neurons by :math:`\Lambda_q` (when the run has it); False: plain mean over
+        neurons.
+    lags, lag_min, lag_max, n_lags : optional
+        The lag grid (:func:`levysde.inference.envelope_grid.lag_grid`). Without any of them the
+        run's own recorded lags are used (and, weighted, its recorded envelope); lag_max defaults
+        to the largest recorded lag (1e4 when the run has none). The table stops at the largest
+        lag the spectrum supports, :math:`\tau_{(10)}`
+        (:func:`levysde.inference.spectrum.resolved_lag_max`): beyond it f is a sum of fewer
+        than 10 exponentials and every fit would read "exponential".
+    f_floor : float, optional
+        Lowest f for the fits, in [0, 1); default :data:`RNN_F_FLOOR` (an exact finite sum has
+        no sampling noise).
 
     Returns
     -------
-    :class:`RunEnvelope` (no theory values: an RNN run has no SDE parameters)
+    RunEnvelope
+        No theory values (an RNN run has no SDE parameters); ``lag_max`` is
+        :math:`\tau_{(10)}`.
 
     Raises
     ------
-    ValueError when Lambda and zeta differ in size, f_floor is outside [0, 1), the lag grid is bad
-    or fewer than 2 lags lie below tau_(10).
+    ValueError
+        When Lambda and zeta differ in size, the run holds no records, f_floor is outside
+        [0, 1), the lag grid is bad or fewer than 2 lags lie below :math:`\tau_{(10)}`.
+
+    Notes
+    -----
+    .. math::
+
+        f(\ell) = \frac{\sum_q \Lambda_q\, e^{-\ell \bar\mu_q}}{\sum_q \Lambda_q},
+        \qquad \bar\mu_q = e^{\zeta_q},
+
+    over the neurons of the last record (the effective learning rate envelope).
+
+    References
+    ----------
+    * The specification, §5 and §9.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> zeta = -rng.exponential(2.0, size=(1, 2000))   # one record of 2000 neurons
+    >>> run = {"kind": "rnn", "zeta": zeta, "step": np.array([100])}
+    >>> env = rnn_envelope(run, lag_min=1.0, n_lags=50)
+    >>> env.lags.size, round(env.lag_max)                  # tau_(10) of the spectrum
+    (50, 128268)
+    >>> bool(np.all(np.diff(env.f) < 0))
+    True
     """
 
     z = _last_record(run["zeta"])
@@ -353,7 +507,37 @@ def rnn_envelope(run: dict, *, weighted: bool = True, lags=None, lag_min=None, l
 
 
 def run_envelope(run: dict, **kwargs) -> RunEnvelope:
-    """:func:`rnn_envelope` or :func:`simulation_envelope` by ``run["kind"]``, with ``kwargs``."""
+    """:func:`rnn_envelope` or :func:`simulation_envelope` by ``run["kind"]``.
+
+    Parameters
+    ----------
+    run : dict
+        A run from :func:`levysde.io.runfile.read_run`; ``run["kind"] == "rnn"`` selects
+        :func:`rnn_envelope`, anything else :func:`simulation_envelope`.
+    **kwargs
+        The options of the function chosen.
+
+    Returns
+    -------
+    RunEnvelope
+        The envelope table.
+
+    Raises
+    ------
+    ValueError
+        As the function chosen.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> z = -rng.exponential(2.0, size=(8, 5000))      # 8 particle groups, left tail e^(0.5 zeta)
+    >>> edges = np.linspace(-25.0, 1.0, 105)
+    >>> counts = np.stack([np.histogram(g, edges)[0] for g in z]).astype(float)
+    >>> run = {"kind": "simulation", "hist_edges": edges, "hist_counts": counts,
+    ...        "final_zeta": z.ravel(), "meta": {}}
+    >>> run_envelope(run, n_lags=20).kind
+    'simulation'
+    """
     if run.get("kind") == "rnn":
         return rnn_envelope(run, **kwargs)
     return simulation_envelope(run, **kwargs)
@@ -363,25 +547,63 @@ def run_envelope(run: dict, **kwargs) -> RunEnvelope:
 
 def jackknife_slope_se(lags, edges, counts, lag_lo: float, lag_hi: float, *,
                        max_blocks: int = MAX_JACK_BLOCKS) -> float | None:
-    """Jackknife standard error of the log-log slope of the histogram envelope on [lag_lo, lag_hi].
+    r"""Jackknife standard error of the log-log slope of the histogram envelope on [lag_lo, lag_hi].
 
     The G particle groups (rows of ``counts``) are independent replicas; they are split into
     min(G, max_blocks) contiguous blocks, the slope (:func:`levysde.theory.envelope_decay.fit_slope`) is
     refitted with each block left out and :func:`levysde.stats.jackknife.jackknife_se` combines the
-    leave-one-out slopes (docs/specification.md §8: error bars from resampling independent groups).
+    leave-one-out slopes (the specification, §8: error bars from resampling independent groups).
 
     Parameters
     ----------
-    lags : (n,) lags > 0; edges : (m+1,) zeta bin edges; counts : (G, m) counts per group
-    lag_lo, lag_hi : the fit window (e.g. ``SlopeFit.lag_lo``, ``lag_hi``), >= 2 lags inside
+    lags : array_like, shape (n,)
+        Lags > 0.
+    edges : array_like, shape (m + 1,)
+        zeta bin edges.
+    counts : array_like, shape (G, m)
+        Counts per particle group and bin.
+    lag_lo, lag_hi : float
+        The fit window (e.g. ``SlopeFit.lag_lo``, ``lag_hi``), with >= 2 lags inside.
+    max_blocks : int, default :data:`MAX_JACK_BLOCKS`
+        Most leave-one-out blocks.
 
     Returns
     -------
-    float (the SE of a dimensionless slope), or None for G < 2
+    float or None
+        The standard error of the (dimensionless) slope, or None for G < 2.
 
     Raises
     ------
-    ValueError (from fit_slope) when fewer than 2 lags lie in the window.
+    ValueError
+        From :func:`levysde.theory.envelope_decay.fit_slope`, when fewer than 2 lags lie in
+        the window.
+
+    Notes
+    -----
+    With :math:`\hat s_{(-b)}` the slope with block :math:`b` of :math:`B` left out and
+    :math:`\bar s` their mean, :math:`\mathrm{se} = \sqrt{\tfrac{B-1}{B}\sum_b (\hat
+    s_{(-b)} - \bar s)^2}` (the delete-a-group jackknife; Efron & Stein 1981).
+
+    References
+    ----------
+    * B. Efron, C. Stein, "The jackknife estimate of variance", *Ann. Statist.* 9 (1981)
+      586-596.
+    * The specification, §8.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> z = -rng.exponential(2.0, size=(8, 5000))      # 8 particle groups, left tail e^(0.5 zeta)
+    >>> edges = np.linspace(-25.0, 1.0, 105)
+    >>> counts = np.stack([np.histogram(g, edges)[0] for g in z]).astype(float)
+    >>> run = {"kind": "simulation", "hist_edges": edges, "hist_counts": counts,
+    ...        "final_zeta": z.ravel(), "meta": {}}
+    >>> lags = np.geomspace(1e2, 1e5, 20)
+    >>> se = jackknife_slope_se(lags, edges, counts, 1e2, 1e5)
+    >>> bool(0 < se < 0.05)
+    True
+    >>> jackknife_slope_se(lags, edges, counts[:1], 1e2, 1e5) is None
+    True
     """
 
     lags = np.asarray(lags, dtype=float)
@@ -399,12 +621,33 @@ def jackknife_slope_se(lags, edges, counts, lag_lo: float, lag_hi: float, *,
 
 @dataclass(frozen=True)
 class EnvelopeFits:
-    """Decay class and large-lag slope of a :class:`RunEnvelope` (None where not determined).
+    r"""Decay class and large-lag slope of a :class:`RunEnvelope` (None where not determined).
 
-    decay_class : "exponential", "polynomial" or "logarithmic" (:func:`levysde.theory.envelope_decay.classify_decay`)
-    decay_fit : its ``records()`` (winning fit, window, candidates)
-    slope : fitted log-log slope of f on slope_lag_range (:func:`levysde.theory.envelope_decay.fit_slope`)
-    slope_se : its standard error; slope_se_method names how it was obtained
+    The result of :func:`fit_run_envelope`.
+
+    Attributes
+    ----------
+    decay_class : {"exponential", "polynomial", "logarithmic"} or None
+        :func:`levysde.theory.envelope_decay.classify_decay` of the envelope above its floor.
+    decay_fit : dict or None
+        Its ``records()`` (winning fit, window, candidates).
+    slope : float or None
+        Fitted log-log slope of f on ``slope_lag_range``
+        (:func:`levysde.theory.envelope_decay.fit_slope`); :math:`-\beta` for a polynomial
+        envelope.
+    slope_lag_range : tuple of 2 floats or None
+        The fit window (lags).
+    slope_se : float or None
+        Its standard error.
+    slope_se_method : str or None
+        How ``slope_se`` was obtained.
+
+    Examples
+    --------
+    >>> EnvelopeFits().slope is None
+    True
+    >>> EnvelopeFits(decay_class="polynomial", slope=-0.5).decay_class
+    'polynomial'
     """
 
     decay_class: str | None = None
@@ -416,12 +659,47 @@ class EnvelopeFits:
 
 
 def fit_run_envelope(env: RunEnvelope) -> EnvelopeFits:
-    """Decay class and slope of ``env`` above its f_floor (docs/specification.md §5), with the slope's SE from
-    :func:`jackknife_slope_se` when the envelope has particle groups, else the OLS SE (for RNN
-    runs a measure of fit quality only: their envelope has no sampling error).
+    r"""Decay class and slope of an envelope above its f_floor (the specification, §5).
 
-    A fit that cannot be made (too few lags above the floor, ...) is reported as None with a
-    ``UserWarning`` saying why; nothing is raised."""
+    The slope's standard error comes from :func:`jackknife_slope_se` when the envelope has
+    particle groups, else it is the OLS error (for RNN runs a measure of fit quality only:
+    their envelope has no sampling error). A fit that cannot be made (too few lags above the
+    floor, ...) is reported as None with a ``UserWarning`` saying why; nothing is raised.
+
+    Parameters
+    ----------
+    env : RunEnvelope
+        From :func:`run_envelope`.
+
+    Returns
+    -------
+    EnvelopeFits
+        Decay class and slope (None where not determined).
+
+    Notes
+    -----
+    A left tail :math:`\rho(\zeta) \sim A e^{\beta\zeta}` gives, by the Laplace-Tauberian
+    map, :math:`f(\ell) \sim A\,\Gamma(\beta)\,\ell^{-\beta}`: a polynomial envelope of
+    slope :math:`-\beta` (the specification, §5).
+
+    References
+    ----------
+    * The specification, §5.
+    * W. Feller, *An Introduction to Probability Theory and Its Applications*, Vol. II, 2nd ed.,
+      Wiley (1971), §XIII.5.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> z = -rng.exponential(2.0, size=(8, 5000))      # 8 particle groups, left tail e^(0.5 zeta)
+    >>> edges = np.linspace(-25.0, 1.0, 105)
+    >>> counts = np.stack([np.histogram(g, edges)[0] for g in z]).astype(float)
+    >>> run = {"kind": "simulation", "hist_edges": edges, "hist_counts": counts,
+    ...        "final_zeta": z.ravel(), "meta": {}}
+    >>> fits = fit_run_envelope(simulation_envelope(run, n_lags=60))
+    >>> fits.decay_class, round(fits.slope, 2), fits.slope_se_method     # slope -beta = -0.5
+    ('polynomial', -0.5, 'jackknife over particle groups')
+    """
 
 
     out = {}

@@ -26,21 +26,42 @@ INDEPENDENCE_LEVEL = 0.01
 
 @dataclass(frozen=True)
 class Independence:
-    """The result of :func:`independence_test`.
+    r"""The result of :func:`independence_test`.
 
     Attributes
     ----------
-    independent : the test passed (no evidence of a common component)
-    status : OK (passed), FAILED (dependent) or UNAVAILABLE (too few records or neurons)
-    ratio : ``S / df``, the variance of the records' mean increments relative to what independent
-        neurons give (about 1 for independent neurons; ``1 + (Q - 1) rho`` under a common shock of
-        correlation rho); NaN when untested
-    df : degrees of freedom (records used minus 2)
-    p_value : ``P(chi2_df >= S)``; NaN when untested
-    rho_hat : ``(ratio - 1)/(Q_mean - 1)``, the correlation of two neurons' increments at one record
-    n_records, n_neurons : records used, mean neurons per record
-    level : the test's level
-    reason : why it failed or could not be run, or what passed
+    independent : bool
+        The test passed (no evidence of a common component).
+    status : levysde.core.status.Status
+        OK (passed), FAILED (dependent) or UNAVAILABLE (too few records or neurons).
+    ratio : float
+        :math:`S/\mathrm{df}`, the variance of the records' mean increments relative to what
+        independent neurons give (about 1 for independent neurons; :math:`1 + (Q - 1)\rho` under a
+        common shock of correlation :math:`\rho`); NaN when untested.
+    df : int
+        Degrees of freedom (records used minus 2).
+    p_value : float
+        :math:`P(\chi^2_{\mathrm{df}} \ge S)`; NaN when untested.
+    rho_hat : float
+        :math:`(\mathrm{ratio} - 1)/(\bar Q - 1)`, the correlation of two neurons' increments at
+        one record; NaN when untested.
+    n_records : int
+        Records used.
+    n_neurons : float
+        Mean number of neurons per record used.
+    level : float
+        The test's level.
+    reason : str
+        Why it failed or could not be run, or what passed.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> res = independence_test(np.cumsum(rng.normal(size=(50, 200)), axis=0))
+    >>> res.status, res.df, res.n_records
+    (<Status.OK: 'ok'>, 47, 49)
+    >>> sorted(res.as_json())[:4]
+    ['df', 'independent', 'level', 'n_neurons']
     """
 
     independent: bool
@@ -63,7 +84,7 @@ class Independence:
 
 
 def independence_test(zeta, step=None, *, level: float = INDEPENDENCE_LEVEL) -> Independence:
-    """Test the neurons for a common component in their increments at the same record.
+    r"""Test the neurons for a common component in their increments at the same record.
 
     For each record r with Q_r >= 2 finite increments ``dZ_{r,q}`` (to the next record), the
     cross-sectional mean ``m_r`` and standard deviation ``s_r`` are formed. Independent neurons give
@@ -105,6 +126,18 @@ def independence_test(zeta, step=None, *, level: float = INDEPENDENCE_LEVEL) -> 
     §3.1) in self-normalised form, which keeps its level for heavy-tailed increments
     (Giné, Götze & Mason 1997, *Ann. Probab.* 25, 1514: the Student statistic is asymptotically
     normal whenever the increments are in the domain of attraction of the normal law).
+
+    .. math::
+
+        t_r = \frac{\sqrt{Q_r}\,(m_r - \hat m_r)}{s_r}, \qquad
+        S = \sum_r t_r^2 \sim \chi^2_{R' - 2}.
+
+    References
+    ----------
+    * H. Scheffé, *The Analysis of Variance*, Wiley (1959), §3.1.
+    * E. Giné, F. Götze, D. M. Mason, "When is the Student t-statistic asymptotically standard
+      normal?", *Ann. Probab.* 25 (1997) 1514-1531.
+    * The specification, §8: every standard error resamples whole neurons.
 
     Examples
     --------

@@ -33,7 +33,40 @@ _MAD_VAR = 1.3605                       # n Var(sigma_MAD)/sigma^2 for Gaussian 
 
 
 def robust_scale(residuals, dt) -> float:
-    """s = 1.4826 MAD(r/sqrt(dt)): the Gaussian scale per unit sqrt(time), blind to rare jumps."""
+    r"""s = 1.4826 MAD(r/sqrt(dt)): the Gaussian scale per unit sqrt(time), blind to rare jumps.
+
+    Parameters
+    ----------
+    residuals : array_like, shape (n,)
+        Increments minus drift, :math:`r = dZ - \hat F(Z)\,dt`.
+    dt : array_like, shape (n,) or scalar
+        Time step of each increment, > 0.
+
+    Returns
+    -------
+    float
+        :math:`s = 1.4826\,\mathrm{median}\,|x - \mathrm{median}(x)|` with
+        :math:`x = r/\sqrt{dt}`; for Gaussian increments :math:`s^2 = 2\eta_G`. NaN for an empty
+        input.
+
+    Notes
+    -----
+    :math:`1.4826 = 1/\Phi^{-1}(3/4)` makes the median absolute deviation a consistent estimate
+    of a Gaussian standard deviation (Hampel 1974); a few large jumps move it little.
+
+    References
+    ----------
+    * F. R. Hampel, "The influence curve and its role in robust estimation", *J. Amer.
+      Statist. Assoc.* 69 (1974) 383-393.
+
+    Examples
+    --------
+    >>> r = np.random.default_rng(0).normal(0.0, 1.0, 20_000)
+    >>> round(robust_scale(r, 1.0), 3), round(robust_scale(0.1 * r, 0.01), 3)
+    (1.005, 1.005)
+    >>> robust_scale([], 1.0)
+    nan
+    """
     r = np.asarray(residuals, dtype=float) / np.sqrt(np.asarray(dt, dtype=float))
     return _MAD_TO_SIGMA * float(np.median(np.abs(r - np.median(r)))) if r.size else float("nan")
 
@@ -42,21 +75,42 @@ def robust_scale(residuals, dt) -> float:
 class NoiseEstimate:
     """Gaussian and jump parts of the increments (docs/specification.md §8).
 
+    The result of :func:`estimate_noise`.
+
     Attributes
     ----------
-    eta_g, eta_j, alpha, lam : Estimates (alpha, lam unavailable without jumps)
-    n_jumps : residuals beyond ``threshold`` robust scales
-    n_gauss_expected : that count expected from Gaussian noise alone
-    u : the size threshold (units of zeta)
-    hill : list of (u_i, alpha_hat, se, k) over a threshold scan (Hill on the jump sizes;
-        biased upward by tempering and by the Gaussian smearing near u: a diagnostic)
-    method : how eta_G, eta_J, alpha, lam were obtained
-    mode : "jumps" (characteristic-function fit) or "gauss" (eta_J = 0 or unavailable)
-    log_lam_range : the fitted range of log lam (jumps only)
-    replicates : (G, 4) leave-one-group-out (eta_g, eta_j, alpha, lam) of the jackknife
-    model_se : (4,) model-based asymptotic errors of (eta_g, eta_j, alpha, lam) for independent
-        increments (:func:`ecf_model_se`; NaN without the characteristic-function fit); they
-        replace a jackknife error significantly smaller than them (:func:`floor_se`)
+    eta_g, eta_j, alpha, lam : levysde.core.status.Estimate
+        Gaussian intensity, jump intensity, stability index and tempering of the CTS jumps
+        (alpha, lam unavailable without jumps).
+    n_jumps : int
+        Residuals beyond ``threshold`` robust scales.
+    n_gauss_expected : float
+        That count expected from Gaussian noise alone.
+    u : float
+        The size threshold (units of zeta).
+    hill : list of tuple
+        ``(u_i, alpha_hat, se, k)`` over a threshold scan (Hill on the jump sizes; biased upward
+        by tempering and by the Gaussian smearing near u: a diagnostic).
+    method : str
+        How eta_G, eta_J, alpha, lam were obtained.
+    mode : {"jumps", "gauss"}
+        Characteristic-function fit, or eta_J = 0 (or unavailable).
+    log_lam_range : tuple
+        The fitted range of log lam (jumps only; () otherwise).
+    replicates : ndarray, shape (G, 4)
+        Leave-one-group-out (eta_g, eta_j, alpha, lam) of the jackknife.
+    model_se : ndarray, shape (4,)
+        Model-based asymptotic errors of (eta_g, eta_j, alpha, lam) for independent increments
+        (:func:`ecf_model_se`; NaN without the characteristic-function fit); they replace a
+        jackknife error significantly smaller than them (:func:`floor_se`).
+
+    Examples
+    --------
+    >>> e = estimate_noise(np.random.default_rng(0).normal(0.0, 1.0, 20_000), 1.0)
+    >>> e.mode, round(e.eta_g.value, 3), e.n_jumps, e.replicates.shape
+    ('gauss', 0.505, 1, (8, 4))
+    >>> e.eta_j.status
+    <Status.NOT_SIGNIFICANT: 'not significant'>
     """
 
     eta_g: Estimate
@@ -138,7 +192,7 @@ def _ecf_jackknife(cos_g, cos2_g, n_g, xi, dt, start) -> np.ndarray:
 
 
 def ecf_model_se(theta, xi, weights, dt, n) -> np.ndarray:
-    """Asymptotic standard errors of the characteristic-function fit for n independent increments.
+    r"""Asymptotic standard errors of the characteristic-function fit for n independent increments.
 
     The sandwich of weighted least squares (docs/specification.md §8: ``-log phi(xi)/dt = eta_G xi^2 -
     char_exponent(xi)``) with the model's own covariance of the empirical characteristic
@@ -149,17 +203,57 @@ def ecf_model_se(theta, xi, weights, dt, n) -> np.ndarray:
 
     Parameters
     ----------
-    theta : (eta_G, eta_J, alpha, lam), the fitted values (eta_G >= 0, eta_J > 0,
-        0 < alpha < 2, lam > 0)
-    xi : (K,) the frequencies the fit used; weights : (K,) its least-squares weights
-    dt : time step of an increment (time units); n : number of increments
+    theta : tuple of 4 floats
+        The fitted (eta_G, eta_J, alpha, lam) (eta_G >= 0, eta_J > 0, 0 < alpha < 2, lam > 0).
+    xi : array_like, shape (K,)
+        The frequencies the fit used (K >= 4).
+    weights : array_like, shape (K,)
+        Its least-squares weights.
+    dt : float
+        Time step of an increment (time units).
+    n : int
+        Number of increments.
 
     Returns
     -------
-    (4,) standard errors of (eta_G, eta_J, alpha, lam): NaN where the sandwich is singular
-    or a parameter is at a bound (eta_G = 0). It assumes independent increments; within-neuron
-    correlation is what the neuron jackknife adds (:func:`estimate_noise` reports the jackknife
-    unless it is significantly smaller than this, :func:`floor_se`).
+    ndarray, shape (4,)
+        Standard errors of (eta_G, eta_J, alpha, lam): NaN where the sandwich is singular or a
+        parameter is at a bound (eta_G = 0), all NaN for theta outside the ranges above. It
+        assumes independent increments; within-neuron correlation is what the neuron jackknife
+        adds (:func:`estimate_noise` reports the jackknife unless it is significantly smaller
+        than this, :func:`floor_se`).
+
+    Notes
+    -----
+    With :math:`m(\xi) = \eta_G\xi^2 - \eta_J\psi_1(\xi; \alpha, \lambda)` the model of
+    :math:`y = -\log\hat\varphi(\xi)/dt`, :math:`J = \partial m/\partial\theta` and
+    :math:`W = \mathrm{diag}(w)`,
+
+    .. math::
+
+        \mathrm{Cov}(\hat\theta) = A^{-1} J^\top W C_y W J A^{-1}, \qquad A = J^\top W J,
+
+    .. math::
+
+        \mathrm{Cov}(\cos\xi_j X, \cos\xi_k X) =
+        \tfrac12\big[\varphi(\xi_j + \xi_k) + \varphi(\xi_j - \xi_k)\big] - \varphi_j\varphi_k,
+
+    carried to :math:`y` by the delta method (:math:`C_y` divided by n).
+
+    References
+    ----------
+    * A. Feuerverger, P. McDunnough, "On the efficiency of empirical characteristic function
+      procedures", *J. R. Statist. Soc. B* 43 (1981) 20-27.
+    * The specification, §2 and §8.
+
+    Examples
+    --------
+    >>> xi = np.geomspace(0.05, 3.0, 20)
+    >>> se = ecf_model_se((0.5, 0.1, 1.2, 0.5), xi, np.ones(20), 1.0, 20_000)
+    >>> se.shape, bool(np.all(se > 0))
+    ((4,), True)
+    >>> ecf_model_se((0.5, 0.0, 1.2, 0.5), xi, np.ones(20), 1.0, 20_000)   # eta_J = 0: none
+    array([nan, nan, nan, nan])
     """
 
     eg, ej, al, lm = (float(v) for v in theta)
@@ -220,7 +314,41 @@ def edge_flags(alpha: float, lam: float, lam_se: float, log_lam_range, eta_g: fl
     fails there) or when ``eta_j <= 2 eta_j_se`` (the jump amplitude is not significantly
     different from 0 at the two-sided 5 % level: the jump law's shape, alpha, is then not
     measured). The constants mirror the plateau's rule (kappa_hat < 3 se: no error,
-    :func:`kappa_flag`); docs/calibration.md gives the reasoning.
+    :func:`levysde.inference.drift_fit.kappa_flag`); docs/calibration.md gives the reasoning.
+
+    Parameters
+    ----------
+    alpha : float
+        Fitted stability index.
+    lam : float
+        Fitted tempering cut-off, > 0.
+    lam_se : float
+        Its standard error (NaN skips the 2 se test).
+    log_lam_range : tuple of 2 floats
+        The fitted range of log lam (``NoiseEstimate.log_lam_range``).
+    eta_g : float, optional
+        Fitted Gaussian coefficient (None skips the bound test).
+    alpha_se, eta_j, eta_j_se : float, optional
+        Jackknife error of alpha, the jump intensity and its error (NaN skips those tests).
+
+    Returns
+    -------
+    alpha_flag, lam_flag : levysde.core.status.Flag or None
+        None where the parameter is identified.
+
+    References
+    ----------
+    * The specification, §8 (iii).
+
+    Examples
+    --------
+    >>> edge_flags(1.2, 1.0, 0.1, (-5.0, 5.0))
+    (None, None)
+    >>> a, l = edge_flags(1.2, 0.1, 0.2, (-5.0, 5.0))            # lam < 2 se: unresolved
+    >>> a.status, l.status
+    (<Status.NOT_IDENTIFIED: 'not identified'>, <Status.AT_BOUND: 'at bound'>)
+    >>> print(edge_flags(1.95, 1.0, 0.1, (-5.0, 5.0))[0].message)
+    at the edge: alpha_hat sits at the edge of the fitted range (0.05, 1.95)
     """
     l_flag = None
     lo_l, hi_l = log_lam_range
@@ -258,7 +386,7 @@ NO_JUMP_FIT_ETA_G = ("no jump fit: eta_G_hat is the robust diffusion of the incr
 def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_jumps: int = 30,
                    max_samples: int = 2_000_000, n_xi: int = 40, seed: int = 0, mode: str | None = None,
                    errors: bool = True, start=None) -> NoiseEstimate:
-    """Gaussian part, jump detection and the CTS jump parameters (docs/specification.md §8).
+    r"""Gaussian part, jump detection and the CTS jump parameters (docs/specification.md §8).
 
     1. Robust scale s = 1.4826 MAD(r/sqrt(dt)); jumps are residuals beyond
        ``threshold * s * sqrt(dt)``. Fewer than ``min_jumps`` of them, or no
@@ -285,18 +413,73 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
 
     Parameters
     ----------
-    residuals : increments minus drift (1-d)
-    dt : time step of each increment (1-d, or scalar); the fit uses the mean dt
-    groups : optional labels of independent groups (same length)
-    max_samples : the characteristic function uses at most this many residuals
-        (a seeded random subset)
-    mode : None (decide as in 1.), "jumps" (fit the characteristic function whatever the
-        jump count) or "gauss" (eta_J = 0): a jackknife replicate uses the full fit's mode
-    errors : False skips the jackknife (standard errors NaN; :func:`fit_sde` resamples
-        whole neurons instead)
-    start : (alpha, log lam) starting point of the characteristic-function fit
+    residuals : array_like, shape (n,)
+        Increments minus drift.
+    dt : array_like, shape (n,) or scalar
+        Time step of each increment, > 0; the fit uses the mean dt.
+    groups : array_like, shape (n,), optional
+        Labels of independent groups (default 8 contiguous blocks).
+    threshold : float, default 4.0
+        Jump threshold in robust scales, > 2.
+    min_jumps : int, default 30
+        Fewest jumps for a jump fit.
+    max_samples : int, default 2_000_000
+        The characteristic function uses at most this many residuals (a seeded random subset).
+    n_xi : int, default 40
+        Points of the log grid of xi, from 0.02 to 20 robust scales of one increment.
+    seed : int, default 0
+        Seed of that subset.
+    mode : {None, "jumps", "gauss"}, default None
+        None: decide as in 1.; "jumps": fit the characteristic function whatever the jump
+        count; "gauss": eta_J = 0 (a jackknife replicate uses the full fit's mode).
+    errors : bool, default True
+        False skips the jackknife (standard errors NaN;
+        :func:`levysde.inference.sde_fit.fit_sde` resamples whole neurons instead).
+    start : tuple of 2 floats, optional
+        ``(alpha, log lam)`` starting point of the characteristic-function fit.
 
-    Raises ValueError for threshold <= 2 or mismatched shapes.
+    Returns
+    -------
+    NoiseEstimate
+        The four estimates with their errors and flags, the jump count and the fit's details.
+
+    Raises
+    ------
+    ValueError
+        For threshold <= 2, groups of another length than the residuals, or an unknown mode.
+
+    Notes
+    -----
+    The fitted law of a residual over a step :math:`dt` is
+
+    .. math::
+
+        -\frac{\log \varphi(\xi)}{dt} = \eta_G \xi^2 - \psi(\xi; \alpha, \lambda, \eta_J),
+        \qquad \varphi(\xi) = E \cos(\xi r),
+
+    with :math:`\psi` the CTS characteristic exponent (:func:`levysde.theory.levy.char_exponent`,
+    the specification, §2).
+
+    References
+    ----------
+    * A. Feuerverger, P. McDunnough, "On the efficiency of empirical characteristic function
+      procedures", *J. R. Statist. Soc. B* 43 (1981) 20-27.
+    * S. M. Kogon, D. B. Williams, "Characteristic function based estimation of stable
+      distribution parameters", in *A Practical Guide to Heavy Tails*, Birkhäuser (1998).
+    * The specification, §2 and §8.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> n = 10_000
+    >>> r = rng.normal(0.0, 1.0, n)                     # Gaussian part, eta_G = 1/2 per unit time
+    >>> big = (rng.random(n) < 0.02) * rng.choice([-1, 1], n) * (rng.pareto(1.2, n) + 1) * 3
+    >>> e = estimate_noise(r, 1.0)                        # Gaussian only
+    >>> e.mode, round(e.eta_g.value, 2)
+    ('gauss', 0.51)
+    >>> e = estimate_noise(r + big, 1.0, errors=False)    # 2 % of the steps jump
+    >>> e.mode, e.n_jumps, round(e.eta_g.value, 2)
+    ('jumps', 140, 0.49)
     """
     r = np.asarray(residuals, dtype=float).ravel()
     dtv = np.broadcast_to(np.asarray(dt, dtype=float), r.shape).ravel()
@@ -375,7 +558,7 @@ def estimate_noise(residuals, dt, groups=None, *, threshold: float = 4.0, min_ju
 
 
 def floor_se(se_jackknife, model_se, n_groups: int) -> np.ndarray:
-    """The reported errors of the jump fit: the neuron jackknife, unless it is significantly smaller
+    r"""The reported errors of the jump fit: the neuron jackknife, unless it is significantly smaller
     than the model-based asymptotic error for independent increments (:func:`ecf_model_se`), which
     then replaces it.
 
@@ -386,7 +569,38 @@ def floor_se(se_jackknife, model_se, n_groups: int) -> np.ndarray:
     little information on alpha, the jackknife of a nonlinear fit comes out too small
     (docs/calibration.md). A plain maximum of the two would be biased upwards (measured: the
     standardized errors' sd 0.84 instead of 0.93). A NaN jackknife (a failed replicate) stays
-    NaN; a NaN model error leaves the jackknife. Shapes: (4,) each; ``n_groups`` >= 2.
+    NaN; a NaN model error leaves the jackknife.
+
+    Parameters
+    ----------
+    se_jackknife : array_like, shape (4,)
+        Jackknife errors of (eta_g, eta_j, alpha, lam).
+    model_se : array_like, shape (4,)
+        Model-based errors (:func:`ecf_model_se`).
+    n_groups : int
+        Groups G of the jackknife, >= 2.
+
+    Returns
+    -------
+    ndarray, shape (4,)
+        The model error where the jackknife is below :math:`q\,\mathrm{se}_{\mathrm{model}}`,
+        else the jackknife.
+
+    Notes
+    -----
+    .. math::
+
+        q = \sqrt{\chi^2_{G-1}(0.025)/(G - 1)}, \qquad q = 0.646 \text{ for } G = 16.
+
+    References
+    ----------
+    * B. Efron, C. Stein, "The jackknife estimate of variance", *Ann. Statist.* 9 (1981)
+      586-596.
+
+    Examples
+    --------
+    >>> floor_se([0.01, 0.02, np.nan, 0.1], [0.05, 0.01, 0.1, np.nan], 16)
+    array([0.05, 0.02,  nan, 0.1 ])
     """
     se = np.asarray(se_jackknife, dtype=float)
     m = np.asarray(model_se, dtype=float)

@@ -177,21 +177,42 @@ def _ccdf_rows(s: np.ndarray, q_lo: float, q_hi: float):
 
 @dataclass(frozen=True)
 class CCDFFit:
-    """beta_hat_tail of one checkpoint: the CCDF least-squares fit (:func:`ccdf_tail_fit`).
+    r"""beta_hat_tail of one checkpoint: the CCDF least-squares fit (:func:`ccdf_tail_fit`).
 
     Attributes
     ----------
-    beta_hat : minus the fitted slope of log P_hat(tau > x) on log x, floored at 0; NaN when not
-        computed (``reason`` says why)
-    r2 : coefficient of determination of the fit (the phase rule asks >= 0.90)
-    x_lo, x_hi : the window's tau bounds (its q_lo and q_hi quantiles; x_hi = inf when that quantile
-        falls among the censored units: the window then runs to the largest resolved tau)
-    n_fit : resolved units inside the window
-    n_units : units counted (the CCDF's denominator)
-    n_censored : censored units in the checkpoint (counted in the censored reading only)
-    reading : ``"censored"`` or ``"dropped"``
-    q_lo, q_hi : the quantile window
-    reason : why beta_hat is NaN ("" when computed)
+    beta_hat : float
+        Minus the fitted slope of :math:`\log \hat P(\tau > x)` on :math:`\log x`, floored at
+        0; NaN when not computed (``reason`` says why).
+    r2 : float
+        Coefficient of determination of the fit (the phase rule asks >= 0.90).
+    x_lo, x_hi : float
+        The window's tau bounds (its q_lo and q_hi quantiles; x_hi = inf when that quantile falls
+        among the censored units: the window then runs to the largest resolved tau).
+    n_fit : int
+        Resolved units inside the window.
+    n_units : int
+        Units counted (the CCDF's denominator).
+    n_censored : int
+        Censored units in the checkpoint (counted in the censored reading only).
+    reading : {"censored", "dropped"}
+        How censored units were read.
+    q_lo, q_hi : float
+        The quantile window.
+    reason : str
+        Why beta_hat is NaN ("" when computed).
+    ok : bool
+        beta_hat is finite (a property).
+
+    Examples
+    --------
+    >>> tau = np.random.default_rng(0).pareto(0.8, size=2000) + 1.0
+    >>> tau[:20] = np.nan                                  # 20 units did not decay
+    >>> c, d = ccdf_tail_fit(tau), ccdf_tail_fit(tau, reading="dropped")
+    >>> c.n_units, c.n_censored, c.x_hi, d.n_units
+    (2000, 20, inf, 1980)
+    >>> ccdf_tail_fit(tau[-10:]).reason
+    '10 units (10 resolved); need >= 16'
     """
 
     beta_hat: float
@@ -208,6 +229,7 @@ class CCDFFit:
 
     @property
     def ok(self) -> bool:
+        """beta_hat was computed (is finite)."""
         return math.isfinite(self.beta_hat)
 
 
@@ -229,7 +251,7 @@ def _check_window(q_lo, q_hi):
 
 def ccdf_tail_fit(tau: ArrayLike, *, censored: ArrayLike | None = None, reading: str = "censored",
                   q_lo: float = PAPER_Q_LO, q_hi: float = PAPER_Q_HI) -> CCDFFit:
-    """The paper's beta_hat_tail of one checkpoint: CCDF least squares over a quantile window.
+    r"""The paper's beta_hat_tail of one checkpoint: CCDF least squares over a quantile window.
 
     Parameters
     ----------
@@ -264,6 +286,17 @@ def ccdf_tail_fit(tau: ArrayLike, *, censored: ArrayLike | None = None, reading:
     The rule is the one of the paper's code (``fit_tau_ccdf_powerlaw`` of lorenzolivi/anticollapse),
     re-implemented; its bias and coverage on SDE data are in docs/paper_protocol.md.
 
+    .. math::
+
+        \hat P(\tau > x) = \frac{\#\{q : \tau_q > x\}}{n}, \qquad
+        \log \hat P(\tau > x_i) = c - \beta \log x_i, \qquad \hat\beta = \max(0, \beta).
+
+    References
+    ----------
+    * L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
+      Recurrent Neural Networks", arXiv:2606.29519, and its code ``lorenzolivi/anticollapse``.
+    * The specification, §1: a power-law tail :math:`p(\tau) \sim A\tau^{-1-\beta}`.
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -292,12 +325,28 @@ class CCDFBootstrap:
 
     Attributes
     ----------
-    fit : the fit on the data (:class:`CCDFFit`)
-    lo, hi : the ``level`` percentile interval of the replicates (NaN with < 10 valid replicates)
-    median, std : of the valid replicates
-    p_beta_lt1 : fraction of valid replicates below 1
-    n_valid : replicates with a fit (>= 8 points, finite R^2), of ``n_boot``
-    level : the interval's level
+    fit : CCDFFit
+        The fit on the data.
+    lo, hi : float
+        The ``level`` percentile interval of the replicates (NaN with < 10 valid replicates).
+    median, std : float
+        Median and standard deviation of the valid replicates.
+    p_beta_lt1 : float
+        Fraction of valid replicates below 1.
+    n_valid : int
+        Replicates with a fit (>= 8 points, finite R^2).
+    n_boot : int
+        Replicates drawn.
+    level : float
+        The interval's level.
+
+    Examples
+    --------
+    >>> b = ccdf_tail_bootstrap(np.random.default_rng(1).pareto(1.5, size=2000) + 1.0, n_boot=100)
+    >>> b.n_valid, b.n_boot, b.level
+    (100, 100, 0.9)
+    >>> sorted(b.as_json())[:4]
+    ['fit', 'hi', 'level', 'lo']
     """
 
     fit: CCDFFit
@@ -311,6 +360,7 @@ class CCDFBootstrap:
     level: float
 
     def as_json(self) -> dict:
+        """The fields as a JSON-ready dict (the fit nested; None for NaN)."""
         d = asdict(self)
         return to_jsonable(d)
 
@@ -335,6 +385,7 @@ def ccdf_tail_bootstrap(tau: ArrayLike, *, censored: ArrayLike | None = None, re
     Returns
     -------
     CCDFBootstrap
+        The fit on the data, the percentile interval and the replicates' summary.
 
     Raises
     ------
@@ -347,6 +398,13 @@ def ccdf_tail_bootstrap(tau: ArrayLike, *, censored: ArrayLike | None = None, re
     (Efron & Tibshirani 1993, ch. 13, the percentile interval). Units of one network are not
     independent, so the paper calls these intervals stability diagnostics; their coverage on
     independent SDE units is in docs/paper_protocol.md.
+
+    References
+    ----------
+    * B. Efron, R. J. Tibshirani, *An Introduction to the Bootstrap*, Chapman & Hall (1993),
+      ch. 13.
+    * L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
+      Recurrent Neural Networks", arXiv:2606.29519, and its code ``lorenzolivi/anticollapse``.
 
     Examples
     --------
@@ -389,19 +447,48 @@ class KappaTail:
 
     Attributes
     ----------
-    kappa : trimmed mean of Delta zeta per unit of time over the far-left slice (NaN: see reason)
-    lo, hi : the ``level`` block-bootstrap percentile interval
-    restoring : True when lo > 0 (the paper's test), False otherwise, None when not computed
-    q : the quantile of the pooled late zeta that cuts the slice
-    zeta_cut : the cut (-inf when the q-quantile falls among censored units)
-    n_tail : transitions in the slice with a known increment
-    n_censored : transitions in the slice whose increment is unknown (a censored unit at either end;
-        censored reading only)
-    n_blocks : checkpoint transitions (blocks) over all seeds
-    slope : least-squares slope of Delta zeta on zeta inside the slice (0 on a flat plateau)
-    delta_bic : BIC(linear) - BIC(constant) of Delta zeta on zeta in the slice (>= 0: constant preferred)
-    reading, trim, level, n_boot
-    reason : why kappa is NaN ("" when computed)
+    kappa : float
+        Trimmed mean of Delta zeta per unit of time over the far-left slice (NaN: see reason).
+    lo, hi : float
+        The ``level`` block-bootstrap percentile interval.
+    restoring : bool or None
+        True when lo > 0 (the paper's test), False otherwise, None when not computed.
+    q : float
+        The quantile of the pooled late zeta that cuts the slice.
+    zeta_cut : float
+        The cut (-inf when the q-quantile falls among censored units).
+    n_tail : int
+        Transitions in the slice with a known increment.
+    n_censored : int
+        Transitions in the slice whose increment is unknown (a censored unit at either end;
+        censored reading only).
+    n_blocks : int
+        Checkpoint transitions (blocks) over all seeds.
+    slope : float
+        Least-squares slope of Delta zeta on zeta inside the slice (0 on a flat plateau).
+    delta_bic : float
+        BIC(linear) - BIC(constant) of Delta zeta on zeta in the slice (>= 0: constant
+        preferred).
+    reading : {"censored", "dropped"}
+        How censored units were read.
+    trim : float
+        Fraction trimmed from each end.
+    level : float
+        The interval's level.
+    n_boot : int
+        Bootstrap replicates.
+    reason : str
+        Why kappa is NaN ("" when computed).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> zeta = np.cumsum(0.5 + 0.1 * rng.standard_normal((30, 400)), axis=0)
+    >>> k = kappa_tail(np.exp(-zeta), np.arange(30.0), n_boot=100)
+    >>> k.n_tail, k.n_blocks, k.n_censored, k.reason
+    (400, 10, 0, '')
+    >>> k.as_json()["restoring"]
+    True
     """
 
     kappa: float
@@ -422,6 +509,7 @@ class KappaTail:
     reason: str = ""
 
     def as_json(self) -> dict:
+        """The fields as a JSON-ready dict (None for NaN)."""
         return to_jsonable(asdict(self))
 
 
@@ -511,7 +599,7 @@ def _const_vs_linear(z, d):
 def kappa_tail(tau, epoch=None, *, q: float = PAPER_KAPPA_Q, reading: str = "censored", trim: float = 0.10,
                late_fraction: float = 0.35, min_late: int = 4, n_boot: int = 3000, level: float = 0.90,
                min_tail: int = 200, seed: int = 20260410) -> KappaTail:
-    """The paper's kappa_tail: trimmed mean of the far-left increments, with the block bootstrap.
+    r"""The paper's kappa_tail: trimmed mean of the far-left increments, with the block bootstrap.
 
     Parameters
     ----------
@@ -529,8 +617,11 @@ def kappa_tail(tau, epoch=None, *, q: float = PAPER_KAPPA_Q, reading: str = "cen
         with a censored end are left out before the pool is formed (the paper's code).
     trim : float
         Fraction trimmed from each end, in [0, 0.5) (the paper: 0.10; :func:`scipy.stats.trim_mean`).
-    late_fraction, min_late : the late part: the last max(min_late, ceil(late_fraction R)) checkpoints
-        of each seed (the paper: 35 %, at least 4).
+    late_fraction : float
+        The late part, in (0, 1]: the last max(min_late, ceil(late_fraction R)) checkpoints of
+        each seed (the paper: 35 %).
+    min_late : int
+        Fewest late checkpoints, >= 2 (the paper: 4).
     n_boot : int
         Block-bootstrap replicates (>= 10; the paper: 3000). A block is one checkpoint transition
         of one seed; each replicate recomputes the cut from its own pool.
@@ -544,6 +635,8 @@ def kappa_tail(tau, epoch=None, *, q: float = PAPER_KAPPA_Q, reading: str = "cen
     Returns
     -------
     KappaTail
+        kappa_tail, its interval and the restoring test; kappa NaN with a reason when fewer than
+        ``min_tail`` slice transitions have a known increment.
 
     Raises
     ------
@@ -558,6 +651,20 @@ def kappa_tail(tau, epoch=None, *, q: float = PAPER_KAPPA_Q, reading: str = "cen
     trimmed mean estimates kappa when the slice lies on the plateau and the noise is symmetric; it
     is biased low when the slice reaches into the drift's transition or Delta is long compared with
     the relaxation time (docs/paper_protocol.md gives the measured bias).
+
+    .. math::
+
+        \hat\kappa_{\mathrm{tail}} = \operatorname{trim\,mean}_{0.1}\Big\{
+        \frac{\zeta_{r+1,q} - \zeta_{r,q}}{t_{r+1} - t_r} :
+        \zeta_{r,q} \le Q_q(\zeta_{\mathrm{late}})\Big\}.
+
+    References
+    ----------
+    * L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
+      Recurrent Neural Networks", arXiv:2606.29519, and its code ``lorenzolivi/anticollapse``.
+    * H. R. Künsch, "The jackknife and the bootstrap for general stationary observations",
+      *Ann. Statist.* 17 (1989) 1217-1241 (block bootstrap).
+    * The specification, §3.
 
     Examples
     --------
@@ -611,8 +718,26 @@ def kappa_tail(tau, epoch=None, *, q: float = PAPER_KAPPA_Q, reading: str = "cen
 
 
 def kappa_tail_sweep(tau, epoch=None, *, qs: Sequence[float] = PAPER_KAPPA_SWEEP, **kwargs) -> list[KappaTail]:
-    """:func:`kappa_tail` at each far-left quantile of ``qs`` (the paper's robustness sweep, 0.03-0.20);
-    ``kwargs`` as for :func:`kappa_tail` (one seed for every q).
+    """:func:`kappa_tail` at each far-left quantile of ``qs`` (the paper's robustness sweep).
+
+    Parameters
+    ----------
+    tau, epoch
+        As for :func:`kappa_tail`.
+    qs : sequence of float, default :data:`PAPER_KAPPA_SWEEP`
+        The far-left quantiles, each in (0, 0.5] (the paper: 0.03, 0.05, 0.10, 0.15, 0.20).
+    **kwargs
+        The other options of :func:`kappa_tail` (one bootstrap seed for every q).
+
+    Returns
+    -------
+    list of KappaTail
+        One per q, in the order of ``qs``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`kappa_tail`.
 
     Examples
     --------
@@ -628,7 +753,7 @@ def kappa_tail_sweep(tau, epoch=None, *, qs: Sequence[float] = PAPER_KAPPA_SWEEP
 
 def tau_envelope(tau: ArrayLike, lags: ArrayLike | None = None, *, censored: ArrayLike | None = None,
                  reading: str = "censored") -> tuple[np.ndarray, np.ndarray]:
-    """The envelope of a tau spectrum, ``f(l) = (1/H) sum_q exp(-l / tau_q)`` (docs/specification.md §5).
+    r"""The envelope of a tau spectrum, ``f(l) = (1/H) sum_q exp(-l / tau_q)`` (docs/specification.md §5).
 
     Parameters
     ----------
@@ -642,7 +767,8 @@ def tau_envelope(tau: ArrayLike, lags: ArrayLike | None = None, *, censored: Arr
 
     Returns
     -------
-    (lags, f) : two (n,) arrays
+    lags, f : ndarray, shape (n,)
+        The lags and the envelope values in [0, 1].
 
     Raises
     ------
@@ -652,7 +778,16 @@ def tau_envelope(tau: ArrayLike, lags: ArrayLike | None = None, *, censored: Arr
     Notes
     -----
     The resolved units' part is :func:`levysde.theory.envelope_map.envelope_samples` of
-    zeta = -log tau (an exact sum), weighted by their share of the units.
+    zeta = -log tau (an exact sum), weighted by their share of the units:
+
+    .. math::
+
+        f(\ell) = \frac{1}{H} \sum_{q=1}^{H} e^{-\ell/\tau_q},
+        \qquad e^{-\ell/\infty} = 1 \text{ for a censored unit}.
+
+    References
+    ----------
+    * The specification, §5.
 
     Examples
     --------
@@ -681,16 +816,37 @@ class EnvelopeModels:
 
     Attributes
     ----------
-    exp_b, exp_tau : exponential ``log f = a + b l``; tau_env = -1/b (inf for b >= 0)
-    power_d, beta_power : power law ``log f = c + d log l``; beta_power = max(0, -d)
-    temp_d, temp_b, beta_env, tau_max : tempered ``log f = a + d log l + b l``; beta_env = max(0, -d),
-        tau_max = -1/b (inf for b >= 0)
-    ell_star : the crossover lag beta_env * tau_max (NaN when either is not positive and finite)
-    aic : {"exponential", "power", "tempered"} -> n log(RSS/n) + 2k
-    winner : the model with the smallest AIC
-    r2 : model -> coefficient of determination
-    lags, log_f : the fitted data (after non-finite values are dropped)
-    coef : model -> fitted coefficients (intercept first)
+    exp_b, exp_tau : float
+        Exponential ``log f = a + b l``; exp_tau = -1/b (inf for b >= 0).
+    power_d, beta_power : float
+        Power law ``log f = c + d log l``; beta_power = max(0, -d).
+    temp_d, temp_b : float
+        Tempered ``log f = a + d log l + b l``.
+    beta_env : float
+        max(0, -temp_d), the paper's envelope exponent.
+    tau_max : float
+        -1/temp_b (inf for temp_b >= 0).
+    ell_star : float
+        The crossover lag beta_env * tau_max (NaN when either is not positive and finite).
+    aic : dict
+        ``"exponential"``, ``"power"``, ``"tempered"`` -> n log(RSS/n) + 2k.
+    winner : str
+        The model with the smallest AIC.
+    r2 : dict
+        Model -> coefficient of determination.
+    lags, log_f : ndarray, shape (n,)
+        The fitted data (log f clamped at log 1e-30).
+    coef : dict
+        Model -> fitted coefficients (intercept first).
+
+    Examples
+    --------
+    >>> lags = np.geomspace(4, 384, 40)
+    >>> m = envelope_models(lags, lags ** -0.5)
+    >>> m.winner, round(m.beta_power, 6), m.ell_star
+    ('power', 0.5, nan)
+    >>> sorted(m.as_json()["aic"])
+    ['exponential', 'power', 'tempered']
     """
 
     exp_b: float
@@ -710,6 +866,7 @@ class EnvelopeModels:
     coef: dict = field(default_factory=dict)
 
     def as_json(self) -> dict:
+        """The fits as a JSON-ready dict, without the data and coefficients (None for NaN)."""
         d = {k: getattr(self, k) for k in ("exp_b", "exp_tau", "power_d", "beta_power", "temp_d", "temp_b",
                                             "beta_env", "tau_max", "ell_star", "aic", "winner", "r2")}
         return to_jsonable(d)
@@ -722,7 +879,7 @@ def _lstsq(A, y):
 
 
 def envelope_models(lags: ArrayLike, f: ArrayLike) -> EnvelopeModels:
-    """The paper's exponential, power-law and tempered fits of an envelope, compared by AIC.
+    r"""The paper's exponential, power-law and tempered fits of an envelope, compared by AIC.
 
     Parameters
     ----------
@@ -735,6 +892,7 @@ def envelope_models(lags: ArrayLike, f: ArrayLike) -> EnvelopeModels:
     Returns
     -------
     EnvelopeModels
+        The three fits, their AIC and R^2, and the winner.
 
     Raises
     ------
@@ -749,6 +907,17 @@ def envelope_models(lags: ArrayLike, f: ArrayLike) -> EnvelopeModels:
     envelope slope uses). The paper reads beta_env = -d of the tempered fit as the envelope
     exponent and l* = beta_env tau_max as the end of the power-law window. The rule is the one of the
     paper's ``fit_log_envelope_exp_and_power`` (lorenzolivi/anticollapse), re-implemented.
+
+    .. math::
+
+        \mathrm{AIC} = n \log(\mathrm{RSS}/n) + 2k.
+
+    References
+    ----------
+    * H. Akaike, "A new look at the statistical model identification", *IEEE Trans. Automat.
+      Control* 19 (1974) 716-723.
+    * L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
+      Recurrent Neural Networks", arXiv:2606.29519, and its code ``lorenzolivi/anticollapse``.
 
     Examples
     --------
@@ -784,7 +953,7 @@ def envelope_models(lags: ArrayLike, f: ArrayLike) -> EnvelopeModels:
 
 
 def runs_test(residuals: ArrayLike) -> tuple[float, float, float]:
-    """Wald-Wolfowitz runs test of the signs of residuals (two-sided, normal approximation).
+    r"""Wald-Wolfowitz runs test of the signs of residuals (two-sided, normal approximation).
 
     Parameters
     ----------
@@ -793,15 +962,31 @@ def runs_test(residuals: ArrayLike) -> tuple[float, float, float]:
 
     Returns
     -------
-    (runs, z, p) : the number of sign runs, its standardized value and the two-sided p-value;
-        NaNs when n < 8 or all residuals have one sign; (1, 0, 1) for residuals all below 1e-10
-        in size (an exact fit has no structure to reject).
+    runs, z, p : float
+        The number of sign runs, its standardized value and the two-sided p-value; NaNs when
+        n < 8 or all residuals have one sign; (1, 0, 1) for residuals all below 1e-10 in size
+        (an exact fit has no structure to reject).
+
+    Raises
+    ------
+    ValueError
+        For non-finite residuals.
 
     Notes
     -----
-    Under random order of n+ non-negative and n- negative signs, E R = 1 + 2 n+ n- / n and
-    Var R = 2 n+ n- (2 n+ n- - n) / (n^2 (n - 1)) (Wald & Wolfowitz, Ann. Math. Statist. 11 (1940)
-    147-162).
+    Under random order of :math:`n_+` non-negative and :math:`n_-` negative signs,
+
+    .. math::
+
+        E R = 1 + \frac{2 n_+ n_-}{n}, \qquad
+        \mathrm{Var}\, R = \frac{2 n_+ n_- (2 n_+ n_- - n)}{n^2 (n - 1)},
+
+    and :math:`z = (R - E R)/\sqrt{\mathrm{Var}\, R}`.
+
+    References
+    ----------
+    * A. Wald, J. Wolfowitz, "On a test whether two samples are from the same population",
+      *Ann. Math. Statist.* 11 (1940) 147-162.
 
     Examples
     --------
@@ -835,13 +1020,28 @@ class PowerWindow:
 
     Attributes
     ----------
-    passed : the gate: the power or tempered model wins, beta > beta_min, enough lags in the
-        window, and the runs test of the window's local power-law residuals has p > 0.05
-    beta : the window's exponent (beta_power for a power winner, beta_env for a tempered one)
-    local_beta : minus the slope of a power law fitted on the window alone
-    n_points, min_points : lags in the window and the number required
-    runs_p : the runs test's p-value
-    reason : why it failed ("" when passed)
+    passed : bool
+        The gate: the power or tempered model wins, beta > beta_min, enough lags in the window,
+        and the runs test of the window's local power-law residuals has p > 0.05.
+    beta : float
+        The window's exponent (beta_power for a power winner, beta_env for a tempered one).
+    local_beta : float
+        Minus the slope of a power law fitted on the window alone.
+    n_points, min_points : int
+        Lags in the window and the number required.
+    runs_p : float
+        The runs test's p-value.
+    winner : str
+        The envelope model that won by AIC.
+    reason : str
+        Why it failed ("" when passed).
+
+    Examples
+    --------
+    >>> lags = np.geomspace(4, 384, 60)
+    >>> w = power_law_window(envelope_models(lags, np.exp(-lags / 30.0)))
+    >>> w.passed, w.winner, w.reason
+    (False, 'exponential', 'the exponential model wins by AIC')
     """
 
     passed: bool
@@ -854,6 +1054,7 @@ class PowerWindow:
     reason: str = ""
 
     def as_json(self) -> dict:
+        """The fields as a JSON-ready dict (None for NaN)."""
         return to_jsonable(asdict(self))
 
 
@@ -867,12 +1068,21 @@ def power_law_window(models: EnvelopeModels, *, beta_min: float = 0.10, min_poin
         The fits of :func:`envelope_models`.
     beta_min : float
         Smallest exponent of a non-degenerate window (the paper: 0.10).
-    min_points, min_fraction : the window needs max(min_points, ceil(min_fraction n)) lags
-        (the paper: 8 and 0.05).
+    min_points : int
+        Fewest lags in the window, >= 2 (the paper: 8).
+    min_fraction : float
+        Fewest lags as a fraction of the grid, in [0, 1] (the paper: 0.05); the window needs
+        max(min_points, ceil(min_fraction n)) lags.
 
     Returns
     -------
     PowerWindow
+        The gate and what it rests on.
+
+    Raises
+    ------
+    ValueError
+        For beta_min < 0, min_points < 2 or min_fraction outside [0, 1].
 
     Notes
     -----
@@ -880,6 +1090,11 @@ def power_law_window(models: EnvelopeModels, *, beta_min: float = 0.10, min_poin
     exponential winner fails. On the window a power law is refitted and its residuals' signs must
     pass :func:`runs_test` (p > 0.05). The rule of the paper's ``crossover_residual_diagnostic``
     (lorenzolivi/anticollapse), re-implemented.
+
+    References
+    ----------
+    * L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
+      Recurrent Neural Networks", arXiv:2606.29519, and its code ``lorenzolivi/anticollapse``.
 
     Examples
     --------
@@ -948,6 +1163,12 @@ def phase_label(window_passed: bool, tail_r2: float, beta_lo: float, beta_hi: fl
     ValueError
         When tail_r2 > 1 or beta_lo > beta_hi.
 
+    References
+    ----------
+    * L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
+      Recurrent Neural Networks", arXiv:2606.29519, Table 1.
+    * The specification, §4: the phases.
+
     Examples
     --------
     >>> phase_label(True, 0.97, 0.3, 0.6)
@@ -976,8 +1197,34 @@ def phase_label(window_passed: bool, tail_r2: float, beta_lo: float, beta_hi: fl
 
 @dataclass(frozen=True)
 class SeedEstimates:
-    """The final checkpoint of one seed under one reading: beta_hat_tail with its bootstrap, the
-    envelope fits, the power-law window and the phase label."""
+    """The final checkpoint of one seed under one reading (an entry of :attr:`PaperReport.seeds`).
+
+    Attributes
+    ----------
+    beta : CCDFBootstrap
+        beta_hat_tail with its bootstrap.
+    envelope : EnvelopeModels
+        The envelope fits.
+    window : PowerWindow
+        The power-law window gate.
+    phase : str
+        The phase label (:func:`phase_label`).
+    n_units : int
+        Units counted.
+    n_censored : int
+        Censored units at the final checkpoint.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> rep = paper_estimates(rng.pareto(0.7, size=(6, 2000)) + 1.0, np.arange(0, 240, 40),
+    ...                       n_boot_beta=100, n_boot_kappa=50)
+    >>> s = rep.seeds["censored"][0]
+    >>> s.n_units, s.n_censored, s.phase in PHASE_LABELS
+    (2000, 0, True)
+    >>> sorted(s.as_json())[:3]
+    ['beta_env', 'beta_hat', 'beta_hi']
+    """
 
     beta: CCDFBootstrap
     envelope: EnvelopeModels
@@ -987,6 +1234,7 @@ class SeedEstimates:
     n_censored: int
 
     def as_json(self) -> dict:
+        """The seed's numbers as a dict (the ``seeds`` entries of :meth:`PaperReport.as_json`)."""
         return {"beta_hat": self.beta.fit.beta_hat, "beta_r2": self.beta.fit.r2, "beta_lo": self.beta.lo,
                 "beta_hi": self.beta.hi, "beta_reason": self.beta.fit.reason, "n_valid_boot": self.beta.n_valid,
                 "beta_env": self.envelope.beta_env, "beta_power": self.envelope.beta_power,
@@ -1001,13 +1249,29 @@ class PaperReport:
 
     Attributes
     ----------
-    seeds : reading -> one :class:`SeedEstimates` per seed (final checkpoint)
-    beta_hat, beta_lo, beta_hi : reading -> the mean over seeds of the final beta_hat_tail and of
-        its interval ends (the paper's reported numbers; NaN when a seed has none)
-    kappa : reading -> :class:`KappaTail` at the paper's q
-    kappa_sweep : reading -> the q-sweep
-    phase : reading -> the majority label over seeds ("mixed" without a strict majority)
-    n_censored_final : censored units at each seed's final checkpoint
+    seeds : dict
+        Reading -> one :class:`SeedEstimates` per seed (final checkpoint).
+    beta_hat, beta_lo, beta_hi : dict
+        Reading -> the mean over seeds of the final beta_hat_tail and of its interval ends (the
+        paper's reported numbers; NaN when a seed has none).
+    kappa : dict
+        Reading -> :class:`KappaTail` at the paper's q.
+    kappa_sweep : dict
+        Reading -> the q-sweep (list of :class:`KappaTail`).
+    phase : dict
+        Reading -> the majority label over seeds ("mixed" without a strict majority).
+    n_censored_final : list of int
+        Censored units at each seed's final checkpoint.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> taus = [rng.pareto(0.7, size=(6, 2000)) + 1.0 for _ in range(2)]
+    >>> rep = paper_estimates(taus, [np.arange(0, 240, 40)] * 2, n_boot_beta=100, n_boot_kappa=50)
+    >>> sorted(rep.beta_hat), len(rep.kappa_sweep["dropped"])
+    (['censored', 'dropped'], 5)
+    >>> sorted(rep.as_json()["readings"]["censored"])
+    ['beta_hat', 'beta_hi', 'beta_lo', 'kappa', 'kappa_sweep', 'phase', 'seeds']
     """
 
     seeds: dict
@@ -1020,6 +1284,7 @@ class PaperReport:
     n_censored_final: list
 
     def as_json(self) -> dict:
+        """``{"readings": {reading: ...}, "n_censored_final": [...]}``, JSON-ready (None for NaN)."""
         return to_jsonable({
             "readings": {r: {"beta_hat": self.beta_hat[r], "beta_lo": self.beta_lo[r], "beta_hi": self.beta_hi[r],
                              "kappa": self.kappa[r].as_json(),
@@ -1049,23 +1314,40 @@ def paper_estimates(tau, epoch=None, *, lags: ArrayLike | None = None, q_lo: flo
         tau_q per checkpoint (rows in epoch order) and unit; NaN or +-inf = censored. A
         :class:`levysde.io.checkpoint_taus.CheckpointTaus` or a list of them may be given instead
         (epoch None): its ``.tau`` and ``.epoch``.
-    epoch : (R,) array or list of them, strictly increasing (None with CheckpointTaus)
-    lags : envelope lags (default :data:`PAPER_LAGS`)
-    q_lo, q_hi : the CCDF window (the paper: 0.75, 0.995)
-    n_boot_beta, n_boot_kappa : bootstrap replicates (the paper: 2000 and 3000)
-    kappa_q, kappa_sweep : kappa_tail's quantile and its sweep
-    late_fraction : the late part for kappa_tail (the paper: 0.35)
-    level : the intervals' level (the paper: 0.90)
-    seed : seed of every bootstrap (seed s of the list uses ``seed + s`` for beta)
+    epoch : (R,) array or list of them, optional
+        The checkpoints' epochs, strictly increasing (None with CheckpointTaus).
+    lags : array_like, optional
+        Envelope lags (default :data:`PAPER_LAGS`).
+    q_lo, q_hi : float
+        The CCDF window (the paper: 0.75, 0.995).
+    n_boot_beta, n_boot_kappa : int
+        Bootstrap replicates of beta_hat_tail and kappa_tail (the paper: 2000 and 3000).
+    kappa_q : float
+        kappa_tail's quantile (the paper: 0.10).
+    kappa_sweep : sequence of float
+        Its sweep (default :data:`PAPER_KAPPA_SWEEP`).
+    late_fraction : float
+        The late part for kappa_tail (the paper: 0.35).
+    level : float
+        The intervals' level (the paper: 0.90).
+    seed : int
+        Seed of every bootstrap (seed s of the list uses ``seed + s`` for beta).
 
     Returns
     -------
     PaperReport
+        Per reading: the seeds' estimates, their means, kappa_tail and its sweep, the majority
+        phase.
 
     Raises
     ------
     ValueError
         As the estimators it calls.
+
+    References
+    ----------
+    * L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
+      Recurrent Neural Networks", arXiv:2606.29519, and its code ``lorenzolivi/anticollapse``.
 
     Examples
     --------

@@ -40,11 +40,43 @@ PHASE_MIN_ODDS = 0.95
 
 
 def phase_odds(beta: float, se: float, df: int | None = None) -> dict:
-    """``{"concentrated": P(beta > 1), "broad": P(beta < 1)}`` for an estimate ``beta +- se``.
+    r"""``{"concentrated": P(beta > 1), "broad": P(beta < 1)}`` for an estimate ``beta +- se``.
 
     The law of ``(beta_hat - beta)/se`` is taken as Student's t with ``df`` degrees of freedom (the
     G - 1 of a delete-a-group jackknife over G groups; Efron & Tibshirani 1993, §11.5), the normal law
     when ``df`` is None. Empty when the estimate or its error is not finite and positive.
+
+    Parameters
+    ----------
+    beta : float
+        The estimate :math:`\hat\beta`.
+    se : float
+        Its standard error, > 0.
+    df : int, optional
+        Degrees of freedom of the t law (G - 1 of the jackknife); None: the normal law.
+
+    Returns
+    -------
+    dict
+        ``{"concentrated": p, "broad": 1 - p}`` with
+        :math:`p = P(\beta > 1) = 1 - F\big((1 - \hat\beta)/\mathrm{se}\big)`, F the t (or
+        normal) distribution function; {} when beta or se is not finite, or se <= 0.
+
+    References
+    ----------
+    * B. Efron, R. J. Tibshirani, *An Introduction to the Bootstrap*, Chapman & Hall (1993),
+      §11.5.
+    * The specification, §4: concentrated (:math:`\beta^* > 1`) and broad
+      (:math:`\beta^* < 1`) anti-collapse.
+
+    Examples
+    --------
+    >>> {k: round(v, 4) for k, v in phase_odds(0.8, 0.1).items()}          # normal law
+    {'concentrated': 0.0228, 'broad': 0.9772}
+    >>> {k: round(v, 4) for k, v in phase_odds(0.8, 0.1, df=15).items()}   # t, 15 df: wider
+    {'concentrated': 0.032, 'broad': 0.968}
+    >>> phase_odds(float("nan"), 0.1)
+    {}
     """
     if not (math.isfinite(beta) and math.isfinite(se) and se > 0):
         return {}
@@ -59,21 +91,44 @@ class Closure:
 
     Attributes
     ----------
-    status : OK (the two agree), FAILED (they differ: |z| > critical) or UNAVAILABLE (either one
-        missing, not OK, or without a standard error)
-    z : ``(beta_tail - beta_dynamics) / se_diff`` (NaN when unavailable)
-    critical : the critical value of |z| used
-    combined : the combination of the two (unavailable unless they agree)
-    phase : "concentrated" (beta > 1) or "broad" (beta < 1) from ``combined``; None unless they agree
-    probabilities : :func:`phase_odds` of ``combined`` ({} unless they agree)
-    reason : why it failed or is unavailable ("" when it passed)
-    se_diff : the error of the difference: the jackknife of the difference (``joint``) or
-        ``sqrt(se_tail^2 + se_dyn^2)``
-    weight : the weight of beta_tail in the combination (NaN unless they agree)
-    correlation : the jackknife correlation of the two (NaN without replicates)
-    joint : whether the replicates of both were used (the errors' correlation accounted for)
-    df : degrees of freedom of the odds (G - 1; None: the normal law)
-    loo : (G,) replicates of the combination (empty unless joint and they agree)
+    status : levysde.core.status.Status
+        OK (the two agree), FAILED (they differ: |z| > critical) or UNAVAILABLE (either one
+        missing, not OK, or without a standard error).
+    z : float
+        ``(beta_tail - beta_dynamics) / se_diff`` (NaN when unavailable).
+    critical : float
+        The critical value of |z| used.
+    combined : levysde.core.status.Estimate
+        The combination of the two (unavailable unless they agree).
+    phase : str or None
+        "concentrated" (beta > 1) or "broad" (beta < 1) from ``combined``; None unless they
+        agree.
+    probabilities : dict
+        :func:`phase_odds` of ``combined`` ({} unless they agree).
+    reason : str
+        Why it failed or is unavailable ("" when it passed).
+    se_diff : float
+        The error of the difference, from the jackknife correlation and the two errors
+        (``joint``), or ``sqrt(se_tail^2 + se_dyn^2)``.
+    weight : float
+        The weight of beta_tail in the combination (NaN unless they agree).
+    correlation : float
+        The jackknife correlation of the two (NaN without replicates).
+    joint : bool
+        Whether the replicates of both were used (the errors' correlation accounted for).
+    df : int or None
+        Degrees of freedom of the odds (G - 1; None: the normal law).
+    loo : ndarray, shape (G,)
+        Replicates of the combination (empty unless joint and they agree).
+
+    Examples
+    --------
+    >>> from levysde.core.status import Estimate
+    >>> c = closure_test(Estimate(0.8, 0.1), Estimate(0.9, 0.12))
+    >>> c.status, c.phase, round(c.z, 3), c.joint
+    (<Status.OK: 'ok'>, 'broad', -0.64, False)
+    >>> sorted(c.as_json())[:3]
+    ['beta_combined', 'beta_combined_se', 'beta_combined_status']
     """
 
     status: Status
@@ -105,13 +160,16 @@ def _usable(e: Estimate) -> bool:
 
 def closure_test(beta_tail: Estimate, beta_dyn: Estimate, critical: float = CLOSURE_Z, *, tail_loo=None,
                  dyn_loo=None) -> Closure:
-    """Do the spectrum's tail rate and the dynamics' root agree (docs/specification.md §4, §8)?
+    r"""Do the spectrum's tail rate and the dynamics' root agree (docs/specification.md §4, §8)?
 
     Parameters
     ----------
     beta_tail, beta_dyn : Estimate
-        Both must have status OK and a finite, positive standard error; otherwise UNAVAILABLE.
+        The spectrum's tail rate and the dynamics' root
+        (:func:`levysde.inference.dynamics.beta_dynamics`). Both must have status OK and a
+        finite, positive standard error; otherwise UNAVAILABLE.
     critical : float, default :data:`CLOSURE_Z`
+        Two-sided critical value of |z| (the normal 1 % level).
     tail_loo, dyn_loo : array_like, shape (G,), optional
         Leave-one-group-out replicates of both over the same groups of neurons. With them (all
         finite, G >= 3) the test is joint: the replicates give the correlation r of the two
@@ -126,6 +184,8 @@ def closure_test(beta_tail: Estimate, beta_dyn: Estimate, critical: float = CLOS
     Returns
     -------
     Closure
+        OK with the combination and its phase odds when |z| <= critical; FAILED with the
+        reason otherwise; UNAVAILABLE when either estimate is not usable.
 
     Notes
     -----
@@ -138,7 +198,42 @@ def closure_test(beta_tail: Estimate, beta_dyn: Estimate, critical: float = CLOS
     the two differ by more than one error of their difference (``|z| > 1``), the combination's error
     is multiplied by ``|z|`` (Birge's ratio for one degree of freedom, R. T. Birge 1932, *Phys. Rev.*
     40, 207; the scale factor of the Particle Data Group's averages): the discrepancy is taken as
-    evidence that the errors are too small.
+    evidence that the errors are too small. In formulas, with :math:`V_{td} = r s_t s_d`:
+
+    .. math::
+
+        z = \frac{b_t - b_d}{\sqrt{s_t^2 + s_d^2 - 2V_{td}}}, \qquad
+        w = \frac{s_d^2 - V_{td}}{s_t^2 + s_d^2 - 2V_{td}}, \qquad
+        b_c = w\,b_t + (1 - w)\,b_d,
+
+    .. math::
+
+        \mathrm{se}(b_c) = \max(1, |z|)\,
+        \sqrt{w^2 s_t^2 + (1 - w)^2 s_d^2 + 2w(1 - w)V_{td}}.
+
+    References
+    ----------
+    * A. C. Aitken, "On least squares and linear combination of observations", *Proc. Roy.
+      Soc. Edinburgh* 55 (1935) 42-48.
+    * R. T. Birge, "The calculation of errors by the method of least squares", *Phys. Rev.* 40
+      (1932) 207-227.
+    * The specification, §4 and §8.
+
+    Examples
+    --------
+    >>> from levysde.core.status import Estimate
+    >>> c = closure_test(Estimate(0.8, 0.1), Estimate(0.9, 0.12))
+    >>> round(c.combined.value, 3), round(c.combined.se, 3), round(c.weight, 3)
+    (0.841, 0.077, 0.59)
+    >>> bad = closure_test(Estimate(0.5, 0.05), Estimate(1.5, 0.1))
+    >>> bad.status, bad.combined.ok
+    (<Status.FAILED: 'failed'>, False)
+    >>> rng = np.random.default_rng(0)                 # correlated replicates over 16 groups
+    >>> lt = 0.8 + 0.02 * rng.normal(size=16)
+    >>> j = closure_test(Estimate(0.8, 0.1), Estimate(0.9, 0.12), tail_loo=lt,
+    ...                  dyn_loo=lt + 0.1 + 0.01 * rng.normal(size=16))
+    >>> j.joint, j.df, round(j.correlation, 2)
+    (True, 15, 0.94)
     """
     missing = [f"{name}: {e.flag or e.status}" for name, e in (("beta_tail", beta_tail), ("beta_dynamics", beta_dyn))
                if not _usable(e)]
@@ -188,11 +283,27 @@ class Admissibility:
 
     Attributes
     ----------
-    status : OK (the root is below lam), FAILED (significantly beyond lam: no admissible root, the
-        collapsed phase), NOT_IDENTIFIED (lam is not resolved, or the two are not significantly apart)
-    evidence : "root_below_lambda", "root_beyond_lambda" or "lambda_not_identified"
-    z : ``(lam_hat - beta)/se`` (NaN without lam_hat); lam_hat, lam_se : the cut-off used
-    reason : what was found
+    status : levysde.core.status.Status
+        OK (the root is below lam), FAILED (significantly beyond lam: no admissible root, the
+        collapsed phase), NOT_IDENTIFIED (lam is not resolved, or the two are not significantly
+        apart).
+    evidence : {"root_below_lambda", "root_beyond_lambda", "lambda_not_identified"}
+        What the test found.
+    z : float
+        ``(lam_hat - beta)/se`` (NaN when lam_hat or beta is not usable).
+    lam_hat, lam_se : float
+        The cut-off used and its error.
+    reason : str
+        What was found, in words.
+
+    Examples
+    --------
+    >>> from levysde.core.status import Estimate
+    >>> a = admissibility_test(Estimate(0.8, 0.1), Estimate(2.0, 0.2))
+    >>> a.status, a.evidence, round(a.z, 2)
+    (<Status.OK: 'ok'>, 'root_below_lambda', 5.37)
+    >>> a.as_json()["lam_hat_se"]
+    0.2
     """
 
     status: Status
@@ -210,7 +321,7 @@ class Admissibility:
 
 def admissibility_test(beta: Estimate, lam: Estimate, *, beta_loo=None, lam_loo=None,
                        z_crit: float = ADMISSIBLE_Z) -> Admissibility:
-    """Is ``beta`` (the tail rate / the dynamics' root) inside the domain (0, lam) of the jumps'
+    r"""Is ``beta`` (the tail rate / the dynamics' root) inside the domain (0, lam) of the jumps'
     Laplace exponent (docs/specification.md §4)?
 
     A root below lam is admissible (the anti-collapse phases); without one (eta_J <= eta_J*, the
@@ -222,17 +333,45 @@ def admissibility_test(beta: Estimate, lam: Estimate, *, beta_loo=None, lam_loo=
 
     Parameters
     ----------
-    beta : Estimate (value and error)
-    lam : Estimate of the tempering cut-off (e.g. the characteristic-function fit's lam_hat); its
-        status must be OK with a finite error, otherwise "lambda_not_identified"
-    beta_loo, lam_loo : (G,) replicates over the same groups, optional
-    z_crit : one-sided critical value, default :data:`ADMISSIBLE_Z`
+    beta : Estimate
+        The root (value and error); status OK with a finite, positive error, otherwise
+        "lambda_not_identified".
+    lam : Estimate
+        The tempering cut-off (e.g. the characteristic-function fit's lam_hat); its status must
+        be OK with a finite, positive error, otherwise "lambda_not_identified".
+    beta_loo, lam_loo : array_like, shape (G,), optional
+        Leave-one-group-out replicates over the same groups (G >= 3): the error of the
+        difference is then their jackknife.
+    z_crit : float, default :data:`ADMISSIBLE_Z`
+        One-sided critical value (the normal 1 % level).
 
     Returns
     -------
     Admissibility
         OK "root_below_lambda" when ``z > z_crit``; FAILED "root_beyond_lambda" when ``z < -z_crit``;
         NOT_IDENTIFIED otherwise.
+
+    Notes
+    -----
+    .. math::
+
+        z = \frac{\hat\lambda - \hat\beta}{\mathrm{se}(\hat\lambda - \hat\beta)},
+        \qquad \mathrm{se} = \sqrt{\mathrm{se}_\lambda^2 + \mathrm{se}_\beta^2}
+        \ \text{without replicates}.
+
+    References
+    ----------
+    * The specification, §4: an admissible root :math:`\beta^* \in (0, \lambda)` exists iff
+      :math:`\eta_J > \eta_J^*`.
+
+    Examples
+    --------
+    >>> from levysde.core.status import Estimate, Status
+    >>> admissibility_test(Estimate(3.0, 0.2), Estimate(1.0, 0.1)).evidence   # collapsed
+    'root_beyond_lambda'
+    >>> lam = Estimate(1.0, float("nan"), "lam at its bound", status=Status.AT_BOUND)
+    >>> admissibility_test(Estimate(0.8, 0.1), lam).status
+    <Status.NOT_IDENTIFIED: 'not identified'>
     """
     if not _usable(beta):
         return Admissibility(Status.NOT_IDENTIFIED, "lambda_not_identified", float("nan"), float("nan"),

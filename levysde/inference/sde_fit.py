@@ -34,10 +34,43 @@ FIT_KEYS = ("kappa", "eta_g", "eta_j", "alpha", "lam")
 
 @dataclass(frozen=True)
 class SDEFit:
-    """All estimates from one set of trajectories (see :func:`fit_sde`).
+    """All estimates from one set of trajectories, the result of :func:`fit_sde`.
 
-    ``replicates``: (G, 5) leave-one-neuron-group-out values of FIT_KEYS (NaN where a
-    replicate could not be fitted; empty with fewer than 2 independent neurons).
+    Attributes
+    ----------
+    drift : DriftEstimate
+        The binned drift and the plateau kappa_hat with its jackknife error
+        (:class:`levysde.inference.drift_fit.DriftEstimate`).
+    noise : NoiseEstimate
+        eta_G, eta_J, alpha, lam with their errors
+        (:class:`levysde.inference.noise_fit.NoiseEstimate`).
+    n_increments : int
+        Increments used (late records, both ends finite).
+    first_record : int
+        Index of the first late record.
+    notes : tuple of str
+        What the fit noticed (shared zeta, failed replicates).
+    replicates : ndarray, shape (G, 5)
+        Leave-one-neuron-group-out values of :data:`FIT_KEYS` (NaN where a replicate could not
+        be fitted; shape (0, 5) with fewer than 2 independent neurons).
+    n_neurons : int
+        Independent neurons fitted (1 when all columns share one zeta).
+    kappa : levysde.core.status.Estimate
+        ``drift.kappa`` (a property).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> R, Q = 200, 128
+    >>> zeta = np.empty((R, Q))
+    >>> zeta[0] = rng.normal(size=Q)
+    >>> for r in range(R - 1):              # dZ = 0.5 tanh(-Z/0.5) dt + sqrt(2 * 0.125) dW
+    ...     zeta[r + 1] = zeta[r] + 0.5 * np.tanh(-zeta[r] / 0.5) + 0.5 * rng.normal(size=Q)
+    >>> fit = fit_sde(zeta, np.arange(R))
+    >>> fit.n_neurons, fit.first_record, fit.replicates.shape
+    (128, 100, (16, 5))
+    >>> print(np.round(fit.values(), 3))    # kappa, eta_g, eta_j, alpha, lam
+    [0.535 0.124 0.      nan   nan]
     """
 
     drift: DriftEstimate
@@ -50,6 +83,7 @@ class SDEFit:
 
     @property
     def kappa(self) -> Estimate:
+        """The plateau kappa_hat with its error (``drift.kappa``)."""
         return self.drift.kappa
 
     def values(self) -> np.ndarray:
@@ -79,7 +113,7 @@ def _kappa_with_se(drift: DriftEstimate, loo, se_linear: float) -> Estimate:
 
 def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fraction: float = 0.6,
             threshold: float = 4.0, min_jumps: int = 30, seed: int = 0, n_groups: int = 16) -> SDEFit:
-    """Estimate kappa, eta_G, eta_J, alpha, lam from trajectories (docs/specification.md §3, §8).
+    r"""Estimate kappa, eta_G, eta_J, alpha, lam from trajectories (the specification, §3, §8).
 
     Uses the last ``late_fraction`` of the records (the late part). The drift comes
     from the raw increments (:func:`estimate_drift`: binned, plateau from the fitted
@@ -106,7 +140,82 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fra
     replicate costs a nonlinear fit and its G - 1 degrees of freedom give t-like coverage
     (docs/calibration.md). A replicate that fails leaves that error NaN, with a note.
 
-    Raises ValueError for bad shapes or too few increments (the message says which).
+    Parameters
+    ----------
+    zeta : array_like, shape (R, Q)
+        zeta per record and neuron, R >= 3 (NaN or :math:`\pm\infty` = undefined). Columns that
+        all equal one zeta (a shared gate) are fitted as a single trajectory, without errors.
+    step : array_like, shape (R,)
+        Strictly increasing record times (training steps or SDE time): the time unit of kappa
+        and eta_G.
+    late_fraction : float, default 0.5
+        The last fraction of the records that forms the late part, in (0, 1] (at least the
+        last 3 records).
+    bins : int, default 60
+        Drift bins (:func:`levysde.inference.drift_fit.estimate_drift`), >= 3.
+    drift_fraction : float, default 0.6
+        Share of the z mass in the left region of the plateau fit, in (0, 1].
+    threshold : float, default 4.0
+        Jump detection threshold in robust scales of the residuals
+        (:func:`levysde.inference.noise_fit.estimate_noise`).
+    min_jumps : int, default 30
+        Fewest detected jumps for a jump fit.
+    seed : int, default 0
+        Seed of the noise fit's random choices.
+    n_groups : int, default 16
+        Neuron groups of the jackknife (G = min(n_groups, Q)).
+
+    Returns
+    -------
+    SDEFit
+        The drift and noise estimates with their jackknife errors, the replicates and notes.
+
+    Raises
+    ------
+    ValueError
+        For bad shapes (zeta not 2-d, fewer than 3 records, step not (R,) increasing), options
+        out of range, or too few increments (the message says which).
+
+    Notes
+    -----
+    The model is :math:`d\zeta = F(\zeta)\,dt + \sqrt{2\eta_G}\,dW + dJ` with
+    :math:`F(z) = \kappa\tanh((z_0 - z)/w)` and :math:`J` a symmetric tempered stable (CTS)
+    process of intensity :math:`\eta_J`, index :math:`\alpha` and tempering :math:`\lambda`
+    (the specification, §2-§3). With :math:`\hat\theta_{(-g)}` the fit without neuron group
+    :math:`g` of :math:`G`,
+
+    .. math::
+
+        \widehat{\mathrm{se}}(\hat\theta) = \sqrt{\frac{G - 1}{G}
+        \sum_{g=1}^{G} \big(\hat\theta_{(-g)} - \bar\theta\big)^2},
+
+    kappa's on the log scale (``log_se``; the interval is :math:`\hat\kappa e^{\pm k\,
+    \mathrm{log\_se}}`).
+
+    References
+    ----------
+    * The specification, §2, §3 and §8.
+    * T. Fox, D. Hinkley, K. Larntz, "Jackknifing in nonlinear regression", *Technometrics* 22
+      (1980) 29-33.
+    * R. J. Carroll, D. Ruppert, *Transformation and Weighting in Regression*, Chapman & Hall
+      (1988), §2.
+    * B. Efron, C. Stein, "The jackknife estimate of variance", *Ann. Statist.* 9 (1981)
+      586-596.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> R, Q = 200, 128
+    >>> zeta = np.empty((R, Q))
+    >>> zeta[0] = rng.normal(size=Q)
+    >>> for r in range(R - 1):              # dZ = 0.5 tanh(-Z/0.5) dt + sqrt(2 * 0.125) dW
+    ...     zeta[r + 1] = zeta[r] + 0.5 * np.tanh(-zeta[r] / 0.5) + 0.5 * rng.normal(size=Q)
+    >>> fit = fit_sde(zeta, np.arange(R))
+    >>> k = fit.kappa                       # truth 0.5
+    >>> round(k.value, 2), round(k.se, 3), k.status
+    (0.54, 0.019, <Status.OK: 'ok'>)
+    >>> round(fit.noise.eta_g.value, 3), fit.noise.mode    # truth 0.125, no jumps
+    (0.124, 'gauss')
     """
     zeta = check_array("zeta", zeta, ndim=2, allow_inf=True, allow_nan=True)
     check_real("late_fraction", late_fraction, 0.0, 1.0, lo_open=True)
@@ -168,7 +277,39 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fra
 
 @dataclass(frozen=True)
 class Prediction:
-    """beta*, eta_J* and the phase from fitted parameters, with jackknife errors."""
+    r"""beta*, eta_J* and the phase from fitted parameters, with jackknife errors.
+
+    The result of :func:`predict`.
+
+    Attributes
+    ----------
+    beta : levysde.core.status.Estimate
+        :math:`\beta^*`, the root of the characteristic equation, with its jackknife error;
+        unavailable when there is no admissible root.
+    eta_j_star : levysde.core.status.Estimate
+        The threshold jump intensity :math:`\eta_J^*` with its error; unavailable for lam = 0.
+    phase : str
+        The phase of the point estimate (:func:`levysde.theory.classify`), or "unavailable".
+    phase_probabilities : dict
+        Phase name -> fraction of the normal draws of the parameters in that phase (plus
+        "no plateau" for draws with kappa <= 0); {} without replicates.
+    tail_rate : float
+        The tail rate of zeta of the point estimate; NaN when unavailable.
+    params : dict
+        The parameters classified (``kappa``, ``eta_g``, ``eta_j``, ``alpha``, ``lam``), clipped
+        to their ranges.
+    status : levysde.core.status.Status
+        OK, or UNAVAILABLE when there is nothing to predict from (``phase`` is then
+        "unavailable").
+
+    Examples
+    --------
+    >>> from levysde.core.status import Status, unavailable
+    >>> p = Prediction(unavailable("no plateau"), unavailable("no plateau"), "unavailable", {},
+    ...                float("nan"), {}, Status.UNAVAILABLE)
+    >>> p.phase, p.beta.ok
+    ('unavailable', False)
+    """
 
     beta: Estimate
     eta_j_star: Estimate
@@ -193,11 +334,38 @@ def _model_params(v, has_jumps):
 
 
 def floored_replicates(replicates, model_se) -> np.ndarray:
-    """(G, 5) jackknife replicates of FIT_KEYS whose noise columns have the errors that
-    :func:`floor_se` reports: where the model-based error replaces the jackknife, the column's
-    deviations from the replicates' mean are scaled up to it (``model_se``: (4,) for eta_g,
-    eta_j, alpha, lam). Correlations between the parameters are kept. A column with NaN or zero
-    spread is left as it is."""
+    r"""Jackknife replicates whose noise columns have the errors that :func:`floor_se` reports.
+
+    Where the model-based error replaces the jackknife
+    (:func:`levysde.inference.noise_fit.floor_se`), the column's deviations from the
+    replicates' mean are scaled up to it. Correlations between the parameters are kept. A
+    column with NaN or zero spread is left as it is.
+
+    Parameters
+    ----------
+    replicates : array_like, shape (G, 5)
+        Leave-one-group-out values of :data:`FIT_KEYS` (:attr:`SDEFit.replicates`).
+    model_se : array_like, shape (4,)
+        Model-based asymptotic errors of eta_g, eta_j, alpha, lam (NaN: none).
+
+    Returns
+    -------
+    ndarray, shape (G, 5)
+        A copy of ``replicates`` with the noise columns rescaled where floored; unchanged for
+        G < 2.
+
+    Notes
+    -----
+    A column :math:`x_g` with jackknife error :math:`s` below its floored error :math:`s'`
+    becomes :math:`\bar x + (x_g - \bar x)\,s'/s`, whose jackknife error is :math:`s'`.
+
+    Examples
+    --------
+    >>> reps = np.column_stack([np.linspace(0.9, 1.1, 8)] * 5)
+    >>> out = floored_replicates(reps, [np.nan] * 4)      # no model error: unchanged
+    >>> bool(np.array_equal(out, reps))
+    True
+    """
     reps = np.array(replicates, dtype=float, copy=True)
     G = reps.shape[0]
     if G < 2:
@@ -212,7 +380,7 @@ def floored_replicates(replicates, model_se) -> np.ndarray:
 
 
 def predict(fit: SDEFit, *, n_boot: int = 400, seed: int = 0) -> Prediction:
-    """Phase and beta* of the fitted SDE (docs/specification.md §4, §8), errors from the neuron jackknife.
+    r"""Phase and beta* of the fitted SDE (the specification, §4, §8), errors from the neuron jackknife.
 
     beta*'s standard error is the jackknife over the fit's neuron-group replicates
     (each replicate's parameters give its own beta*); NaN, with a flag, when replicates
@@ -222,6 +390,53 @@ def predict(fit: SDEFit, *, n_boot: int = 400, seed: int = 0) -> Prediction:
     to their ranges. Both use the replicates of :func:`floored_replicates`, whose spread
     matches the reported errors of the jump fit. Without jumps eta_J = 0 (alpha, lam irrelevant). An unavailable
     or non-significant kappa, or an unavailable eta_G, gives an unavailable prediction.
+
+    Parameters
+    ----------
+    fit : SDEFit
+        From :func:`fit_sde`.
+    n_boot : int, default 400
+        Normal draws of the parameters for the phase probabilities (>= 1).
+    seed : int, default 0
+        Seed of the draws.
+
+    Returns
+    -------
+    Prediction
+        beta*, eta_J*, the phase, its probabilities and the tail rate; status UNAVAILABLE (phase
+        "unavailable") without a restoring plateau or eta_G.
+
+    Notes
+    -----
+    :math:`\beta^*` is the root in :math:`(0, \lambda)` of
+
+    .. math::
+
+        \Phi(\beta) = \eta_G\beta^2 + \Psi^*(\beta) - \kappa\beta,
+
+    with :math:`\Psi^*` the CTS jump exponent; without jumps :math:`\beta^* = \kappa/\eta_G`
+    (the specification, §4).
+
+    References
+    ----------
+    * The specification, §4 and §8.
+    * L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
+      Recurrent Neural Networks", arXiv:2606.29519.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> R, Q = 200, 128
+    >>> zeta = np.empty((R, Q))
+    >>> zeta[0] = rng.normal(size=Q)
+    >>> for r in range(R - 1):              # dZ = 0.5 tanh(-Z/0.5) dt + sqrt(2 * 0.125) dW
+    ...     zeta[r + 1] = zeta[r] + 0.5 * np.tanh(-zeta[r] / 0.5) + 0.5 * rng.normal(size=Q)
+    >>> fit = fit_sde(zeta, np.arange(R))
+    >>> p = predict(fit, n_boot=200)
+    >>> round(p.beta.value, 2), round(p.beta.se, 2), p.phase     # kappa/eta_G = 4 in truth
+    (4.32, 0.17, 'concentrated')
+    >>> p.phase_probabilities
+    {'concentrated': 1.0}
     """
 
     k, j = fit.kappa, fit.noise
