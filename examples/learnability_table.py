@@ -1,12 +1,13 @@
 """The table of the learnability experiment from a campaign directory (numpy only; figures need
 matplotlib). Works on a campaign in progress: it says which cells and runs are missing.
 
-    python examples/learnability_table.py OUT [--markdown] [--figures DIR] [--json]
+    python examples/learnability_table.py OUT [--markdown] [--figures DIR] [--json] [--quick]
 
 OUT: a directory of ``examples/learnability_campaign.py`` (``OUT/runs/*.learnability.npz``). Every
 measured run is measured again from its stored matched statistic with the default settings of
 ``levysde learnability`` (SNR threshold 0.1, the N grid 25 ... 12800, 400 bootstrap replicates
-over sequences, 90 % intervals). One row per (model, optimizer), over its measured seeds:
+over sequences, 90 % intervals; ``--quick``: 100 replicates, a faster look with coarser
+intervals). One row per (model, optimizer), over its measured seeds:
 
 * loss ratio: the probe loss over the trivial predictor's at the last record, mean +- sd;
 * alpha_hat: each seed's median over lags, then mean +- sd over seeds;
@@ -55,7 +56,7 @@ def _mean_sd(v, fmt=".3g"):
     return f"{_f(float(v.mean()), fmt)} ± {_f(float(v.std(ddof=1)), fmt)}"
 
 
-def scan(out):
+def scan(out, n_boot=400):
     """(measured, unmeasured): measured runs as dicts (model, optimizer, seed, loss_ratio, res:
     the LearnabilityMeasurement), unmeasured: the names of run files without a matched statistic."""
     measured, unmeasured = [], []
@@ -75,7 +76,7 @@ def scan(out):
         measured.append({"run": f.name, "path": str(lpath), "model": str(cfg["model"]),
                          "optimizer": str(cfg["optimizer"]), "seed": int(cfg["seed"]),
                          "loss_ratio": float(np.asarray(run["loss_ratio"])[-1]),
-                         "res": measure_learnability(sums)})
+                         "res": measure_learnability(sums, n_boot=n_boot)})
     return measured, unmeasured
 
 
@@ -172,9 +173,10 @@ def main(argv=None) -> int:
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     ap.add_argument("--figures", metavar="DIR", help="write the figures into DIR")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
+    ap.add_argument("--quick", action="store_true", help="100 bootstrap replicates instead of 400 (coarser intervals)")
     a = ap.parse_args(argv)
     try:
-        measured, unmeasured = scan(a.out)
+        measured, unmeasured = scan(a.out, 100 if a.quick else 400)
     except ValueError as exc:
         print(f"learnability_table.py: error: {exc}", file=sys.stderr)
         return 2
