@@ -39,6 +39,9 @@ EXAMPLES = {
     "paper_table.py": (["--outdir", "{tmp}/paper_table"], None, "torch"),
     "anticollapse.py": (["--out", "{tmp}/anticollapse"], None, "torch"),
     "paper_campaign.py": (["--out", "{tmp}/paper_campaign"], None, "torch"),
+    "learnability_campaign.py": (["--out", "{tmp}/learnability_campaign", "--scheduler", "sequential"], None, "torch"),
+    # after learnability_campaign.py (the scripts run in name order), on its directory
+    "learnability_table.py": (["{tmp}/learnability_campaign"], None, "torch"),
     "paper_gpu.py": (["--device", "cpu", "--out", "{tmp}/paper_gpu", "--budget-s", "150"], None, "torch"),
 }
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 
 import numpy as np
 
@@ -17,7 +18,8 @@ from levysde.inference.drift_fit import increments
 from levysde.io.files import atomic_write
 
 __all__ = ["pyplot", "figure_formats", "check_figure_format", "save_figure", "plot_phase_diagram",
-           "plot_envelope", "plot_check", "plot_simulation", "plot_beta_check", "plot_learnability"]
+           "plot_envelope", "plot_check", "plot_simulation", "plot_beta_check", "plot_learnability",
+           "plot_learnability_windows"]
 
 _LABELS = {"eta_j": r"$\eta_J$", "kappa": r"$\kappa$", "eta_g": r"$\eta_G$",
            "alpha": r"$\alpha$", "lam": r"$\lambda$"}
@@ -474,6 +476,62 @@ def plot_learnability(res, path, *, title=None) -> str:
             written = save_figure(fig, path, dpi=120)
         except (OSError, ValueError) as exc:
             raise ValueError(f"--plot: cannot write {path}: {exc}") from None
+    finally:
+        plt.close(fig)
+    return written
+
+
+def plot_learnability_windows(curves, path, *, title=None, which="H_N") -> str:
+    """The learnability window against the sample size for several trained configurations: one
+    line per configuration, the mean over its seeds, with a band of +- one standard deviation
+    over seeds (when there are two or more), N on a log axis.
+
+    Parameters
+    ----------
+    curves : list of dicts with ``label`` (str), ``N`` (n,) sample sizes > 0 and ``H`` (seeds, n)
+        the window of each seed at those N (NaN: not available); optional ``color``, ``linestyle``
+    path : output file (its suffix names the format)
+    title : figure title
+    which : the y-axis label's name of the window (e.g. ``"H_N"`` or ``"H_N (significant lags)"``)
+
+    Returns
+    -------
+    str : the path written.
+
+    Raises
+    ------
+    ValueError : no curves, a curve whose ``H`` does not match its ``N``, or a file that cannot be written.
+    """
+    if not curves:
+        raise ValueError("curves: at least one is needed")
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7.0, 4.6))
+    try:
+        for i, c in enumerate(curves):
+            N = np.asarray(c["N"], dtype=float)
+            H = np.atleast_2d(np.asarray(c["H"], dtype=float))
+            if H.shape[1] != N.size:
+                raise ValueError(f"curves[{i}] ({c.get('label')}): H has {H.shape[1]} columns for {N.size} N")
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)           # an N without any seed
+                m = np.nanmean(H, axis=0)
+                sd = np.nanstd(H, axis=0, ddof=1) if H.shape[0] > 1 else None
+            kw = {k: c[k] for k in ("color", "linestyle") if k in c}
+            line, = ax.semilogx(N, m, marker="o", ms=3, lw=1.4, label=f"{c['label']} ({H.shape[0]})", **kw)
+            if sd is not None:
+                ok = np.isfinite(m) & np.isfinite(sd)
+                ax.fill_between(N[ok], (m - sd)[ok], (m + sd)[ok], color=line.get_color(), alpha=0.12, lw=0)
+        ax.set_xlabel("sample size N")
+        ax.set_ylabel(f"{which} (steps), mean over seeds")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, ncol=2, title="(seeds)", title_fontsize=7)
+        if title:
+            ax.set_title(str(title), fontsize=9)
+        fig.tight_layout()
+        try:
+            written = save_figure(fig, path, dpi=120)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"cannot write {path}: {exc}") from None
     finally:
         plt.close(fig)
     return written

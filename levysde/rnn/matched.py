@@ -261,11 +261,21 @@ def load_trained(run_path: str, device: str = "cpu"):
 
 
 def run_matched_sums(run_path: str, *, sequences: int | None = None, lags=None, w_seed: int = W_SEED,
-                     first_order: bool = True, block: int = 64, device: str = "cpu") -> tuple[dict, dict]:
+                     first_order: bool = True, block: int = 64, device: str = "cpu",
+                     threads: int | None = None) -> tuple[dict, dict]:
     """:func:`matched_sums` of a saved run on its diagnostic set: the task's probe stream
     (``task.batch(S, seed, STREAM_PROBE, 0)``, for ``lagged`` the diagnostic set of the paper;
     S = ``sequences``, default the run's probe batch), lags default :func:`default_lags`.
+    ``threads``: torch's CPU threads for the computation (restored after; default: unchanged).
     Returns ``(sums, info)``, info: the settings and the run's model, task and step."""
+    if threads is not None:
+        before = torch.get_num_threads()
+        torch.set_num_threads(check_int("threads", threads, 1))
+        try:
+            return run_matched_sums(run_path, sequences=sequences, lags=lags, w_seed=w_seed,
+                                    first_order=first_order, block=block, device=device)
+        finally:
+            torch.set_num_threads(before)
     model, task, config = load_trained(run_path, device)
     S = check_int("sequences", sequences if sequences is not None else
                   (config.get("probe_batch") or config["batch"]), 8)

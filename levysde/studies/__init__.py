@@ -1,6 +1,7 @@
 """Studies over many parameter points: the phase diagram (``diagram``), its simulated overlay
 (``overlay``), the parallel, resumable sweep behind it (``sweep``) and the anti-collapse
-paper's training campaign on that sweep (``campaign``, needs torch).
+paper's training campaign on that sweep (``campaign``, needs torch) and the learnability paper's
+(``learnability_campaign``, needs torch).
 
 Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
 """
@@ -13,6 +14,10 @@ __getattr__, __dir__, __all__ = lazy.attach(
         "diagram": ["AXES", "PhaseDiagram", "phase_diagram", "DEFAULT_RANGES", "SIM_SETTINGS"],
         "overlay": ["simulated_overlay", "simulate_point"],
         "sweep": ["load_point", "point_seed", "run_sweep"],
-        "campaign": ["CampaignPaused", "campaign_points", "train_point", "run_campaign", "campaign_status"],
+        "learnability_campaign": ["GATED_FIRST", "learnability_run_name", "learnability_points",
+                                  "learnability_point", "run_learnability_campaign", "learnability_status",
+                                  "measured_summary"],
+        "campaign": ["CampaignPaused", "campaign_points", "train_run", "train_point", "run_campaign",
+                     "campaign_status"],
     },
 )

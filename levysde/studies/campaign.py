@@ -29,7 +29,7 @@ from levysde.rnn.presets import PAPER_MODELS, PRESETS, preset_config, run_name
 from levysde.rnn.trainer import TrainConfig, train
 from levysde.studies.sweep import run_sweep
 
-__all__ = ["CampaignPaused", "campaign_points", "train_point", "run_campaign", "campaign_status"]
+__all__ = ["CampaignPaused", "campaign_points", "train_run", "train_point", "run_campaign", "campaign_status"]
 
 LABELS = tuple(lab for lab, _, _ in PAPER_MODELS)
 
@@ -67,6 +67,26 @@ def _summary(res: dict, steps: int) -> dict:
             "train_s": float(res["wall"][-1]) if "wall" in res else float("nan")}
 
 
+def train_run(config: dict, path: str, *, deadline: float | None = None) -> dict:
+    """Train the run ``path`` of TrainConfig fields ``config`` to its last step: skip it when its
+    run file is finished, resume it from its checkpoint when it is not, start it otherwise.
+
+    ``deadline``: a ``time.time()`` value; the run stops at its first optimizer step past it,
+    its checkpoint written there. Returns the run-file arrays (:func:`levysde.io.runfile.load_run`;
+    finished or not: compare ``step[-1]`` with ``config["steps"]``). Raises ValueError for an
+    unfinished run file without its checkpoint (never overwritten) or a bad config."""
+    ckpt = checkpoint_path(path)
+    cfg = TrainConfig(**config)
+    if os.path.exists(path):
+        done = load_run(path)
+        if int(done["step"][-1]) >= cfg.steps:
+            return done
+        if not os.path.exists(ckpt):
+            raise ValueError(f"{path}: unfinished run without its checkpoint {ckpt}; remove it to start again")
+    mono = None if deadline is None else time.monotonic() + (float(deadline) - time.time())
+    return train(cfg, path, resume=os.path.exists(ckpt), deadline=mono)
+
+
 def train_point(point: dict, seed: int, *, runs_dir: str, deadline: float | None = None) -> dict:
     """Train (or resume, or skip when finished) the run of one campaign point; the sweep's task.
 
@@ -75,20 +95,10 @@ def train_point(point: dict, seed: int, *, runs_dir: str, deadline: float | None
     Returns the run's summary (step, steps, records, finished, loss, loss_ratio,
     zeta_window_std, window_masked, train_s). Raises CampaignPaused at the deadline."""
     del seed
-    path = os.path.join(runs_dir, point["run"])
-    ckpt = checkpoint_path(path)
-    cfg = TrainConfig(**point["config"])
-    if os.path.exists(path):
-        done = load_run(path)
-        if int(done["step"][-1]) >= cfg.steps:
-            return _summary(done, cfg.steps)
-        if not os.path.exists(ckpt):
-            raise ValueError(f"{path}: unfinished run without its checkpoint {ckpt}; remove it to start again")
-    mono = None if deadline is None else time.monotonic() + (float(deadline) - time.time())
-    res = train(cfg, path, resume=os.path.exists(ckpt), deadline=mono)
-    out = _summary(res, cfg.steps)
+    steps = int(point["config"]["steps"])
+    out = _summary(train_run(point["config"], os.path.join(runs_dir, point["run"]), deadline=deadline), steps)
     if not out["finished"]:
-        raise CampaignPaused(f"{point['run']}: step {out['step']} of {cfg.steps} at the deadline; "
+        raise CampaignPaused(f"{point['run']}: step {out['step']} of {steps} at the deadline; "
                              f"rerun to continue")
     return out
 
