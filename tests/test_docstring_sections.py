@@ -21,6 +21,7 @@ SECTIONS_REQUIRED = (
     # -- inference --
 
     # -- rnn, studies, plotting --
+    "levysde.rnn",  # the package too: it re-exports names of modules without __all__
 
 )
 
