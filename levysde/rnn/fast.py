@@ -20,6 +20,8 @@ from __future__ import annotations
 from levysde.core.validate import check_int
 from levysde.rnn._torch import torch
 
+__all__ = ["GraphStep"]
+
 
 class GraphStep:
     """One training step ``loss, state_out = forward_loss(x, y, state); update(loss)`` replayed

@@ -11,6 +11,8 @@ from levysde.core.jsonable import finite_or_none
 from levysde.core.validate import check_real
 from levysde.rnn.teacher import trivial_loss
 
+__all__ = ["LEARNED_THRESHOLD", "SATURATION_SHOWN", "learned_diagnostic", "run_summary", "saturation_note"]
+
 #: a run "learned" when its late loss is below this fraction of the trivial loss (docs/specification.md §8)
 LEARNED_THRESHOLD = 0.5
 

@@ -227,10 +227,8 @@ def matched_sums(model: RNNModel, x: torch.Tensor, y: torch.Tensor, lags, *, los
     ----------
     model : RNNModel
         A trained :class:`~levysde.rnn.models.RNNModel` (one output or more).
-    x : torch.Tensor
-        (S, T, n_in): the diagnostic inputs, on the model's device.
-    y : torch.Tensor
-        (S, T, n_out): their targets.
+    x, y : torch.Tensor
+        The diagnostic inputs (S, T, n_in), on the model's device, and their targets (S, T, n_out).
     lags : array_like of int
         (L,): increasing integers in [1, T - loss_from - 1].
     loss_from : int, optional
@@ -275,8 +273,7 @@ def matched_sums(model: RNNModel, x: torch.Tensor, y: torch.Tensor, lags, *, los
 
     References
     ----------
-    The learnability paper's protocol (:doc:`/learnability`); its code
-    ``lorenzolivi/learnability``, ``run_learnability_DGX.py``.
+    The learnability paper's protocol (:doc:`/learnability`); code ``lorenzolivi/learnability``.
 
     Examples
     --------

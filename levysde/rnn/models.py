@@ -57,7 +57,12 @@ from dataclasses import dataclass
 from levysde.core.validate import check_array, check_choice, check_int, check_real
 from levysde.rnn._torch import F, nn, torch
 
+__all__ = ["MODELS", "INITS", "RNNModel", "Trace", "ConstGate", "SharedGate", "DiagGate", "GRU", "LSTM", "build_model",
+           "tau0_gate", "apply_tau0_init"]
+
+#: the model names of :func:`build_model`
 MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
+#: the initialisations (module docstring)
 INITS = ("default", "chrono")
 
 
@@ -728,9 +733,30 @@ _CLASSES = {"constgate": ConstGate, "sharedgate": SharedGate, "diaggate": DiagGa
 
 
 def tau0_gate(tau0: float) -> float:
-    """The gate value ``s0 = 1 - exp(-1/tau0)`` whose retention ``1 - s0`` has time scale
-    ``-1/log(1 - s0) = tau0`` (tau0 = 200: s0 = 0.0049875, the paper's 0.005 is tau0 = 199.5).
-    Raises ValueError unless tau0 is finite and > 0."""
+    r"""The gate value :math:`s_0 = 1 - e^{-1/\tau_0}` whose retention has time scale :math:`\tau_0`.
+
+    Parameters
+    ----------
+    tau0 : float
+        The time scale :math:`\tau_0` in steps, finite, > 0.
+
+    Returns
+    -------
+    float
+        :math:`s_0`, so that :math:`-1/\log(1 - s_0) = \tau_0` (computed with ``expm1``).
+
+    Raises
+    ------
+    ValueError
+        Unless ``tau0`` is finite and > 0 (naming ``gate_tau0``).
+
+    Examples
+    --------
+    >>> round(tau0_gate(200.0), 7)      # the paper's 0.005 is tau0 = 199.5
+    0.0049875
+    >>> round(tau0_gate(199.5), 6)
+    0.005
+    """
     return -math.expm1(-1.0 / check_real("gate_tau0", tau0, 0.0, lo_open=True))
 
 
@@ -749,9 +775,40 @@ def _orthogonal(shape, generator) -> torch.Tensor:
 
 @torch.no_grad()
 def apply_tau0_init(model: RNNModel, tau0: float, generator: torch.Generator | None = None) -> RNNModel:
-    """The anti-collapse paper's init (module docstring) in place: every unit starts at time scale
-    ``tau0`` (:func:`tau0_gate`), gate weights zero, other matrices orthogonal (drawn from
-    ``generator``), other biases zero. Returns the model. Raises ValueError unless tau0 > 0."""
+    r"""The anti-collapse paper's init (module docstring), in place: every unit starts at time scale :math:`\tau_0`.
+
+    The retention gate's weights are zero and its bias gives :math:`s_0` (:func:`tau0_gate`);
+    every other matrix is orthogonal (``nn.init.orthogonal_``, drawn from ``generator``);
+    every other bias is zero.
+
+    Parameters
+    ----------
+    model : RNNModel
+        The model, modified in place.
+    tau0 : float
+        :math:`\tau_0` > 0, in steps.
+    generator : torch.Generator or None, optional
+        Where the orthogonal matrices come from; None: torch's global RNG.
+
+    Returns
+    -------
+    RNNModel
+        ``model`` itself.
+
+    Raises
+    ------
+    ValueError
+        Unless ``tau0`` is finite and > 0.
+
+    Examples
+    --------
+    >>> m = apply_tau0_init(build_model("diaggate", 1, 4, 1, seed=0), 10.0, torch.Generator().manual_seed(0))
+    >>> zeta = torch.log(m.trace(torch.zeros(1, 5, 1)).neg_log_r.mean())
+    >>> round(float(zeta), 4), round(-math.log(10.0), 4)      # zeta_q = -log tau0
+    (-2.3026, -2.3026)
+    >>> bool(torch.allclose(m.W @ m.W.T, torch.eye(4), atol=1e-6))
+    True
+    """
     s0 = tau0_gate(tau0)
     logit = math.log(s0) - math.log1p(-s0)
     if isinstance(model, _Leaky):

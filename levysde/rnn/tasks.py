@@ -59,6 +59,9 @@ from levysde.core.validate import check_choice, check_int, check_real
 from levysde.rnn._torch import torch
 from levysde.rnn.teacher import LAG_MODES, lagged_terms, teacher_scale, teacher_time_scales
 
+__all__ = ["TASKS", "ALPHA_MIN_FLOAT32", "Task", "build_task", "sas_noise", "stream_generator"]
+
+#: the task names of :func:`build_task` (module docstring)
 TASKS = ("powerlaw", "delay", "adding", "longmem", "lagged")
 STREAM_TRAIN, STREAM_PROBE, STREAM_NOISE, STREAM_INIT, STREAM_TASK, STREAM_SHUFFLE = 0, 1, 2, 3, 4, 5
 #: chunks of the longmem probe sequence (the last one is measured, the others are burn-in)
@@ -66,7 +69,8 @@ PROBE_CHUNKS = 5
 
 
 #: smallest stability index of the alpha-stable draws of training (``input_alpha``, ``inject_alpha``),
-#: which are float32: P(|X| > x) ~ 2 C_alpha x^-alpha, C_alpha = Gamma(alpha) sin(pi alpha / 2) / pi
+#: which are float32: :math:`P(|X| > x) \sim 2 C_\alpha x^{-\alpha}`,
+#: :math:`C_\alpha = \Gamma(\alpha) \sin(\pi\alpha/2) / \pi`
 #: (Samorodnitsky & Taqqu 1994, Property 1.2.15), so at x = sqrt(float32 max) = 1.8e19, beyond which
 #: a draw's square (every MSE loss and gradient) overflows, the fraction of draws is 2e-10 at
 #: alpha = 0.5 but 11 % at alpha = 0.05 (and 1 % even reach float32's largest value, 3.4e38)
@@ -77,7 +81,36 @@ ALPHA_MIN_WHY = ("float32 training: below 0.5, alpha-stable draws whose squares 
 
 
 def stream_generator(seed: int, stream: int, index: int, device="cpu") -> torch.Generator:
-    """A torch.Generator seeded deterministically from ``(seed, stream, index)`` (numpy SeedSequence)."""
+    """A torch.Generator seeded deterministically from ``(seed, stream, index)``.
+
+    Every random draw of training comes from one of these, so a batch is a pure function of
+    ``(seed, stream, index)`` and a resumed run needs no RNG state.
+
+    Parameters
+    ----------
+    seed : int
+        The run seed (its low 32 bits are used).
+    stream : int
+        The stream: ``STREAM_TRAIN``, ``STREAM_PROBE``, ``STREAM_NOISE``, ``STREAM_INIT``,
+        ``STREAM_TASK`` or ``STREAM_SHUFFLE``.
+    index : int
+        The index within the stream (the step, the chunk), >= 0.
+    device : str or torch.device, optional
+        The generator's device (default ``cpu``).
+
+    Returns
+    -------
+    torch.Generator
+        Seeded with the first 63 bits of ``numpy.random.SeedSequence([seed, stream, index])``.
+
+    Examples
+    --------
+    >>> a = torch.rand(2, generator=stream_generator(0, STREAM_TRAIN, 5))
+    >>> b = torch.rand(2, generator=stream_generator(0, STREAM_TRAIN, 5))
+    >>> c = torch.rand(2, generator=stream_generator(0, STREAM_TRAIN, 6))
+    >>> bool(torch.equal(a, b)), bool(torch.equal(a, c))
+    (True, False)
+    """
     s = int(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, int(stream), int(index)]).generate_state(2, np.uint64)[0])
     return torch.Generator(device=device).manual_seed(s & 0x7FFFFFFFFFFFFFFF)
 

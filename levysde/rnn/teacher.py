@@ -10,6 +10,9 @@ import numpy as np
 
 from levysde.core.validate import check_int, check_real
 
+__all__ = ["teacher_time_scales", "teacher_scale", "trivial_loss", "pareto_lags", "lagged_terms", "lagged_variance",
+           "LAG_SEED", "FIXED_LAGS", "FIXED_COEFFS", "LAG_MODES"]
+
 
 # --------------------------------------------------------------------------------------
 # the "learned" diagnostic (docs/specification.md §8 (i)), torch-free so that ``levysde check`` needs numpy only
@@ -187,19 +190,59 @@ FIXED_LAGS = (32, 64, 128, 192, 256)
 FIXED_COEFFS = (0.6, 0.5, 0.4, 0.32, 0.26)
 #: coefficients c_k = LAG_COEFF0 * LAG_COEFF_DECAY^k of the drawn lags (sorted order)
 LAG_COEFF0, LAG_COEFF_DECAY = 0.6, 0.85
+#: the ``lag_mode`` values of the ``lagged`` task
 LAG_MODES = ("pareto", "fixed")
 
 
 def pareto_lags(count: int, lo: int, hi: int, alpha: float, seed: int = LAG_SEED) -> np.ndarray:
-    """``count`` distinct integer lags (int64, sorted) from the truncated Pareto density
-    ``p(l) ∝ l^(-(alpha+1))`` on ``[lo, hi]``, by inverse CDF from ``numpy.random.default_rng(seed)``.
+    r"""``count`` distinct integer lags from a truncated Pareto density on ``[lo, hi]``.
 
-    Each round draws as many uniforms as lags are missing, maps them through
-    ``l = (lo^-a - U (lo^-a - hi^-a))^(-1/a)``, rounds (clipped to [lo, hi]) and keeps the new
-    values in order until ``count`` are distinct (a duplicate is redrawn in the next round).
-    The defaults of the ``lagged`` task (16 lags, [8, 640], alpha 0.6) give
+    The density is :math:`p(\ell) \propto \ell^{-(\alpha+1)}`; the lags are drawn by inverse CDF.
+
+    Parameters
+    ----------
+    count : int
+        The number of lags, in [1, hi - lo + 1] (the ``lag_count`` field).
+    lo, hi : int
+        The range, 1 <= lo < hi (``lag_lo``, ``lag_hi``).
+    alpha : float
+        The Pareto index :math:`\alpha`, finite, > 0 (``lag_alpha``).
+    seed : int, optional
+        Seed of ``numpy.random.default_rng`` (default :data:`LAG_SEED`: the same lags for
+        every training seed).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, shape (count,), sorted, distinct.
+
+    Raises
+    ------
+    ValueError
+        Unless 1 <= count <= hi - lo + 1, 1 <= lo < hi and alpha is finite and > 0 (naming
+        ``lag_count``, ``lag_lo``, ``lag_hi``, ``lag_alpha``), or when ``count`` distinct lags
+        cannot be drawn.
+
+    Notes
+    -----
+    By inverse CDF: each round draws as many uniforms :math:`U` as lags are missing, maps them
+    through
+
+    .. math::
+
+        \ell = \big(\ell_{lo}^{-\alpha} - U (\ell_{lo}^{-\alpha} - \ell_{hi}^{-\alpha})\big)^{-1/\alpha},
+
+    rounds (clipped to [lo, hi]) and keeps the new values in order until ``count`` are
+    distinct (a duplicate is redrawn in the next round). The defaults of the ``lagged`` task
+    (16 lags, [8, 640], alpha 0.6) give
     [8, 9, 10, 11, 12, 15, 23, 24, 26, 32, 45, 60, 115, 183, 224, 626].
-    Raises ValueError unless 1 <= count <= hi - lo + 1, 1 <= lo < hi, alpha finite > 0.
+
+    Examples
+    --------
+    >>> pareto_lags(5, 2, 50, 0.6).tolist()
+    [3, 5, 7, 11, 28]
+    >>> pareto_lags(16, 8, 640, 0.6).tolist()[-3:]
+    [183, 224, 626]
     """
     lo = check_int("lag_lo", lo, 1)
     hi = check_int("lag_hi", hi, lo + 1, why="above lag_lo")
@@ -220,10 +263,35 @@ def pareto_lags(count: int, lo: int, hi: int, alpha: float, seed: int = LAG_SEED
 
 
 def lagged_terms(config: dict) -> tuple[np.ndarray, np.ndarray]:
-    """``(lags (K,) int64, coefficients (K,) float64)`` of the ``lagged`` task of a run's
-    ``config`` (keys ``lag_mode``, ``lag_count``, ``lag_lo``, ``lag_hi``, ``lag_alpha``;
-    defaults: the paper's). ``pareto``: :func:`pareto_lags`, ``c_k = 0.6 * 0.85^k`` (the longest
-    lag gets the smallest); ``fixed``: :data:`FIXED_LAGS`, :data:`FIXED_COEFFS`."""
+    r"""The lags and coefficients of the ``lagged`` task of a run's ``config``.
+
+    Parameters
+    ----------
+    config : dict
+        Read: ``lag_mode`` (``pareto`` or ``fixed``), ``lag_count``, ``lag_lo``, ``lag_hi``,
+        ``lag_alpha``; missing keys take the anti-collapse paper's values (16, 8, 640, 0.6).
+
+    Returns
+    -------
+    lags : numpy.ndarray
+        int64 (K,), increasing.
+    coeffs : numpy.ndarray
+        float64 (K,): ``pareto``: :math:`c_k = 0.6 \cdot 0.85^k` (the longest lag gets the
+        smallest); ``fixed``: :data:`FIXED_COEFFS` with :data:`FIXED_LAGS`.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``lag_mode``, or bad Pareto fields (:func:`pareto_lags`).
+
+    Examples
+    --------
+    >>> lags, c = lagged_terms({"lag_mode": "pareto", "lag_count": 3, "lag_lo": 2, "lag_hi": 20})
+    >>> lags.tolist(), np.round(c, 4).tolist()
+    ([4, 8, 15], [0.6, 0.51, 0.4335])
+    >>> lagged_terms({"lag_mode": "fixed"})[0].tolist()
+    [32, 64, 128, 192, 256]
+    """
     mode = config.get("lag_mode", "pareto")
     if mode == "fixed":
         return np.array(FIXED_LAGS, dtype=np.int64), np.array(FIXED_COEFFS)
@@ -235,8 +303,33 @@ def lagged_terms(config: dict) -> tuple[np.ndarray, np.ndarray]:
 
 
 def lagged_variance(lags, coeffs, t) -> np.ndarray:
-    """Variance of the noiseless ``lagged`` target at times ``t``: ``sum_k c_k^2 [t >= l_k]``
-    (``u`` is a unit vector, x_t ~ N(0, I) i.i.d.; terms with ``t - l_k < 0`` are absent)."""
+    r"""Variance of the noiseless ``lagged`` target at times ``t``.
+
+    Parameters
+    ----------
+    lags : array_like of int
+        (K,): the lags :math:`\ell_k`.
+    coeffs : array_like of float
+        (K,): their coefficients :math:`c_k`.
+    t : array_like of int
+        (n,): the time steps.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 (n,): :math:`\sum_k c_k^2\, [t \ge \ell_k]`.
+
+    Notes
+    -----
+    The target is :math:`y_t = \sum_k c_k\, u^\top x_{t-\ell_k}` with :math:`u` a unit vector and
+    :math:`x_t \sim N(0, I)` i.i.d., so its terms are independent with variance
+    :math:`c_k^2`; terms with :math:`t - \ell_k < 0` are absent.
+
+    Examples
+    --------
+    >>> lagged_variance([2, 4], [1.0, 0.5], [0, 2, 3, 4, 5]).tolist()
+    [0.0, 1.0, 1.0, 1.25, 1.25]
+    """
     t = np.asarray(t)
     c2 = np.asarray(coeffs, dtype=np.float64) ** 2
     return (t[:, None] >= np.asarray(lags)[None, :]).astype(np.float64) @ c2

@@ -110,6 +110,9 @@ from levysde.rnn.tasks import (
 )
 from levysde.rnn.teacher import trivial_loss
 
+__all__ = ["TrainConfig", "TrainingDiverged", "train", "record_stats", "lambda_rayleigh", "integer_lag_grid",
+           "elr_envelope"]
+
 OPTIMIZERS = ("sgd", "adam", "adamw")
 _LAGGED_FIELDS = ("lag_mode", "lag_count", "lag_lo", "lag_hi", "lag_alpha", "input_dim", "n_train")
 _PAPER_FIELDS = ("record_epochs", "gate_tau0", "window_lags")
@@ -129,7 +132,19 @@ MAX_LAG = 2 ** 53
 
 
 class TrainingDiverged(RuntimeError):
-    """The training loss became NaN/inf; the records written so far are kept."""
+    """The training diverged: a loss, parameter, Lambda or envelope became NaN/inf.
+
+    Raised by :func:`train` (and returned per seed by :func:`levysde.rnn.batched.train_seeds`);
+    the records written so far are kept in the run file. A RuntimeError.
+
+    Examples
+    --------
+    >>> try:
+    ...     elr_envelope(np.zeros(2), np.array([np.nan, 1.0]), np.array([1.0]))
+    ... except TrainingDiverged as e:
+    ...     print(str(e)[:39])
+    optimizer amplitudes Lambda_q unusable
+    """
 
 
 @dataclass
@@ -498,7 +513,31 @@ def integer_lag_grid(n_lags: int, lag_max: int) -> np.ndarray:
     ``round(geomspace(1, lag_max, n_lags))`` repeats small integers; each repeat is moved to
     the next free integer (and the top end is kept at ``lag_max``), so the grid is linear
     (1, 2, 3, ...) where the log spacing is below 1 and logarithmic above.
-    Raises ValueError unless 2 <= n_lags <= lag_max <= MAX_LAG = 2^53 (exact in float64)."""
+
+    Parameters
+    ----------
+    n_lags : int
+        The number of lags, in [2, lag_max].
+    lag_max : int
+        The largest lag, in [2, 2^53] (exact in float64).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 (n_lags,): increasing integers, the first 1, the last ``lag_max``.
+
+    Raises
+    ------
+    ValueError
+        Unless 2 <= n_lags <= lag_max <= MAX_LAG = 2^53 (naming ``n_lags`` or ``lag_max``).
+
+    Examples
+    --------
+    >>> integer_lag_grid(6, 100).tolist()
+    [1.0, 3.0, 6.0, 16.0, 40.0, 100.0]
+    >>> integer_lag_grid(5, 5).tolist()
+    [1.0, 2.0, 3.0, 4.0, 5.0]
+    """
     lag_max = check_int("lag_max", lag_max, 2, MAX_LAG, why="exact in float64")
     n_lags = check_int("n_lags", n_lags, 2, lag_max, why="at most lag_max")
     lags = np.round(np.geomspace(1.0, lag_max, n_lags)).astype(np.int64)
@@ -512,11 +551,43 @@ def integer_lag_grid(n_lags: int, lag_max: int) -> np.ndarray:
 
 
 def elr_envelope(mu_bar: np.ndarray, lam: np.ndarray, lags: np.ndarray) -> np.ndarray:
-    """ELR envelope ``f(l) = sum_q Lambda_q exp(-l mu_bar_q) / sum_q Lambda_q`` (docs/specification.md §9), (n_lags,).
+    r"""The ELR envelope :math:`f(\ell)` of one record (docs/specification.md §9).
 
-    ``mu_bar`` >= 0 and ``lam`` (H,), ``lags`` (n_lags,). Raises TrainingDiverged (with the
-    cause) unless every Lambda_q is finite and >= 0 with a positive sum and mu_bar is finite:
-    a non-finite envelope is never returned."""
+    Parameters
+    ----------
+    mu_bar : numpy.ndarray
+        (H,): :math:`\bar\mu_q \ge 0`, each unit's mean :math:`-\log r`.
+    lam : numpy.ndarray
+        (H,): the optimizer amplitudes :math:`\Lambda_q \ge 0` (:func:`lambda_rayleigh`).
+    lags : numpy.ndarray
+        (n_lags,): the lags :math:`\ell`.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 (n_lags,): :math:`f(\ell)`, in [0, 1].
+
+    Raises
+    ------
+    TrainingDiverged
+        With the cause, unless every :math:`\Lambda_q` is finite and >= 0 with a positive
+        sum and :math:`\bar\mu` is finite: a non-finite envelope is never returned.
+
+    Notes
+    -----
+    .. math::
+
+        f(\ell) = \frac{\sum_q \Lambda_q\, e^{-\ell \bar\mu_q}}{\sum_q \Lambda_q}.
+
+    References
+    ----------
+    The specification, §9 (:doc:`/specification`).
+
+    Examples
+    --------
+    >>> np.round(elr_envelope(np.array([0.1, 1.0]), np.array([1.0, 3.0]), np.array([1.0, 10.0])), 6).tolist()
+    [0.502119, 0.092004]
+    """
     lam = np.asarray(lam, dtype=np.float64)
     if not (np.all(np.isfinite(lam)) and np.all(lam >= 0) and lam.sum() > 0):
         bad = int(np.sum(~(np.isfinite(lam) & (lam > 0))))
