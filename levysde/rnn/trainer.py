@@ -222,7 +222,7 @@ class TrainConfig:
         sigma / RMS(update) > 0 (1), the slow units' quantile in (0, 1) (0.1), the taper c > 0
         (100).
     n_lags, lag_max : int
-        The envelope's integer log grid: ``n_lags`` >= 2 points on 1..``lag_max`` (40, 10000).
+        The envelope's integer log grid: ``n_lags`` >= 2 points from 1 to ``lag_max`` (40, 10000).
     transport : bool
         Also record the measured transport (default False).
     device : str
