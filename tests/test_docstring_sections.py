@@ -22,6 +22,7 @@ SECTIONS_REQUIRED = (
     "levysde.inference.",
 
     # -- rnn, studies, plotting --
+    "levysde.rnn",  # the package too: it re-exports names of modules without __all__
 
 )
 

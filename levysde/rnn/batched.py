@@ -75,9 +75,42 @@ _CLIP_EPS = 1e-6
 
 
 def check_batchable(cfg: TrainConfig) -> None:
-    """Raise ValueError (naming the field) unless seeds of ``cfg`` can be trained batched:
-    a leaky model (:data:`BATCHED_MODELS`), a task other than ``longmem``, ``fast`` off,
-    and every option the batched step does not cover at its default."""
+    """Check that seeds of ``cfg`` can be trained as one batched model.
+
+    A configuration is batchable when it has a leaky model (:data:`BATCHED_MODELS`), a task
+    other than ``longmem`` (whose streams carry state from step to step), ``fast`` off, and
+    every option the batched step does not cover at its default.
+
+    Parameters
+    ----------
+    cfg : TrainConfig
+        The configuration to check (its ``seed`` does not matter).
+
+    Returns
+    -------
+    None
+        Returns only when ``cfg`` is batchable.
+
+    Raises
+    ------
+    ValueError
+        Naming the field (``model``, ``task``, ``fast`` or the uncovered option) that keeps
+        the seeds from being trained batched.
+
+    See Also
+    --------
+    train_seeds : trains batchable configurations.
+
+    Examples
+    --------
+    >>> from levysde.rnn.trainer import TrainConfig
+    >>> check_batchable(TrainConfig(model="diaggate", task="lagged"))
+    >>> try:
+    ...     check_batchable(TrainConfig(model="gru", task="lagged"))
+    ... except ValueError as e:
+    ...     print(str(e)[:40])
+    model must be one of ('constgate', 'shar
+    """
     if cfg.model not in BATCHED_MODELS:
         raise ValueError(f"model must be one of {BATCHED_MODELS} to train seeds batched, got {cfg.model!r} "
                          f"(train GRU/LSTM seeds separately)")
@@ -93,10 +126,44 @@ def check_batchable(cfg: TrainConfig) -> None:
 
 
 def workspace_bytes(cfg: TrainConfig, seeds: int) -> int:
-    """Bytes of the batched step's buffers for ``seeds`` seeds of ``cfg`` (float32, time-first):
-    ``T S B (2 K + 5 H + 2 D + 2 O)`` floats, K = H + gate outputs (the pre-activations / their
-    gradient twice, h, htilde, h differences, gate, readout gradient; inputs, targets), plus
-    the gradients and the stacked weights with two Adam moments and their gradient (4 copies)."""
+    r"""Bytes of the batched step's buffers for ``seeds`` seeds of ``cfg`` (float32, time-first).
+
+    :class:`BatchedRuns` refuses a batch whose buffers would not fit in the free memory of
+    its device; this is the estimate it compares.
+
+    Parameters
+    ----------
+    cfg : TrainConfig
+        The configuration (its model, ``hidden``, ``batch`` and task set the sizes).
+    seeds : int
+        Number of seeds S stepped together, >= 1.
+
+    Returns
+    -------
+    int
+        The bytes of the buffers (4 bytes per float32 entry).
+
+    Notes
+    -----
+    With :math:`T` the sequence length, :math:`B` the batch, :math:`H` the width,
+    :math:`D` the inputs, :math:`O` the outputs and :math:`K = H + G` (:math:`G` the gate
+    outputs: 0 for ConstGate, 1 for SharedGate, :math:`H` for DiagGate), the count of floats is
+
+    .. math::
+
+        T S B\,(2K + 5H + 2D + 2O) + 4 S\,\big(K (H + D + 1) + O (H + 1)\big):
+
+    the pre-activations and their gradient (twice), :math:`h`, :math:`\tilde h`, the
+    differences :math:`\tilde h - h`, the gate and the readout gradient, inputs and
+    targets; then the stacked weights, their gradient and two Adam moments (4 copies).
+
+    Examples
+    --------
+    >>> from levysde.rnn.trainer import TrainConfig
+    >>> cfg = TrainConfig(model="diaggate", hidden=4, task="lagged", seq_len=8, input_dim=2, batch=2)
+    >>> workspace_bytes(cfg, 3)
+    10992
+    """
     task = cfg.make_task()
     H, D, T, B, S = cfg.hidden, task.n_in, task.seq_len, cfg.batch, int(seeds)
     K = H + {"constgate": 0, "sharedgate": 1}.get(cfg.model, H)
@@ -269,11 +336,38 @@ def _train_batch(run: TrainingRun):
 
 
 def clip_per_seed(params: list[torch.Tensor], max_norm: float) -> torch.Tensor:
-    """Clip the gradients of stacked parameters (seed axis first) seed by seed, in place.
+    r"""Clip the gradients of stacked parameters (seed axis first) seed by seed, in place.
 
-    Seed s's gradient is scaled by ``min(1, max_norm / (||g_s||_2 + 1e-6))``, ``||g_s||`` the
-    2-norm over all of seed s's parameter gradients: ``torch.nn.utils.clip_grad_norm_`` applied
-    to each seed's own parameters. Returns the norms before clipping, (S,).
+    ``torch.nn.utils.clip_grad_norm_`` applied to each seed's own parameters.
+
+    Parameters
+    ----------
+    params : list of torch.Tensor
+        Stacked parameters, each of shape (S, ...) with a ``.grad`` of the same shape; seed
+        s's gradients are the slices ``p.grad[s]``. Modified in place.
+    max_norm : float
+        The largest global gradient norm a seed keeps, > 0.
+
+    Returns
+    -------
+    torch.Tensor
+        (S,): each seed's global gradient norm before clipping.
+
+    Notes
+    -----
+    Seed :math:`s`'s gradient :math:`g_s` (all its parameters together) is scaled by
+
+    .. math::
+
+        \min\!\Big(1, \frac{c}{\lVert g_s \rVert_2 + 10^{-6}}\Big),
+
+    :math:`c` = ``max_norm``, the factor of ``torch.nn.utils.clip_grad_norm_`` (Pascanu,
+    Mikolov & Bengio 2013).
+
+    References
+    ----------
+    R. Pascanu, T. Mikolov, Y. Bengio, "On the difficulty of training recurrent neural
+    networks", ICML 2013.
 
     Examples
     --------
@@ -298,13 +392,47 @@ class BatchedRuns:
     """Runs of one configuration, differing only in the seed and at the same step, stepped as
     one batched model (module docstring).
 
-    ``runs``: :class:`levysde.rnn.trainer.TrainingRun` objects, built (or resumed) as separate
-    runs. Their weights and optimizer state are stacked at construction; :meth:`step` takes one
+    The runs' weights and optimizer state are stacked at construction; :meth:`step` takes one
     optimizer step of every seed; :meth:`sync` copies the stacked state back into the runs
     (before they record, and before the batch is rebuilt or dropped).
 
-    Raises ValueError if the runs differ in anything but the seed, are at different steps, or
-    their configuration is not batchable (:func:`check_batchable`).
+    Parameters
+    ----------
+    runs : list of levysde.rnn.trainer.TrainingRun
+        At least one run, built (or resumed) as separate runs, differing only in the seed and
+        at the same step.
+
+    Attributes
+    ----------
+    runs : list of levysde.rnn.trainer.TrainingRun
+        The runs, in the order given.
+    names : list of str
+        The parameter names, in the models' order.
+    P : list of torch.Tensor
+        The stacked parameters, one (S, ...) tensor per name.
+    opt : torch.optim.Optimizer
+        The optimizer on the stacked parameters (the runs' parameter groups and state).
+
+    Raises
+    ------
+    ValueError
+        If the runs differ in anything but the seed, are at different steps, use manual
+        weight decay or a fast step, their configuration is not batchable
+        (:func:`check_batchable`), or the buffers (:func:`workspace_bytes`) exceed the free
+        memory.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> from levysde.rnn.trainer import TrainConfig, TrainingRun
+    >>> cfg = TrainConfig(model="diaggate", hidden=4, task="lagged", seq_len=8, lag_lo=2, lag_hi=6,
+    ...                   lag_count=2, input_dim=2, n_train=8, batch=4, steps=2)
+    >>> runs = [TrainingRun(dataclasses.replace(cfg, seed=s).validate(), None) for s in (0, 1)]
+    >>> batch = BatchedRuns(runs)
+    >>> [tuple(p.shape) for p in batch.P][:2]
+    [(2, 4, 4), (2, 4, 2)]
+    >>> len(batch.step()), batch.step_index
+    (2, 1)
     """
 
     def __init__(self, runs: list[TrainingRun]):

@@ -42,8 +42,40 @@ def _why(exc: BaseException) -> str:
 
 
 def save_checkpoint(path: str, state: dict) -> None:
-    """Atomically ``torch.save`` a checkpoint dict (layout in the module docstring; ``format``
-    is filled in)."""
+    """Atomically ``torch.save`` a checkpoint dict.
+
+    Parameters
+    ----------
+    path : str
+        Where to write (by convention ``RUN.ckpt`` beside the run file ``RUN.npz``). The file
+        is written to a temporary name and renamed (:func:`levysde.io.files.atomic_write`),
+        so an interrupted write never leaves a truncated checkpoint.
+    state : dict
+        The checkpoint's entries (layout in the module docstring: :data:`CKPT_KEYS` but
+        ``format``); only tensors, plain containers, numbers and strings, so that
+        :func:`load_checkpoint` can read it with ``weights_only=True``. ``format`` is filled
+        in (:data:`CKPT_FORMAT`); ``state`` itself is not modified.
+
+    Returns
+    -------
+    None
+
+    See Also
+    --------
+    load_checkpoint : reads it back.
+
+    Examples
+    --------
+    >>> import os, tempfile, torch
+    >>> d = tempfile.mkdtemp()
+    >>> path = os.path.join(d, "run.ckpt")
+    >>> state = {"model": {"W": torch.zeros(2, 2)}, "optimizer": {}, "records": {}, "lags": torch.arange(3),
+    ...          "step": 5, "wall": 1.0, "acc": [0.0, 0], "config": {"hidden": 2}}
+    >>> save_checkpoint(path, state)
+    >>> st = load_checkpoint(path)
+    >>> st["format"], st["step"], tuple(st["model"]["W"].shape)
+    ('levysde-rnn-checkpoint-2', 5, (2, 2))
+    """
     state = dict(state, format=CKPT_FORMAT)
     atomic_write(path, lambda fh: torch.save(state, fh))
 
@@ -51,10 +83,42 @@ def save_checkpoint(path: str, state: dict) -> None:
 def load_checkpoint(path: str) -> dict:
     """Load a checkpoint written by :func:`save_checkpoint` (``weights_only=True``, tensors on CPU).
 
-    Raises ValueError, one line naming ``path``, if the file cannot be read (missing,
-    truncated, corrupt, not a levysde checkpoint, written by an older levysde, or holding
-    objects other than tensors / plain containers), or when its zip directory declares more
-    data than the file holds or memory can take (:func:`levysde.io.archive.check_archive`)."""
+    Parameters
+    ----------
+    path : str
+        The checkpoint file (``RUN.ckpt``).
+
+    Returns
+    -------
+    dict
+        The checkpoint's entries, every key of :data:`CKPT_KEYS` present (layout in the
+        module docstring), tensors on the CPU.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``path``, if the file cannot be read (missing, truncated, corrupt,
+        not a levysde checkpoint, written by an older levysde, incomplete, or holding objects
+        other than tensors / plain containers), or when its zip directory declares more data
+        than the file holds or memory can take (:func:`levysde.io.archive.check_archive`).
+
+    Notes
+    -----
+    ``torch.load(..., weights_only=True)`` unpickles only tensors, plain containers, numbers
+    and strings, so loading a crafted file cannot run code.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "bad.ckpt")
+    >>> with open(path, "wb") as fh:
+    ...     _ = fh.write(b"not a checkpoint")
+    >>> try:
+    ...     load_checkpoint(path)
+    ... except ValueError as e:
+    ...     print(str(e).split(": ", 1)[1].split(" (")[0])
+    corrupt, truncated or not a levysde checkpoint
+    """
     check_archive(path, "checkpoint")     # a zip member that declares more than the file holds
     try:
         with warnings.catch_warnings():  # e.g. "Detected pickle protocol 4": the error below says it

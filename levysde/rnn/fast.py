@@ -20,21 +20,60 @@ from __future__ import annotations
 from levysde.core.validate import check_int
 from levysde.rnn._torch import torch
 
+__all__ = ["GraphStep"]
+
 
 class GraphStep:
     """One training step ``loss, state_out = forward_loss(x, y, state); update(loss)`` replayed
     from a CUDA graph.
 
-    * ``forward_loss``: callable ``(x, y, state) -> (loss (scalar tensor), state_out)``;
-      ``state`` is None (fresh zeros each step) or a tensor (B, H) carried between calls.
-    * ``update``: callable ``(loss) -> None``: backward, clip, decay, optimizer step.
-    * ``model``, ``optimizer``: whose tensors are snapshotted around the warm-up.
-    * ``capture``: record a CUDA graph (needs tensors on CUDA); False: eager, for tests.
-    * ``warmup``: warm-up iterations before the capture (>= 1; PyTorch recommends a few).
-
     Calling it with ``(x, y, state)`` returns ``(loss, state_out)`` as static tensors (copy
     them before the next call). Shapes must stay the same from call to call; a ``state``
-    given at the first call must be given at every call. Raises ValueError otherwise.
+    given at the first call must be given at every call.
+
+    Parameters
+    ----------
+    forward_loss : callable
+        ``(x, y, state) -> (loss, state_out)``, ``loss`` a scalar tensor; ``state`` is None
+        (fresh zeros each step) or a tensor (B, H) carried between calls.
+    update : callable
+        ``(loss) -> None``: backward, clip, decay, optimizer step.
+    model : torch.nn.Module
+        The model whose parameters and buffers are snapshotted around the warm-up.
+    optimizer : torch.optim.Optimizer
+        The optimizer whose state is snapshotted around the warm-up (on CUDA, Adam/AdamW
+        built with ``capturable=True``).
+    capture : bool
+        Record a CUDA graph (needs tensors on CUDA); False: the same code eagerly, on any
+        device (for tests).
+    warmup : int, optional
+        Warm-up iterations before the capture, >= 1 (default 3; PyTorch recommends a few).
+
+    Raises
+    ------
+    ValueError
+        If ``warmup`` < 1; at a call, if the shapes (or the presence of ``state``) differ from
+        the first call's.
+
+    References
+    ----------
+    PyTorch documentation, "CUDA semantics: CUDA Graphs" (whole-network capture).
+
+    Examples
+    --------
+    >>> _ = torch.manual_seed(0)
+    >>> lin = torch.nn.Linear(2, 1)
+    >>> opt = torch.optim.SGD(lin.parameters(), lr=0.1)
+    >>> def forward_loss(x, y, state):
+    ...     return ((lin(x) - y) ** 2).mean(), state
+    >>> step = GraphStep(forward_loss, lambda loss: (loss.backward(), opt.step()), lin, opt, capture=False)
+    >>> x, y = torch.ones(4, 2), torch.zeros(4, 1)
+    >>> before = round(((lin(x) - y) ** 2).mean().item(), 6)
+    >>> losses = [round(step(x, y)[0].item(), 6) for _ in range(3)]
+    >>> losses[0] == before                   # the warm-up's steps were undone
+    True
+    >>> losses[0] > losses[1] > losses[2]     # then each call is one step
+    True
     """
 
     def __init__(self, forward_loss, update, model: torch.nn.Module, optimizer: torch.optim.Optimizer,

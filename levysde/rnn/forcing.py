@@ -42,8 +42,32 @@ SEED_OFFSET = 1729
 
 
 def initial_slow_mask(hidden: int, q: float) -> np.ndarray:
-    """Bool (H,): the first ``max(1, ceil(q H))`` units (the paper's mask before any checkpoint).
-    Raises ValueError unless hidden >= 1 and 0 < q < 1."""
+    r"""The slow units before any record: the first :math:`\max(1, \lceil qH \rceil)` units.
+
+    This is the anti-collapse paper's mask before its first checkpoint.
+
+    Parameters
+    ----------
+    hidden : int
+        The number of units H, >= 1.
+    q : float
+        The fraction of units forced, in (0, 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        Bool, shape (H,): True for the first :math:`\max(1, \lceil qH \rceil)` units.
+
+    Raises
+    ------
+    ValueError
+        Unless ``hidden`` >= 1 (named ``hidden``) and 0 < q < 1 (named ``slow_forcing_q``).
+
+    Examples
+    --------
+    >>> initial_slow_mask(5, 0.3).tolist()
+    [True, True, False, False, False]
+    """
     H = check_int("hidden", hidden, 1)
     q = check_real("slow_forcing_q", q, 0.0, 1.0, lo_open=True, hi_open=True)
     mask = np.zeros(H, dtype=bool)
@@ -52,9 +76,33 @@ def initial_slow_mask(hidden: int, q: float) -> np.ndarray:
 
 
 def slow_mask_from_zeta(zeta_window, q: float) -> np.ndarray:
-    """Bool (H,): the units with a finite ``zeta_window`` at or below its ``q`` quantile
-    (numpy ``nanquantile``, linear interpolation, over the finite values); the initial mask
-    (:func:`initial_slow_mask`) when none is finite or none is selected.
+    r"""The slow units after a record: the units whose windowed time scale is at or below its ``q`` quantile.
+
+    Parameters
+    ----------
+    zeta_window : array_like of float
+        Shape (H,): each unit's windowed log decay rate :math:`\zeta` (the run file's
+        ``zeta_window`` at one record); NaN for a unit whose windowed fit is non-decaying.
+    q : float
+        The quantile level, in (0, 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        Bool, shape (H,): True for the units with a finite :math:`\zeta_q \le Q_q`,
+        :math:`Q_q` the ``q`` quantile of the finite values (numpy's linear
+        ``quantile``), i.e. the longest time scales :math:`\tau = e^{-\zeta}`; the initial
+        mask (:func:`initial_slow_mask`) when none is finite or none is selected.
+
+    Raises
+    ------
+    ValueError
+        Unless 0 < q < 1 (named ``slow_forcing_q``).
+
+    References
+    ----------
+    The selection rule of the anti-collapse paper's code (``lorenzolivi/anticollapse``,
+    ``run_phase_trajectory.py``), restated; see :doc:`/rnn`.
 
     Examples
     --------
@@ -71,19 +119,72 @@ def slow_mask_from_zeta(zeta_window, q: float) -> np.ndarray:
 
 
 class SlowModeForcing:
-    """The forcing of one run (module docstring).
+    r"""The slow-mode update-space forcing of one run (module docstring).
+
+    Use: ``before = f.snapshot()`` just before the optimizer step, ``f.apply(before, step)``
+    just after it; the slow units may be replaced between steps (:meth:`set_mask`).
 
     Parameters
     ----------
-    params : list of tensors whose leading dimension is the unit index (H rows each).
-    alpha : float in (0, 2], the stability index of the noise (the paper: 1.5).
-    scale : float > 0, sigma / RMS(Delta) (the paper: 1.0).
-    taper : float > 0, the soft taper's bound c (the paper: 100).
-    seed : int >= 0, the run seed (the generator uses ``seed + SEED_OFFSET``).
-    mask : bool array (H,), the slow units to start with.
+    params : list of torch.Tensor
+        The neuron tensors, each with the unit index as its leading dimension (H rows each).
+        Modified in place by :meth:`apply`.
+    alpha : float
+        The stability index of the noise, in (0, 2] (the paper: 1.5).
+    scale : float
+        :math:`\sigma / \mathrm{RMS}(\Delta)`, > 0 (the paper: 1.0).
+    taper : float
+        The soft taper's bound :math:`c`, > 0 (the paper: 100).
+    seed : int
+        The run seed, >= 0 (the generator uses ``seed + SEED_OFFSET``).
+    mask : array_like of bool
+        Shape (H,): the slow units to start with, at least one True.
 
-    Use: ``before = f.snapshot()`` just before the optimizer step, ``f.apply(before, step)``
-    just after it; ``f.mask`` (bool (H,) numpy) may be replaced between steps.
+    Attributes
+    ----------
+    mask : numpy.ndarray
+        Bool (H,): the slow units now.
+    hidden : int
+        The number of units H.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter (``slow_forcing_alpha``, ``slow_forcing_scale``,
+        ``slow_forcing_taper``, ``seed``) out of its range; if ``params`` differ in their
+        leading dimension, or ``mask`` has not H entries with at least one True.
+
+    Notes
+    -----
+    For each tensor, with :math:`\Delta` the optimizer step's update of its slow rows and
+    :math:`X` i.i.d. standard symmetric :math:`\alpha`-stable,
+    :math:`\mathbb{E}\,e^{ikX} = e^{-|k|^\alpha}` (Chambers, Mallows & Stuck 1976),
+
+    .. math::
+
+        \mathrm{rows}_S \leftarrow \mathrm{rows}_S + \sigma\, c \tanh(X / c), \qquad
+        \sigma = \mathrm{scale} \cdot \frac{\lVert \Delta \rVert_2}{\sqrt{\mathrm{numel}(\Delta)}},
+
+    so the forcing is self-calibrated to the size of the optimizer's own update.
+
+    References
+    ----------
+    The anti-collapse paper's Path A negative control (:doc:`/rnn`); J. M. Chambers,
+    C. L. Mallows, B. W. Stuck, "A method for simulating stable random variables",
+    JASA 71 (1976) 340-344.
+
+    Examples
+    --------
+    >>> import torch
+    >>> W = torch.zeros(4, 3)
+    >>> f = SlowModeForcing([W], alpha=1.5, scale=1.0, taper=100.0, seed=0, mask=initial_slow_mask(4, 0.5))
+    >>> before = f.snapshot()
+    >>> with torch.no_grad():
+    ...     W -= 0.1                      # the optimizer's step: every entry moved by 0.1
+    >>> round(f.apply(before, step=1), 6)
+    0.1
+    >>> bool(torch.all(W[2:] == -0.1)), bool(torch.all(W[:2] != -0.1))
+    (True, True)
     """
 
     def __init__(self, params, alpha: float, scale: float, taper: float, seed: int, mask):

@@ -68,25 +68,75 @@ LEARNABILITY_PRESETS = {
 
 
 def learnability_steps(preset: str) -> int:
-    """Optimizer steps of a profile: epochs * ceil(n_train / batch). Raises ValueError for an
-    unknown profile."""
+    """Optimizer steps of a profile: ``epochs * ceil(n_train / batch)``.
+
+    Parameters
+    ----------
+    preset : str
+        A profile of :data:`LEARNABILITY_PRESETS` (``learnability``, ``learnability-cpu``,
+        ``learnability-quick``).
+
+    Returns
+    -------
+    int
+        The number of optimizer steps of one run of the profile.
+
+    Raises
+    ------
+    ValueError
+        For an unknown profile (naming ``preset``).
+
+    Examples
+    --------
+    >>> learnability_steps("learnability-cpu"), learnability_steps("learnability-quick")
+    (1200, 4)
+    """
     p = LEARNABILITY_PRESETS[check_choice("preset", preset, tuple(LEARNABILITY_PRESETS))]
     return int(p["epochs"]) * math.ceil(p["n_train"] / p["batch"])
 
 
 def learnability_config(preset: str, model: str, optimizer: str, seed: int, device: str | None = None,
                         **override) -> dict:
-    """The TrainConfig fields of one run of a profile (module docstring): LayerNorm on for the
-    leaky models, records after epoch 1 and at the end, then ``override`` (``epochs=`` or any
-    TrainConfig field).
+    """The TrainConfig fields of one run of a profile (module docstring).
+
+    LayerNorm is on for the leaky models; the records are after epoch 1 and at the end.
+
+    Parameters
+    ----------
+    preset : str
+        The profile (:data:`LEARNABILITY_PRESETS`).
+    model : str
+        One of :data:`LEARNABILITY_MODELS` (``constgate``, ``sharedgate``, ``diaggate``,
+        ``gru``, ``lstm``).
+    optimizer : str
+        One of :data:`LEARNABILITY_OPTIMIZERS` (``adamw``, ``sgd``).
+    seed : int
+        The run seed, any integer >= 0 (not only the profile's).
+    device : str or None, optional
+        The torch device (``cpu``, ``cuda``); None: the profile's.
+    **override
+        Applied last: ``epochs=`` (sets ``steps`` and the record schedule) or any TrainConfig
+        field.
+
+    Returns
+    -------
+    dict
+        The fields of :class:`levysde.rnn.trainer.TrainConfig` (``TrainConfig(**cfg)``
+        builds the run's configuration), ``steps`` and ``record_epochs`` included.
+
+    Raises
+    ------
+    ValueError
+        For an unknown profile, model or optimizer, or a bad seed (naming ``preset``,
+        ``model``, ``optimizer`` or ``seed``).
 
     Examples
     --------
     >>> cfg = learnability_config("learnability-cpu", "diaggate", "adamw", 212)
     >>> cfg["hidden"], cfg["steps"], cfg["layernorm"], cfg["gate_tau0"], cfg["lag_mode"]
     (32, 1200, True, 19.5, 'fixed')
-
-    Raises ValueError for an unknown profile, model or optimizer, or a bad seed.
+    >>> learnability_config("learnability-quick", "gru", "sgd", 0)["layernorm"]
+    False
     """
     p = copy.deepcopy(LEARNABILITY_PRESETS[check_choice("preset", preset, tuple(LEARNABILITY_PRESETS))])
     check_choice("model", model, LEARNABILITY_MODELS)

@@ -94,9 +94,32 @@ class _Hidden(nn.Module):
 
 
 def direction(model: RNNModel, w_seed: int = W_SEED) -> dict:
-    """The random unit direction ``w`` of the trainable parameters: ``{name: tensor}`` with
-    standard normal entries from ``torch.Generator().manual_seed(w_seed)`` (drawn on the CPU in
-    float64, in the order of ``named_parameters``), divided by their joint Euclidean norm."""
+    r"""The random unit direction :math:`w` of the trainable parameters.
+
+    Standard normal entries from ``torch.Generator().manual_seed(w_seed)`` (drawn on the CPU in
+    float64, in the order of ``named_parameters``), divided by their joint Euclidean norm, so
+    that :math:`\lVert w \rVert_2 = 1` over all parameters together.
+
+    Parameters
+    ----------
+    model : RNNModel
+        The model (:func:`levysde.rnn.models.build_model`).
+    w_seed : int, optional
+        The generator's seed (default :data:`W_SEED`, the paper's).
+
+    Returns
+    -------
+    dict
+        ``{name: tensor}`` for every trainable parameter, shaped like it, on its device and in
+        its dtype.
+
+    Examples
+    --------
+    >>> from levysde.rnn.models import build_model
+    >>> w = direction(build_model("diaggate", 2, 4, 1, seed=0))
+    >>> sorted(w)[:3], round(float(sum((t.double() ** 2).sum() for t in w.values())), 6)
+    (['U', 'U_a', 'W'], 1.0)
+    """
     g = torch.Generator().manual_seed(int(w_seed))
     w = {k: torch.randn(p.shape, generator=g, dtype=torch.float64)
          for k, p in model.named_parameters() if p.requires_grad}
@@ -106,7 +129,33 @@ def direction(model: RNNModel, w_seed: int = W_SEED) -> dict:
 
 
 def hidden_jvp(model: RNNModel, x: torch.Tensor, w: dict) -> torch.Tensor:
-    """``v_t = (d h_t / d theta)[w]`` (B, T, H) for inputs x (B, T, n_in), by forward-mode AD."""
+    r"""The hidden states' Jacobian-vector product :math:`v_t = (\partial h_t / \partial \theta)\, w`.
+
+    By forward-mode automatic differentiation (:func:`torch.func.jvp`); GRU and LSTM are
+    rewritten with elementary operations, which forward mode supports on every backend.
+
+    Parameters
+    ----------
+    model : RNNModel
+        The model.
+    x : torch.Tensor
+        Inputs (B, T, n_in), on the model's device.
+    w : dict
+        The direction ``{name: tensor}`` (:func:`direction`).
+
+    Returns
+    -------
+    torch.Tensor
+        (B, T, H): :math:`v_t` for every sequence and step (detached).
+
+    Examples
+    --------
+    >>> from levysde.rnn.models import build_model
+    >>> m = build_model("constgate", 1, 4, 1, seed=0)
+    >>> x = torch.randn(2, 8, 1, generator=torch.Generator().manual_seed(0))
+    >>> tuple(hidden_jvp(m, x, direction(m)).shape)
+    (2, 8, 4)
+    """
     mod = _Hidden(model)
     params = {k: p.detach() for k, p in model.named_parameters() if p.requires_grad}
     buffers = {f"m.{k}": b for k, b in model.named_buffers()}
@@ -119,9 +168,40 @@ def hidden_jvp(model: RNNModel, x: torch.Tensor, w: dict) -> torch.Tensor:
 
 
 def transport_prefix(neg_log_r: torch.Tensor, rdiag: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Prefix sums ``(cs_log, cs_ratio)``, each (B, T + 1, H) float64 with a leading zero, of
-    ``log r`` (r clamped to [1e-12, 1]) and ``rdiag / r``: the window of steps ``a..b-1`` has
-    ``mu0 = exp(cs_log[b] - cs_log[a])`` and ``mu1 = mu0 (cs_ratio[b] - cs_ratio[a])``."""
+    r"""Prefix sums of :math:`\log r` and :math:`r_{\mathrm{diag}} / r`, from which every window's transport follows.
+
+    Parameters
+    ----------
+    neg_log_r : torch.Tensor
+        (B, T, H): :math:`-\log r_t`, the retention's negative log (:class:`levysde.rnn.models.Trace`).
+    rdiag : torch.Tensor
+        (B, T, H): the first-order diagonal correction :math:`J^{(qq)}_t - r_t`.
+
+    Returns
+    -------
+    cs_log : torch.Tensor
+        (B, T + 1, H) float64, leading zero: prefix sums of :math:`\log r`, :math:`r` clamped
+        to [:data:`LEAK_FLOOR`, 1].
+    cs_ratio : torch.Tensor
+        (B, T + 1, H) float64, leading zero: prefix sums of :math:`r_{\mathrm{diag}} / r`.
+
+    Notes
+    -----
+    The window of steps :math:`a, \dots, b - 1` has
+
+    .. math::
+
+        \mu_0 = \prod_{p=a}^{b-1} r_p = e^{\mathrm{cs\_log}[b] - \mathrm{cs\_log}[a]}, \qquad
+        \mu_1 = \mu_0 \sum_{p=a}^{b-1} \frac{r_{\mathrm{diag},p}}{r_p}
+              = \mu_0\,(\mathrm{cs\_ratio}[b] - \mathrm{cs\_ratio}[a]).
+
+    Examples
+    --------
+    >>> nlr = torch.full((1, 3, 1), 0.5)
+    >>> cs_log, cs_ratio = transport_prefix(nlr, torch.zeros(1, 3, 1))
+    >>> cs_log[0, :, 0].tolist()
+    [0.0, -0.5, -1.0, -1.5]
+    """
     log_r = torch.clamp(-neg_log_r.double(), min=float(np.log(LEAK_FLOOR)), max=0.0)
     zero = log_r.new_zeros(log_r.shape[0], 1, log_r.shape[2])
     cs_log = torch.cat([zero, log_r.cumsum(1)], 1)
@@ -141,30 +221,69 @@ def _trace(model: RNNModel, x: torch.Tensor):
 def matched_sums(model: RNNModel, x: torch.Tensor, y: torch.Tensor, lags, *, loss_from: int = 0,
                  w_seed: int = W_SEED, first_order: bool = True, block: int = 64,
                  n_points: int = ECF_POINTS) -> dict:
-    """Per-sequence sufficient sums of the matched statistic psi_t(l) and the envelope (module docstring).
+    r"""Per-sequence sufficient sums of the matched statistic :math:`\psi_t(\ell)` and the envelope (module docstring).
 
     Parameters
     ----------
-    model : a trained :class:`~levysde.rnn.models.RNNModel` (one output or more)
-    x, y : (S, T, n_in), (S, T, n_out) the diagnostic sequences (on the model's device)
-    lags : (L,) distinct integers in [1, T - loss_from - 1]
-    loss_from : first step of the loss window (the task's ``loss_from``)
-    w_seed : seed of the parameter direction (:func:`direction`)
-    first_order : include mu1 (True, the paper's choice) or use mu0 only
-    block : sequences per forward pass (memory: about ``block * T * H * 8`` bytes times a few)
-    n_points : grid points of the characteristic function
+    model : RNNModel
+        A trained :class:`~levysde.rnn.models.RNNModel` (one output or more).
+    x, y : torch.Tensor
+        The diagnostic inputs (S, T, n_in), on the model's device, and their targets (S, T, n_out).
+    lags : array_like of int
+        (L,): increasing integers in [1, T - loss_from - 1].
+    loss_from : int, optional
+        First step of the loss window (the task's ``loss_from``), in [0, T - 2]; default 0.
+    w_seed : int, optional
+        Seed of the parameter direction (:func:`direction`; default :data:`W_SEED`).
+    first_order : bool, optional
+        Include :math:`\mu_1` (True, the paper's choice) or use :math:`\mu_0` only.
+    block : int, optional
+        Sequences per forward pass, >= 1 (memory: about ``block * T * H * 8`` bytes times a few).
+    n_points : int, optional
+        Grid points K of the characteristic function, >= 4.
 
     Returns
     -------
-    dict of numpy float64 arrays: ``lags`` (L,), ``count`` (L, S) samples of each sequence,
-    ``total`` (L, S) sums of psi, ``t`` (L, K) the ECF grid, ``cos``, ``sin`` (L, S, K) the ECF
-    sums, ``envelope`` (L, S) each sequence's mean |mu0 + mu1| over units and windows, and
-    ``w_norm_check`` (the direction's norm, 1 up to rounding).
+    dict
+        numpy float64 arrays: ``lags`` (L,), ``count`` (L, S) samples of each sequence,
+        ``total`` (L, S) sums of :math:`\psi`, ``t`` (L, K) the ECF grid, ``cos``, ``sin``
+        (L, S, K) the ECF sums :math:`\sum \cos(t_k \psi)`, :math:`\sum \sin(t_k \psi)`,
+        ``envelope`` (L, S) each sequence's mean :math:`|\mu_0 + \mu_1|` over units and
+        windows, and ``w_norm_check`` (the direction's norm, 1 up to rounding).
 
     Raises
     ------
-    ValueError for lags outside [1, T - loss_from - 1], mismatched shapes or a degenerate lag
-    (all samples of psi equal in the first block).
+    ValueError
+        For lags outside [1, T - loss_from - 1] or not integers, mismatched shapes, a
+        statistic that is not finite (a diverged model), or a degenerate lag (all samples of
+        :math:`\psi` equal in the first block).
+
+    Notes
+    -----
+    At every lag :math:`\ell` and step :math:`t \ge \ell` of the loss window,
+
+    .. math::
+
+        \psi_t(\ell) = \sum_q \mu^{(q)}_{t,\ell}\, \delta^{(q)}_t\, v^{(q)}_{t-\ell},
+
+    :math:`\delta_t = W_{\mathrm{out}}^\top (\hat y_t - y_t)`, :math:`v_t` the hidden
+    states' Jacobian-vector product along :math:`w` (:func:`hidden_jvp`), and
+    :math:`\mu = \mu_0 + \mu_1` the first-order diagonal transport over the window of the
+    :math:`\ell` steps ending at :math:`t` (:func:`transport_prefix`).
+
+    References
+    ----------
+    The learnability paper's protocol (:doc:`/learnability`); code ``lorenzolivi/learnability``.
+
+    Examples
+    --------
+    >>> from levysde.rnn.models import build_model
+    >>> g = torch.Generator().manual_seed(0)
+    >>> m = build_model("diaggate", 1, 4, 1, seed=0)
+    >>> x, y = torch.randn(3, 8, 1, generator=g), torch.randn(3, 8, 1, generator=g)
+    >>> s = matched_sums(m, x, y, [1, 2, 4], n_points=8)
+    >>> s["count"][:, 0].tolist(), s["cos"].shape, round(float(s["w_norm_check"]), 6)
+    ([7.0, 6.0, 4.0], (3, 3, 8), 1.0)
     """
     check_bool("first_order", first_order)
     block = check_int("block", block, 1)
@@ -226,9 +345,37 @@ PAPER_LAG_GRID = (4, 256, 128)
 
 def default_lags(window: int, lo: int = PAPER_LAG_GRID[0], hi: int = PAPER_LAG_GRID[1],
                  n: int = PAPER_LAG_GRID[2]) -> np.ndarray:
-    """Distinct integer lags ``int(linspace(lo, min(hi, window - 1), n))`` (the paper's grid
-    4 ... 256, 128 lags, cut to the loss window of ``window`` steps). Raises ValueError unless
-    ``1 <= lo < min(hi, window - 1)``."""
+    """Distinct integer lags ``int(linspace(lo, min(hi, window - 1), n))``.
+
+    The paper's grid (4 ... 256, 128 lags, :data:`PAPER_LAG_GRID`), cut to the loss window of
+    ``window`` steps.
+
+    Parameters
+    ----------
+    window : int
+        The steps of the loss window.
+    lo, hi : int, optional
+        The grid's ends (default 4 and 256); ``hi`` is cut to ``window - 1``.
+    n : int, optional
+        Grid points before duplicates are dropped, >= 2 (default 128).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, increasing, distinct (at most ``n``).
+
+    Raises
+    ------
+    ValueError
+        Unless ``1 <= lo < min(hi, window - 1)`` and ``n >= 2``.
+
+    Examples
+    --------
+    >>> default_lags(10).tolist()
+    [4, 5, 6, 7, 8, 9]
+    >>> default_lags(1000, n=5).tolist()
+    [4, 67, 130, 193, 256]
+    """
     top = min(int(hi), int(window) - 1)
     lo = check_int("lag lo", lo, 1)
     if not lo < top:
@@ -238,10 +385,43 @@ def default_lags(window: int, lo: int = PAPER_LAG_GRID[0], hi: int = PAPER_LAG_G
 
 
 def load_trained(run_path: str, device: str = "cpu"):
-    """``(model, task, config)`` of a ``levysde train`` run: the model rebuilt from the run file's
-    config with the weights of its checkpoint ``RUN.ckpt`` (the state after the last step
-    saved), in eval mode on ``device``. Raises ValueError (one line) when the run file or its
-    checkpoint cannot be read or does not fit the config."""
+    """The trained model of a ``levysde train`` run, rebuilt from its run file and checkpoint.
+
+    Parameters
+    ----------
+    run_path : str
+        The run file ``RUN.npz``; its checkpoint ``RUN.ckpt`` lies beside it.
+    device : str, optional
+        The torch device of the model (default ``cpu``).
+
+    Returns
+    -------
+    model : RNNModel
+        Rebuilt from the run's config with the weights of its checkpoint (the state after the
+        last step saved), in eval mode on ``device``.
+    task : Task
+        The run's task (:meth:`levysde.rnn.trainer.TrainConfig.make_task`).
+    config : dict
+        The run file's config.
+
+    Raises
+    ------
+    ValueError
+        One line, when the run file or its checkpoint cannot be read, does not fit the config,
+        or the checkpoint's step is not the run file's last record.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from levysde.rnn.trainer import TrainConfig, train
+    >>> out = os.path.join(tempfile.mkdtemp(), "run.npz")
+    >>> cfg = TrainConfig(model="diaggate", hidden=4, task="lagged", seq_len=16, lag_lo=2, lag_hi=6,
+    ...                   lag_count=2, input_dim=2, n_train=8, batch=4, probe_batch=8, steps=2, record_every=2)
+    >>> _ = train(cfg, out)
+    >>> model, task, config = load_trained(out)
+    >>> type(model).__name__, task.name, config["hidden"], model.training
+    ('DiagGate', 'lagged', 4, False)
+    """
     run = load_run(run_path)
     st = load_checkpoint(checkpoint_path(run_path))
     cfg = TrainConfig.from_dict(st["config"])
@@ -263,11 +443,51 @@ def load_trained(run_path: str, device: str = "cpu"):
 def run_matched_sums(run_path: str, *, sequences: int | None = None, lags=None, w_seed: int = W_SEED,
                      first_order: bool = True, block: int = 64, device: str = "cpu",
                      threads: int | None = None) -> tuple[dict, dict]:
-    """:func:`matched_sums` of a saved run on its diagnostic set: the task's probe stream
-    (``task.batch(S, seed, STREAM_PROBE, 0)``, for ``lagged`` the diagnostic set of the paper;
-    S = ``sequences``, default the run's probe batch), lags default :func:`default_lags`.
-    ``threads``: torch's CPU threads for the computation (restored after; default: unchanged).
-    Returns ``(sums, info)``, info: the settings and the run's model, task and step."""
+    """:func:`matched_sums` of a saved run on its diagnostic set.
+
+    The diagnostic set is the task's probe stream (``task.batch(S, seed, STREAM_PROBE, 0)``,
+    for ``lagged`` the diagnostic set of the paper).
+
+    Parameters
+    ----------
+    run_path : str
+        The run file ``RUN.npz`` (with its checkpoint beside it, :func:`load_trained`).
+    sequences : int or None, optional
+        S, the diagnostic sequences, >= 8; None: the run's probe batch.
+    lags : array_like of int or None, optional
+        The lags; None: :func:`default_lags` of the loss window.
+    w_seed, first_order, block
+        As :func:`matched_sums`.
+    device : str, optional
+        The torch device (default ``cpu``).
+    threads : int or None, optional
+        torch's CPU threads for the computation, >= 1 (restored after); None: unchanged.
+
+    Returns
+    -------
+    sums : dict
+        As :func:`matched_sums` returns.
+    info : dict
+        The settings and the run's model, hidden, task, optimizer, seed, seq_len, loss_from,
+        sequences, w_seed, first_order, lag_mode.
+
+    Raises
+    ------
+    ValueError
+        As :func:`load_trained` and :func:`matched_sums`; ``sequences`` < 8.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from levysde.rnn.trainer import TrainConfig, train
+    >>> out = os.path.join(tempfile.mkdtemp(), "run.npz")
+    >>> cfg = TrainConfig(model="diaggate", hidden=4, task="lagged", seq_len=16, lag_lo=2, lag_hi=6,
+    ...                   lag_count=2, input_dim=2, n_train=8, batch=4, probe_batch=8, steps=2, record_every=2)
+    >>> _ = train(cfg, out)
+    >>> sums, info = run_matched_sums(out, lags=[1, 2, 4])
+    >>> sums["total"].shape, info["sequences"], info["model"]
+    ((3, 8), 8, 'diaggate')
+    """
     if threads is not None:
         before = torch.get_num_threads()
         torch.set_num_threads(check_int("threads", threads, 1))

@@ -57,24 +57,48 @@ from dataclasses import dataclass
 from levysde.core.validate import check_array, check_choice, check_int, check_real
 from levysde.rnn._torch import F, nn, torch
 
+__all__ = ["MODELS", "INITS", "RNNModel", "Trace", "ConstGate", "SharedGate", "DiagGate", "GRU", "LSTM", "build_model",
+           "tau0_gate", "apply_tau0_init"]
+
+#: the model names of :func:`build_model`
 MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
+#: the initialisations (module docstring)
 INITS = ("default", "chrono")
 
 
 @dataclass
 class Trace:
-    """Per-step quantities of one forward pass (no grad), all ``(B, T, H)`` in the model's dtype
-    (ConstGate's ``neg_log_r`` is float64).
+    r"""Per-step quantities of one forward pass (no grad), returned by :meth:`RNNModel.trace`.
 
-    h         hidden state h_t (for the LSTM: h_t, not the cell state)
-    r         retention r_t^(q) in [0, 1] (docs/specification.md §9 table)
-    neg_log_r ``-log r_t^(q)`` >= 0, computed stably from the gate pre-activation
-    jac       diagonal of the one-step state Jacobian J_t^(qq) (module docstring)
-    y         readout ``(B, T, n_out)``
-    rdiag     leaky cells, only when asked for (``trace(x, rdiag=True)``), else None: the first-order
+    All ``(B, T, H)`` in the model's dtype (ConstGate's ``neg_log_r`` is float64), but ``y``.
 
-    correction ``J_t^(qq) - r_t^(q) = a(1 - htilde^2) W_qq + (htilde - h_{t-1}) da/dh_q`` of ``rdiag``
-    is computed on its own (not as a difference).
+    Attributes
+    ----------
+    h : torch.Tensor
+        The hidden state :math:`h_t` (for the LSTM: :math:`h_t`, not the cell state).
+    r : torch.Tensor
+        The retention :math:`r^{(q)}_t \in [0, 1]` (the specification, §9, table).
+    neg_log_r : torch.Tensor
+        :math:`-\log r^{(q)}_t \ge 0`, computed stably from the gate pre-activation (a
+        softplus, so a saturated gate never gives :math:`\log 0`).
+    jac : torch.Tensor
+        The diagonal :math:`J^{(qq)}_t` of the one-step state Jacobian (module docstring).
+    y : torch.Tensor
+        The readout, ``(B, T, n_out)``.
+    rdiag : torch.Tensor or None
+        Leaky cells, only when asked for (``trace(x, rdiag=True)``), else None: the
+        first-order correction
+        :math:`J^{(qq)}_t - r^{(q)}_t = a (1 - \tilde h^2) W_{qq} + (\tilde h - h_{t-1})\, \partial a / \partial h_q`,
+        computed on its own (not as a difference).
+
+    Examples
+    --------
+    >>> m = build_model("diaggate", 1, 4, 1, seed=0)
+    >>> tr = m.trace(torch.randn(2, 8, 1, generator=torch.Generator().manual_seed(0)), rdiag=True)
+    >>> tuple(tr.h.shape), tuple(tr.y.shape), bool(torch.allclose(tr.neg_log_r, -torch.log(tr.r)))
+    ((2, 8, 4), (2, 8, 1), True)
+    >>> bool(torch.allclose(tr.rdiag, tr.jac - tr.r, atol=1e-6))
+    True
     """
 
     h: torch.Tensor
@@ -93,10 +117,41 @@ def _chrono_T(n: int, t_max: float, generator: torch.Generator | None) -> torch.
 
 
 class RNNModel(nn.Module):
-    """Common interface of the five models.
+    """Common interface of the five models (a :class:`torch.nn.Module`).
 
-    Attributes: ``n_in``, ``hidden`` (H), ``n_out``, ``name`` (one of :data:`MODELS`),
-    ``readout`` (nn.Linear H -> n_out).
+    Build one with :func:`build_model`. ``forward(x)`` is the differentiable readout from the
+    zero state; :meth:`trace` the recording pass (:class:`Trace`).
+
+    Parameters
+    ----------
+    n_in : int
+        Inputs per step, >= 1.
+    hidden : int
+        H, the units, >= 1.
+    n_out : int
+        Outputs per step, >= 1.
+
+    Attributes
+    ----------
+    n_in, hidden, n_out : int
+        As given (``hidden`` is H).
+    name : str
+        One of :data:`MODELS`.
+    readout : torch.nn.Linear
+        The readout :math:`y_t = V h_t + c`, H -> n_out.
+
+    Raises
+    ------
+    ValueError
+        If a size is not an integer >= 1 (naming it).
+
+    Examples
+    --------
+    >>> m = build_model("gru", 1, 4, 1, seed=0)
+    >>> isinstance(m, RNNModel), m.name, m.hidden
+    (True, 'gru', 4)
+    >>> tuple(m(torch.zeros(2, 8, 1)).shape)
+    (2, 8, 1)
     """
 
     name = "?"
@@ -297,13 +352,50 @@ class _Leaky(RNNModel):
 
 
 class ConstGate(_Leaky):
-    """Leaky cell with a fixed gate (docs/specification.md §9): ``a`` is a buffer, never trained.
+    r"""Leaky cell with a fixed gate (docs/specification.md §9): ``a`` is a buffer, never trained.
 
-    ``gate_a``: scalar in (0, 1), or a length-H sequence/tensor of per-neuron constants in
-    (0, 1) (default init). With ``init="chrono"`` the constants are ``1/(1 + T_q)``,
-    ``T_q ~ U[1, t_max - 1]``. Retention ``r = 1 - a``, ``-log r = -log(1 - a)`` (exact, constant).
+    :math:`h_t = (1 - a) h_{t-1} + a \tanh(W h_{t-1} + U x_t + b)`; with ``init="chrono"`` the
+    constants are :math:`a_q = 1/(1 + T_q)`, :math:`T_q \sim U[1, t_{\max} - 1]`. Retention
+    :math:`r = 1 - a`, :math:`-\log r = -\log(1 - a)` (exact, constant, kept in float64).
 
-    Raises ValueError if a constant is outside (0, 1) or has the wrong length.
+    Parameters
+    ----------
+    n_in : int
+        Inputs per step, >= 1.
+    hidden : int
+        H, the units, >= 1.
+    n_out : int
+        Outputs per step, >= 1.
+    init : {"default", "chrono"}, optional
+        The initialisation (module docstring); ``chrono`` needs ``t_max``.
+    t_max : float or None, optional
+        The chrono init's longest time scale, > 2 (``init="chrono"`` only).
+    gate_a : float or sequence of float, optional
+        The constant gate(s) :math:`a^{(q)}` in (0, 1): a scalar for every unit or H values
+        (default 0.1; ignored with ``init="chrono"``).
+    generator : torch.Generator or None, optional
+        Where the initial weights come from; None: torch's global RNG
+        (:func:`build_model` seeds one).
+    layernorm : bool, optional
+        LayerNorm of the candidate's pre-activation before tanh (the learnability paper's);
+        default False.
+
+    Attributes
+    ----------
+    a : torch.Tensor
+        (H,): the constant gates.
+
+    Raises
+    ------
+    ValueError
+        If a constant is outside (0, 1) or has the wrong length, or ``init``/sizes are bad.
+
+    Examples
+    --------
+    >>> m = ConstGate(1, 4, 1, gate_a=[0.1, 0.2, 0.3, 0.4])
+    >>> tr = m.trace(torch.zeros(1, 3, 1))
+    >>> [round(v, 4) for v in tr.neg_log_r[0, 0].tolist()]
+    [0.1054, 0.2231, 0.3567, 0.5108]
     """
 
     name = "constgate"
@@ -339,8 +431,40 @@ class ConstGate(_Leaky):
 
 
 class SharedGate(_Leaky):
-    """Leaky cell with one trained scalar gate ``a_t = sigmoid(w.h_{t-1} + u.x_t + b_a)`` shared by
-    all neurons (docs/specification.md §9). Parameters W_a (1, H) = w, U_a (1, n_in) = u, b_a (1,)."""
+    r"""Leaky cell with one trained scalar gate shared by all neurons (docs/specification.md §9).
+
+    :math:`a_t = \sigma(w \cdot h_{t-1} + u \cdot x_t + b_a)`, retention :math:`r_t = 1 - a_t`
+    for every unit; trained parameters ``W_a`` (1, H) = :math:`w`, ``U_a`` (1, n_in) =
+    :math:`u`, ``b_a`` (1,) besides the candidate's ``W``, ``U``, ``b``.
+
+    Parameters
+    ----------
+    n_in : int
+        Inputs per step, >= 1.
+    hidden : int
+        H, the units, >= 1.
+    n_out : int
+        Outputs per step, >= 1.
+    init : {"default", "chrono"}, optional
+        The initialisation (module docstring); ``chrono`` needs ``t_max``.
+    t_max : float or None, optional
+        The chrono init's longest time scale, > 2 (``init="chrono"`` only).
+    generator : torch.Generator or None, optional
+        Where the initial weights come from; None: torch's global RNG
+        (:func:`build_model` seeds one).
+    layernorm : bool, optional
+        LayerNorm of the candidate's pre-activation before tanh (the learnability paper's);
+        default False.
+
+    Examples
+    --------
+    >>> m = SharedGate(1, 4, 1, generator=torch.Generator().manual_seed(0))
+    >>> tuple(m.W_a.shape), tuple(m.b_a.shape)
+    ((1, 4), (1,))
+    >>> r = m.trace(torch.zeros(2, 3, 1)).r
+    >>> bool(torch.all(r == r[..., :1]))       # one retention for every unit
+    True
+    """
 
     name = "sharedgate"
     n_gate_fn = staticmethod(lambda H: 1)
@@ -350,8 +474,37 @@ class SharedGate(_Leaky):
 
 
 class DiagGate(_Leaky):
-    """Leaky cell with a trained per-neuron gate ``a_t = sigmoid(W_a h_{t-1} + U_a x_t + b_a)``
-    (docs/specification.md §9). W_a (H, H), U_a (H, n_in), b_a (H,)."""
+    r"""Leaky cell with a trained per-neuron gate (docs/specification.md §9).
+
+    :math:`a_t = \sigma(W_a h_{t-1} + U_a x_t + b_a)`, retention :math:`r^{(q)}_t = 1 - a^{(q)}_t`;
+    trained parameters ``W_a`` (H, H), ``U_a`` (H, n_in), ``b_a`` (H,) besides the
+    candidate's ``W``, ``U``, ``b``.
+
+    Parameters
+    ----------
+    n_in : int
+        Inputs per step, >= 1.
+    hidden : int
+        H, the units, >= 1.
+    n_out : int
+        Outputs per step, >= 1.
+    init : {"default", "chrono"}, optional
+        The initialisation (module docstring); ``chrono`` needs ``t_max``.
+    t_max : float or None, optional
+        The chrono init's longest time scale, > 2 (``init="chrono"`` only).
+    generator : torch.Generator or None, optional
+        Where the initial weights come from; None: torch's global RNG
+        (:func:`build_model` seeds one).
+    layernorm : bool, optional
+        LayerNorm of the candidate's pre-activation before tanh (the learnability paper's);
+        default False.
+
+    Examples
+    --------
+    >>> m = DiagGate(1, 4, 1, init="chrono", t_max=100.0, generator=torch.Generator().manual_seed(0))
+    >>> [round(v, 2) for v in m.b_a.tolist()]      # chrono: b_a = -log T_q
+    [-3.14, -4.02, -4.07, -4.22]
+    """
 
     name = "diaggate"
     n_gate_fn = staticmethod(lambda H: H)
@@ -433,10 +586,43 @@ class _TorchCell(RNNModel):
 
 
 class GRU(_TorchCell):
-    """GRU on ``nn.GRU`` (rows r, z, n). Retention = update gate z_t (docs/specification.md §9):
-    ``r = sigmoid(W_ir x + b_ir + W_hr h + b_hr)``, ``z = sigmoid(... z rows ...)``,
-    ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``, ``h' = (1 - z) n + z h``.
-    ``-log z = softplus(-pre_z)``."""
+    r"""GRU on ``nn.GRU`` (rows r, z, n); retention = the update gate :math:`z_t` (docs/specification.md §9).
+
+    .. math::
+
+        r = \sigma(W_{ir} x + b_{ir} + W_{hr} h + b_{hr}), \quad
+        z = \sigma(W_{iz} x + b_{iz} + W_{hz} h + b_{hz}),
+
+        n = \tanh\big(W_{in} x + b_{in} + r \odot (W_{hn} h + b_{hn})\big), \quad
+        h' = (1 - z) \odot n + z \odot h,
+
+    and :math:`-\log z = \operatorname{softplus}(-\mathrm{pre}_z)`.
+
+    Parameters
+    ----------
+    n_in, hidden, n_out : int
+        Inputs, units H, outputs; each >= 1.
+    init : {"default", "chrono"}, optional
+        The initialisation (module docstring; chrono: :math:`b_z = \log T_q`).
+    t_max : float or None, optional
+        The chrono init's longest time scale, > 2 (``init="chrono"`` only).
+    gate_a : None
+        Unused (the leaky models' argument).
+    generator : torch.Generator or None, optional
+        Where the initial weights come from; None: torch's global RNG.
+
+    References
+    ----------
+    K. Cho et al., "Learning phrase representations using RNN encoder-decoder for
+    statistical machine translation", EMNLP 2014.
+
+    Examples
+    --------
+    >>> m = GRU(1, 4, 1, generator=torch.Generator().manual_seed(0))
+    >>> tr = m.trace(torch.zeros(2, 8, 1))
+    >>> tuple(tr.jac.shape), bool(torch.allclose(m(torch.zeros(2, 8, 1)), tr.y, atol=1e-6))
+    ((2, 8, 4), True)
+    """
 
     name = "gru"
     k, ret = 3, 1
@@ -468,9 +654,38 @@ class GRU(_TorchCell):
 
 
 class LSTM(_TorchCell):
-    """LSTM on ``nn.LSTM`` (rows i, f, g, o). Retention = forget gate
-    ``f = sigmoid(W_if x + W_hf h + b_if + b_hf)`` (both torch biases summed; docs/specification.md §9);
-    ``-log f = softplus(-pre_f)``. Jacobian diagonal: d c_t / d c_{t-1} (module docstring)."""
+    r"""LSTM on ``nn.LSTM`` (rows i, f, g, o); retention = the forget gate (docs/specification.md §9).
+
+    :math:`f = \sigma(W_{if} x + W_{hf} h + b_{if} + b_{hf})` (both torch biases summed),
+    :math:`-\log f = \operatorname{softplus}(-\mathrm{pre}_f)`. The Jacobian diagonal is
+    :math:`\partial c_t / \partial c_{t-1}` of the cell state (module docstring).
+
+    Parameters
+    ----------
+    n_in, hidden, n_out : int
+        Inputs, units H, outputs; each >= 1.
+    init : {"default", "chrono"}, optional
+        The initialisation (module docstring; chrono: :math:`b_f = \log T_q`,
+        :math:`b_i = -\log T_q`).
+    t_max : float or None, optional
+        The chrono init's longest time scale, > 2 (``init="chrono"`` only).
+    gate_a : None
+        Unused (the leaky models' argument).
+    generator : torch.Generator or None, optional
+        Where the initial weights come from; None: torch's global RNG.
+
+    References
+    ----------
+    S. Hochreiter, J. Schmidhuber, "Long short-term memory", Neural Computation 9 (1997);
+    C. Tallec, Y. Ollivier, "Can recurrent neural networks warp time?", ICLR 2018 (chrono).
+
+    Examples
+    --------
+    >>> m = LSTM(1, 4, 1, init="chrono", t_max=50.0, generator=torch.Generator().manual_seed(0))
+    >>> tr = m.trace(torch.zeros(2, 8, 1))
+    >>> tuple(tr.r.shape), bool(torch.all((tr.r > 0) & (tr.r < 1)))
+    ((2, 8, 4), True)
+    """
 
     name = "lstm"
     k, ret = 4, 1
@@ -518,9 +733,30 @@ _CLASSES = {"constgate": ConstGate, "sharedgate": SharedGate, "diaggate": DiagGa
 
 
 def tau0_gate(tau0: float) -> float:
-    """The gate value ``s0 = 1 - exp(-1/tau0)`` whose retention ``1 - s0`` has time scale
-    ``-1/log(1 - s0) = tau0`` (tau0 = 200: s0 = 0.0049875, the paper's 0.005 is tau0 = 199.5).
-    Raises ValueError unless tau0 is finite and > 0."""
+    r"""The gate value :math:`s_0 = 1 - e^{-1/\tau_0}` whose retention has time scale :math:`\tau_0`.
+
+    Parameters
+    ----------
+    tau0 : float
+        The time scale :math:`\tau_0` in steps, finite, > 0.
+
+    Returns
+    -------
+    float
+        :math:`s_0`, so that :math:`-1/\log(1 - s_0) = \tau_0` (computed with ``expm1``).
+
+    Raises
+    ------
+    ValueError
+        Unless ``tau0`` is finite and > 0 (naming ``gate_tau0``).
+
+    Examples
+    --------
+    >>> round(tau0_gate(200.0), 7)      # the paper's 0.005 is tau0 = 199.5
+    0.0049875
+    >>> round(tau0_gate(199.5), 6)
+    0.005
+    """
     return -math.expm1(-1.0 / check_real("gate_tau0", tau0, 0.0, lo_open=True))
 
 
@@ -539,9 +775,40 @@ def _orthogonal(shape, generator) -> torch.Tensor:
 
 @torch.no_grad()
 def apply_tau0_init(model: RNNModel, tau0: float, generator: torch.Generator | None = None) -> RNNModel:
-    """The anti-collapse paper's init (module docstring) in place: every unit starts at time scale
-    ``tau0`` (:func:`tau0_gate`), gate weights zero, other matrices orthogonal (drawn from
-    ``generator``), other biases zero. Returns the model. Raises ValueError unless tau0 > 0."""
+    r"""The anti-collapse paper's init (module docstring), in place: every unit starts at time scale :math:`\tau_0`.
+
+    The retention gate's weights are zero and its bias gives :math:`s_0` (:func:`tau0_gate`);
+    every other matrix is orthogonal (``nn.init.orthogonal_``, drawn from ``generator``);
+    every other bias is zero.
+
+    Parameters
+    ----------
+    model : RNNModel
+        The model, modified in place.
+    tau0 : float
+        :math:`\tau_0` > 0, in steps.
+    generator : torch.Generator or None, optional
+        Where the orthogonal matrices come from; None: torch's global RNG.
+
+    Returns
+    -------
+    RNNModel
+        ``model`` itself.
+
+    Raises
+    ------
+    ValueError
+        Unless ``tau0`` is finite and > 0.
+
+    Examples
+    --------
+    >>> m = apply_tau0_init(build_model("diaggate", 1, 4, 1, seed=0), 10.0, torch.Generator().manual_seed(0))
+    >>> zeta = torch.log(m.trace(torch.zeros(1, 5, 1)).neg_log_r.mean())
+    >>> round(float(zeta), 4), round(-math.log(10.0), 4)      # zeta_q = -log tau0
+    (-2.3026, -2.3026)
+    >>> bool(torch.allclose(m.W @ m.W.T, torch.eye(4), atol=1e-6))
+    True
+    """
     s0 = tau0_gate(tau0)
     logit = math.log(s0) - math.log1p(-s0)
     if isinstance(model, _Leaky):
@@ -574,15 +841,54 @@ def apply_tau0_init(model: RNNModel, tau0: float, generator: torch.Generator | N
 def build_model(name: str, n_in: int, hidden: int, n_out: int, *, init: str = "default",
                 t_max: float | None = None, gate_a=0.1, seed: int | None = None,
                 gate_tau0: float | None = None, layernorm: bool = False) -> RNNModel:
-    """Build model ``name`` (one of :data:`MODELS`), weights drawn from a generator seeded by ``seed``
-    (``None``: torch's global RNG). ``t_max`` is needed for ``init="chrono"`` (> 2).
-    ``gate_a`` is ConstGate's constant(s) in (0, 1) (ignored by the other models).
-    ``gate_tau0``: then :func:`apply_tau0_init` (drawing from the same generator, after ``init``).
-    ``layernorm``: leaky models only, LayerNorm of the candidate pre-activation before tanh
-    (``tanh(LN(W h + U x + b))``, the learnability paper's; the Jacobian diagonal of :meth:`trace`
-    includes the LayerNorm's, :meth:`_Leaky._ln_diag`).
+    r"""Build model ``name``, its weights drawn from a generator seeded by ``seed``.
 
-    Raises ValueError for an unknown name/init or bad sizes."""
+    Parameters
+    ----------
+    name : str
+        One of :data:`MODELS` (``constgate``, ``sharedgate``, ``diaggate``, ``gru``, ``lstm``).
+    n_in : int
+        Inputs per step, >= 1.
+    hidden : int
+        H, the units, >= 1.
+    n_out : int
+        Outputs per step, >= 1.
+    init : {"default", "chrono"}, optional
+        The initialisation (module docstring).
+    t_max : float or None, optional
+        Needed for ``init="chrono"``, > 2.
+    gate_a : float or sequence of float, optional
+        ConstGate's constant(s) in (0, 1) (ignored by the other models); default 0.1.
+    seed : int or None, optional
+        Seed of the weights' generator; None: torch's global RNG.
+    gate_tau0 : float or None, optional
+        :math:`\tau_0 > 0`: then :func:`apply_tau0_init` (every unit at time scale
+        :math:`\tau_0`, drawing from the same generator, after ``init``).
+    layernorm : bool, optional
+        Leaky models only: LayerNorm of the candidate pre-activation before tanh,
+        :math:`\tanh(\mathrm{LN}(W h + U x + b))` (the learnability paper's; the Jacobian
+        diagonal of :meth:`RNNModel.trace` includes the LayerNorm's).
+
+    Returns
+    -------
+    RNNModel
+        The model (float32, on the CPU, in training mode).
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``name`` or ``init``, bad sizes, ``gate_a`` outside (0, 1), ``t_max``
+        not > 2 for chrono, ``gate_tau0`` not > 0, or ``layernorm`` with GRU/LSTM.
+
+    Examples
+    --------
+    >>> m = build_model("constgate", 1, 4, 1, gate_tau0=10.0, seed=0)
+    >>> [round(v, 4) for v in m.a.tolist()]         # a = 1 - exp(-1/tau0)
+    [0.0952, 0.0952, 0.0952, 0.0952]
+    >>> m = build_model("diaggate", 1, 4, 1, seed=0)
+    >>> tuple(m(torch.zeros(2, 8, 1)).shape), sum(p.numel() for p in m.parameters())
+    ((2, 8, 1), 53)
+    """
     check_choice("model", name, MODELS)
     gen = None
     if seed is not None:

@@ -68,29 +68,91 @@ PRESETS = {
 
 
 def preset_steps(preset: str) -> int:
-    """Optimizer steps of a profile: epochs * ceil(n_train / batch). Raises ValueError for an
-    unknown profile."""
+    """Optimizer steps of a profile: ``epochs * ceil(n_train / batch)``.
+
+    Parameters
+    ----------
+    preset : str
+        A profile of :data:`PRESETS` (``paper``, ``paper-smoke``, ``cpu``, ``cpu-quick``).
+
+    Returns
+    -------
+    int
+        The number of optimizer steps of one run of the profile.
+
+    Raises
+    ------
+    ValueError
+        For an unknown profile (naming ``preset``).
+
+    Examples
+    --------
+    >>> preset_steps("paper"), preset_steps("cpu-quick")
+    (30800, 12)
+    """
     p = PRESETS[check_choice("preset", preset, tuple(PRESETS))]
     return int(p["epochs"]) * math.ceil(p["n_train"] / p["batch"])
 
 
 def run_name(label: str, seed: int) -> str:
-    """File name of one run of a campaign: ``LABEL_sSEED.npz``."""
+    """File name of one run of a campaign: ``LABEL_sSEED.npz``.
+
+    Parameters
+    ----------
+    label : str
+        The model label (:data:`PAPER_MODELS`' first entries, e.g. ``constgate-pathA``).
+    seed : int
+        The run seed.
+
+    Returns
+    -------
+    str
+        The run file's name.
+
+    Examples
+    --------
+    >>> run_name("diaggate", 47)
+    'diaggate_s47.npz'
+    """
     return f"{label}_s{int(seed)}.npz"
 
 
 def preset_config(preset: str, label: str, seed: int, device: str | None = None, **override) -> dict:
-    """The TrainConfig fields of one run: profile ``preset`` (:data:`PRESETS`), model ``label``
-    (:data:`PAPER_MODELS`), run seed ``seed`` (any integer >= 0, not only the profile's), device
-    (default: the profile's), then ``override`` (e.g. ``epochs=`` or any TrainConfig field).
+    """The TrainConfig fields of one run of a profile.
+
+    Parameters
+    ----------
+    preset : str
+        The profile (:data:`PRESETS`).
+    label : str
+        The model (:data:`PAPER_MODELS`: ``constgate-pathB``, ``constgate-pathA``,
+        ``sharedgate``, ``diaggate``).
+    seed : int
+        The run seed, any integer >= 0 (not only the profile's).
+    device : str or None, optional
+        The torch device (``cpu``, ``cuda``); None: the profile's.
+    **override
+        Applied last: ``epochs=`` (sets ``steps``) or any TrainConfig field.
+
+    Returns
+    -------
+    dict
+        The fields of :class:`levysde.rnn.trainer.TrainConfig` (``TrainConfig(**cfg)``
+        builds the run's configuration), ``steps`` included.
+
+    Raises
+    ------
+    ValueError
+        For an unknown profile or label, or a bad seed (naming ``preset``, ``label`` or
+        ``seed``).
 
     Examples
     --------
     >>> cfg = preset_config("cpu", "diaggate", 47)
     >>> cfg["hidden"], cfg["steps"], cfg["gate_tau0"], cfg["window_lags"]
     (64, 29400, 25.0, [8, 48, 32])
-
-    Raises ValueError for an unknown profile or label, or a bad seed.
+    >>> preset_config("cpu-quick", "constgate-pathA", 0, epochs=1)["steps"]
+    3
     """
     p = copy.deepcopy(PRESETS[check_choice("preset", preset, tuple(PRESETS))])
     models = {lab: (m, e) for lab, m, e in PAPER_MODELS}

@@ -59,6 +59,9 @@ from levysde.core.validate import check_choice, check_int, check_real
 from levysde.rnn._torch import torch
 from levysde.rnn.teacher import LAG_MODES, lagged_terms, teacher_scale, teacher_time_scales
 
+__all__ = ["TASKS", "ALPHA_MIN_FLOAT32", "Task", "build_task", "sas_noise", "stream_generator"]
+
+#: the task names of :func:`build_task` (module docstring)
 TASKS = ("powerlaw", "delay", "adding", "longmem", "lagged")
 STREAM_TRAIN, STREAM_PROBE, STREAM_NOISE, STREAM_INIT, STREAM_TASK, STREAM_SHUFFLE = 0, 1, 2, 3, 4, 5
 #: chunks of the longmem probe sequence (the last one is measured, the others are burn-in)
@@ -66,7 +69,8 @@ PROBE_CHUNKS = 5
 
 
 #: smallest stability index of the alpha-stable draws of training (``input_alpha``, ``inject_alpha``),
-#: which are float32: P(|X| > x) ~ 2 C_alpha x^-alpha, C_alpha = Gamma(alpha) sin(pi alpha / 2) / pi
+#: which are float32: :math:`P(|X| > x) \sim 2 C_\alpha x^{-\alpha}`,
+#: :math:`C_\alpha = \Gamma(\alpha) \sin(\pi\alpha/2) / \pi`
 #: (Samorodnitsky & Taqqu 1994, Property 1.2.15), so at x = sqrt(float32 max) = 1.8e19, beyond which
 #: a draw's square (every MSE loss and gradient) overflows, the fraction of draws is 2e-10 at
 #: alpha = 0.5 but 11 % at alpha = 0.05 (and 1 % even reach float32's largest value, 3.4e38)
@@ -77,20 +81,94 @@ ALPHA_MIN_WHY = ("float32 training: below 0.5, alpha-stable draws whose squares 
 
 
 def stream_generator(seed: int, stream: int, index: int, device="cpu") -> torch.Generator:
-    """A torch.Generator seeded deterministically from ``(seed, stream, index)`` (numpy SeedSequence)."""
+    """A torch.Generator seeded deterministically from ``(seed, stream, index)``.
+
+    Every random draw of training comes from one of these, so a batch is a pure function of
+    ``(seed, stream, index)`` and a resumed run needs no RNG state.
+
+    Parameters
+    ----------
+    seed : int
+        The run seed (its low 32 bits are used).
+    stream : int
+        The stream: ``STREAM_TRAIN``, ``STREAM_PROBE``, ``STREAM_NOISE``, ``STREAM_INIT``,
+        ``STREAM_TASK`` or ``STREAM_SHUFFLE``.
+    index : int
+        The index within the stream (the step, the chunk), >= 0.
+    device : str or torch.device, optional
+        The generator's device (default ``cpu``).
+
+    Returns
+    -------
+    torch.Generator
+        Seeded with the first 63 bits of ``numpy.random.SeedSequence([seed, stream, index])``.
+
+    Examples
+    --------
+    >>> a = torch.rand(2, generator=stream_generator(0, STREAM_TRAIN, 5))
+    >>> b = torch.rand(2, generator=stream_generator(0, STREAM_TRAIN, 5))
+    >>> c = torch.rand(2, generator=stream_generator(0, STREAM_TRAIN, 6))
+    >>> bool(torch.equal(a, b)), bool(torch.equal(a, c))
+    (True, False)
+    """
     s = int(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, int(stream), int(index)]).generate_state(2, np.uint64)[0])
     return torch.Generator(device=device).manual_seed(s & 0x7FFFFFFFFFFFFFFF)
 
 
 def sas_noise(shape, alpha: float, generator: torch.Generator | None = None,
               dtype=torch.float32) -> torch.Tensor:
-    """Standard symmetric alpha-stable samples (E exp(ikX) = exp(-|k|^alpha)), Chambers-Mallows-Stuck.
+    r"""Standard symmetric alpha-stable samples, :math:`\mathbb{E}\,e^{ikX} = e^{-|k|^\alpha}` (Chambers-Mallows-Stuck).
 
-    ``X = sin(alpha V) / cos(V)^(1/alpha) * (cos((1 - alpha) V) / W)^((1 - alpha)/alpha)``,
-    V ~ U(-pi/2, pi/2), W ~ Exp(1); alpha = 1 gives Cauchy tan(V); alpha = 2 gives N(0, 2).
-    Computed in float64, returned as ``dtype`` on CPU, clamped to ``dtype``'s finite range (a draw
-    beyond it would be +-inf; for float32 and alpha >= :data:`ALPHA_MIN_FLOAT32` this never
-    matters in practice). Raises ValueError unless 0 < alpha <= 2.
+    Parameters
+    ----------
+    shape : tuple of int
+        The shape of the sample.
+    alpha : float
+        The stability index, in (0, 2].
+    generator : torch.Generator or None, optional
+        The CPU generator the uniforms come from (e.g. :func:`stream_generator`); None:
+        torch's global one.
+    dtype : torch.dtype, optional
+        The returned dtype (default float32).
+
+    Returns
+    -------
+    torch.Tensor
+        ``shape``, ``dtype``, on the CPU: i.i.d. draws, clamped to ``dtype``'s finite range
+        (a draw beyond it would be :math:`\pm\infty`; for float32 and alpha >=
+        :data:`ALPHA_MIN_FLOAT32` this never matters in practice).
+
+    Raises
+    ------
+    ValueError
+        Unless 0 < alpha <= 2 (naming ``alpha``).
+
+    Notes
+    -----
+    With :math:`V \sim U(-\pi/2, \pi/2)` and :math:`W \sim \mathrm{Exp}(1)` independent,
+
+    .. math::
+
+        X = \frac{\sin(\alpha V)}{\cos(V)^{1/\alpha}}
+            \left(\frac{\cos((1 - \alpha) V)}{W}\right)^{(1 - \alpha)/\alpha};
+
+    :math:`\alpha = 1` gives the Cauchy :math:`\tan V`, :math:`\alpha = 2` gives
+    :math:`N(0, 2)`. Computed in float64, then cast.
+
+    References
+    ----------
+    J. M. Chambers, C. L. Mallows, B. W. Stuck, "A method for simulating stable random
+    variables", JASA 71 (1976) 340-344; the specification, §1 (:doc:`/specification`).
+
+    Examples
+    --------
+    >>> g = torch.Generator().manual_seed(0)
+    >>> x = sas_noise((2, 3), 1.5, g)
+    >>> tuple(x.shape), x.dtype
+    ((2, 3), torch.float32)
+    >>> x = sas_noise((200000,), 2.0, torch.Generator().manual_seed(1), dtype=torch.float64)
+    >>> round(float(x.var()), 1)            # alpha = 2: N(0, 2)
+    2.0
     """
     check_real("alpha", alpha, 0.0, 2.0, lo_open=True)
     u = torch.rand(shape, generator=generator, dtype=torch.float64)
@@ -109,7 +187,44 @@ def sas_noise(shape, alpha: float, generator: torch.Generator | None = None,
 
 @dataclass(frozen=True)
 class Task:
-    """A synthetic regression task (module docstring). Use :func:`build_task` to validate."""
+    r"""A synthetic regression task (module docstring). Use :func:`build_task` to validate.
+
+    Attributes
+    ----------
+    name : str
+        The task, one of :data:`TASKS`.
+    seq_len : int
+        T, the length of a sequence (a training chunk for ``longmem``).
+    loss_from : int
+        First time step of the probe loss.
+    delay : int
+        L of ``delay``.
+    p : float
+        The power-law exponent of ``powerlaw``'s kernel.
+    kernel : int
+        K of ``powerlaw`` (0: T).
+    target_noise : float
+        :math:`\sigma` >= 0, the standard deviation of the noise added to every target.
+    input_alpha : float or None
+        The stability index of alpha-stable inputs; None: N(0, 1) inputs.
+    n_mem, mem_lag_max, mem_gamma : int, int, float
+        The ``longmem`` teacher (:func:`levysde.rnn.teacher.teacher_time_scales`).
+    lag_mode, lag_count, lag_lo, lag_hi, lag_alpha : str, int, int, int, float
+        The ``lagged`` task's lags (:func:`levysde.rnn.teacher.lagged_terms`).
+    input_dim : int
+        D, the inputs of ``lagged``.
+    n_train : int
+        The size of ``lagged``'s fixed training set.
+
+    Examples
+    --------
+    >>> task = build_task("delay", 8, delay=2)
+    >>> x, y = task.batch(3, seed=0, stream=STREAM_TRAIN, index=0)
+    >>> tuple(x.shape), tuple(y.shape), bool(torch.equal(y[:, 2:], x[:, :-2]))
+    ((3, 8, 1), (3, 8, 1), True)
+    >>> round(float(task.loss(torch.zeros_like(y), y)), 4) >= 0
+    True
+    """
 
     name: str
     seq_len: int
@@ -293,17 +408,66 @@ def build_task(name: str, seq_len: int, *, loss_from: int | None = None, delay: 
                input_alpha: float | None = None, n_mem: int = 16, mem_lag_max: int = 10000,
                mem_gamma: float = 0.0, lag_mode: str = "pareto", lag_count: int = 16, lag_lo: int = 8,
                lag_hi: int = 640, lag_alpha: float = 0.6, input_dim: int = 16, n_train: int = 8000) -> Task:
-    """Validated :class:`Task`.
+    r"""A validated :class:`Task`.
 
-    Raises ValueError: unknown ``name`` (allowed :data:`TASKS`); ``seq_len`` < 2 (adding: < 3,
-    two marker positions before the loss window are needed); ``loss_from`` not in
-    [0, seq_len - 1] (adding: [2, seq_len - 1]; longmem: must be None, the probe window is
-    fixed); ``delay`` not in [1, seq_len - 1]; ``p`` not > 0; ``kernel`` not in [0, seq_len];
-    ``target_noise`` not finite >= 0; ``input_alpha`` not None or in (0, 2) (or given for
-    adding); ``n_mem`` < 1; ``mem_lag_max`` < 2; ``mem_gamma`` not finite >= 0; lagged:
-    ``lag_mode`` not in :data:`~levysde.rnn.teacher.LAG_MODES`, ``lag_lo`` < 1, ``lag_hi`` <=
-    ``lag_lo``, ``lag_count`` not in [1, lag_hi - lag_lo + 1], ``lag_alpha`` not > 0,
-    ``input_dim`` < 1, ``n_train`` < 1.
+    Parameters
+    ----------
+    name : str
+        The task, one of :data:`TASKS` (``powerlaw``, ``delay``, ``adding``, ``longmem``,
+        ``lagged``; module docstring).
+    seq_len : int
+        T, steps per sequence (per training chunk for ``longmem``), >= 2 (adding: >= 3).
+    loss_from : int or None, optional
+        First time step of the loss, in [0, T - 1] (adding: [2, T - 1]); None: T // 2
+        (adding: at least 2; lagged: 0; longmem: must be None, the probe measures its last
+        chunk).
+    delay : int, optional
+        L of ``delay``, in [1, T - 1] (default 5).
+    p : float, optional
+        The exponent of ``powerlaw``'s kernel :math:`w_k \propto (k+1)^{-p}`, > 0.
+    kernel : int, optional
+        K of ``powerlaw``, in [0, T] (0: T).
+    target_noise : float, optional
+        :math:`\sigma` >= 0, noise added to every target (a loss floor :math:`\sigma^2`).
+    input_alpha : float or None, optional
+        Alpha-stable inputs of this index, in [:data:`ALPHA_MIN_FLOAT32`, 2); None (default):
+        N(0, 1) inputs. Not for ``adding``.
+    n_mem, mem_lag_max, mem_gamma : int, int, float, optional
+        The ``longmem`` teacher: memories >= 1, longest time scale >= 2 steps, density exponent
+        >= 0 (:func:`levysde.rnn.teacher.teacher_time_scales`).
+    lag_mode, lag_count, lag_lo, lag_hi, lag_alpha : optional
+        The ``lagged`` task's lags (:func:`levysde.rnn.teacher.lagged_terms`): ``pareto`` or
+        ``fixed``; count in [1, lag_hi - lag_lo + 1]; 1 <= lag_lo < lag_hi; Pareto index > 0.
+    input_dim : int, optional
+        D of ``lagged``, >= 1 (default 16).
+    n_train : int, optional
+        ``lagged``'s training-set size, >= 1 (default 8000).
+
+    Returns
+    -------
+    Task
+        The task, its fields checked.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter: unknown ``name`` (allowed :data:`TASKS`); ``seq_len`` < 2 (adding: < 3,
+        two marker positions before the loss window are needed); ``loss_from`` not in
+        [0, seq_len - 1] (adding: [2, seq_len - 1]; longmem: must be None, the probe window is
+        fixed); ``delay`` not in [1, seq_len - 1]; ``p`` not > 0; ``kernel`` not in [0, seq_len];
+        ``target_noise`` not finite >= 0; ``input_alpha`` not None or in [0.5, 2) (or given for
+        adding); ``n_mem`` < 1; ``mem_lag_max`` < 2; ``mem_gamma`` not finite >= 0; lagged:
+        ``lag_mode`` not in :data:`~levysde.rnn.teacher.LAG_MODES`, ``lag_lo`` < 1, ``lag_hi`` <=
+        ``lag_lo``, ``lag_count`` not in [1, lag_hi - lag_lo + 1], ``lag_alpha`` not > 0,
+        ``input_dim`` < 1, ``n_train`` < 1.
+
+    Examples
+    --------
+    >>> task = build_task("lagged", 16, lag_lo=2, lag_hi=10, lag_count=3, input_dim=2, n_train=8)
+    >>> task.n_in, task.loss_from, task.batches_per_epoch(3)
+    (2, 0, 3)
+    >>> build_task("adding", 10).loss_from
+    5
     """
     check_choice("task", name, TASKS)
     adding = name == "adding"

@@ -110,6 +110,9 @@ from levysde.rnn.tasks import (
 )
 from levysde.rnn.teacher import trivial_loss
 
+__all__ = ["TrainConfig", "TrainingDiverged", "train", "record_stats", "lambda_rayleigh", "integer_lag_grid",
+           "elr_envelope"]
+
 OPTIMIZERS = ("sgd", "adam", "adamw")
 _LAGGED_FIELDS = ("lag_mode", "lag_count", "lag_lo", "lag_hi", "lag_alpha", "input_dim", "n_train")
 _PAPER_FIELDS = ("record_epochs", "gate_tau0", "window_lags")
@@ -129,40 +132,120 @@ MAX_LAG = 2 ** 53
 
 
 class TrainingDiverged(RuntimeError):
-    """The training loss became NaN/inf; the records written so far are kept."""
+    """The training diverged: a loss, parameter, Lambda or envelope became NaN/inf.
+
+    Raised by :func:`train` (and returned per seed by :func:`levysde.rnn.batched.train_seeds`);
+    the records written so far are kept in the run file. A RuntimeError.
+
+    Examples
+    --------
+    >>> try:
+    ...     elr_envelope(np.zeros(2), np.array([np.nan, 1.0]), np.array([1.0]))
+    ... except TrainingDiverged as e:
+    ...     print(str(e)[:39])
+    optimizer amplitudes Lambda_q unusable
+    """
 
 
 @dataclass
 class TrainConfig:
     """Everything that defines a run (stored as JSON in the run file's ``config``).
 
-    model         one of ConstGate.. (``MODELS``)          hidden      H >= 1
-    optimizer     sgd | adam | adamw                        lr          > 0 (at width lr_base_width)
-    lr_scaling    mup (Adam lr of H-fan-in matrices * lr_base_width / H; module docstring) | none
-    lr_base_width H0 >= 1 of the width scaling (default 64)
-    weight_decay  >= 0; None = optimizer default (AdamW 0.01, else 0)
-    gate_decay    False: no weight decay on retention-gate parameters
-    clip          max gradient norm (> 0, default 1) or None (off)
-    task          powerlaw | delay | adding | longmem | lagged; ``seq_len`` >= 2
-    loss_from     first step of the loss window (None: seq_len//2; lagged 0)
-    delay, p, kernel, target_noise, input_alpha, n_mem, mem_lag_max, mem_gamma: task parameters (:mod:`.tasks`)
-    lag_mode (pareto | fixed), lag_count, lag_lo, lag_hi, lag_alpha, input_dim, n_train: lagged task
-    target_noise  None: 0.3 for lagged, else 0 (resolved by :meth:`validate`)
-    record_epochs E >= 1 or None: records every E epochs (epoch-based task only)
-    gate_tau0     T0 > 0 or None: every unit starts at time scale T0 (models.apply_tau0_init)
-    layernorm     LayerNorm before tanh (leaky models; the learnability paper's; omitted from the config when off)
-    window_lags   None or (lo, hi, n): record ``zeta_window`` (leaky models; module docstring)
-    slow_forcing_alpha None (off) or alpha in (0, 2]: slow-mode forcing (:mod:`.forcing`; leaky models,
-    needs window_lags); slow_forcing_scale sigma / RMS(update) > 0 (1), slow_forcing_q quantile of
-    the slow units in (0, 1) (0.1), slow_forcing_taper c > 0 (100)
-    batch, probe_batch  >= 1 (probe_batch None: = batch)
-    steps >= 0, record_every >= 1, seed (int >= 0)
-    init          default | chrono; t_max (> 2) for chrono (None: seq_len)
-    gate_a        ConstGate constant in (0, 1)
-    inject_alpha  None (off) or in [0.5, 2] (float32: ALPHA_MIN_FLOAT32); inject_scale >= 0; inject_target
-    n_lags >= 2, lag_max >= n_lags (integer log grid 1..lag_max, n_lags points), transport (bool)
-    device        cpu | cuda; threads >= 1 or None (leave torch's setting)
-    fast          replay each training step from a CUDA graph (:mod:`.fast`; leaky models; CPU: eager)
+    Every field has a default; :meth:`validate` checks them all and names the first bad one.
+
+    Attributes
+    ----------
+    model : str
+        One of :data:`~levysde.rnn.models.MODELS` (default ``diaggate``).
+    hidden : int
+        H, the units, >= 1 (default 64).
+    optimizer : str
+        ``sgd``, ``adam`` or ``adamw`` (default).
+    lr : float
+        The learning rate, > 0, at width ``lr_base_width`` (default 3e-3).
+    lr_scaling : str
+        ``mup`` (default: the Adam lr of H-fan-in matrices times ``lr_base_width / H``;
+        module docstring) or ``none``.
+    lr_base_width : int
+        H0 >= 1 of the width scaling (default 64).
+    weight_decay : float or None
+        >= 0; None: the optimizer's default (AdamW 0.01, else 0).
+    gate_decay : bool
+        False: no weight decay on retention-gate parameters (default True).
+    clip : float or None
+        The largest gradient norm, > 0 (default 1), or None (off).
+    task : str
+        ``powerlaw`` (default), ``delay``, ``adding``, ``longmem`` or ``lagged``
+        (:mod:`levysde.rnn.tasks`).
+    seq_len : int
+        T, steps per sequence, >= 2 (default 200).
+    loss_from : int or None
+        First step of the loss window (None: T // 2; lagged: 0).
+    delay, p, kernel, input_alpha, n_mem, mem_lag_max, mem_gamma
+        Task parameters (:func:`levysde.rnn.tasks.build_task`).
+    target_noise : float or None
+        The targets' noise, >= 0; None: 0.3 for ``lagged`` (the paper's), else 0.
+    lag_mode, lag_count, lag_lo, lag_hi, lag_alpha, input_dim, n_train
+        The ``lagged`` task (``lag_mode`` ``pareto`` or ``fixed``; :func:`levysde.rnn.tasks.build_task`).
+    record_epochs : int or None
+        E >= 1: records every E epochs (epoch-based task only); None: every ``record_every`` steps.
+    gate_tau0 : float or None
+        T0 > 0: every unit starts at time scale T0 (:func:`levysde.rnn.models.build_model`).
+    window_lags : tuple or None
+        ``(lo, hi, n)``: record ``zeta_window`` (leaky models; module docstring).
+    batch : int
+        Training sequences per step, >= 1 (default 32).
+    probe_batch : int or None
+        Probe sequences of a record, >= 1 (None: ``batch``).
+    steps : int
+        Optimizer steps, >= 0 (default 1000).
+    record_every : int
+        Steps between records, >= 1 (default 50).
+    seed : int
+        The run seed, >= 0: fixes the init, every batch and the forcing.
+    init : str
+        ``default`` or ``chrono``.
+    t_max : float or None
+        The chrono init's longest time scale, > 2 (None: ``seq_len``).
+    gate_a : float
+        ConstGate's constant, in (0, 1) (default 0.1).
+    inject_alpha : float or None
+        Injected forcing's stability index, in [0.5, 2] (float32: ALPHA_MIN_FLOAT32); None: off.
+    inject_scale : float
+        Its scale, >= 0.
+    inject_target : str
+        ``recurrent`` (hidden-to-hidden weights) or ``gate`` (retention-gate parameters).
+    slow_forcing_alpha : float or None
+        Slow-mode forcing's index, in (0, 2] (:mod:`levysde.rnn.forcing`; leaky models, needs
+        ``window_lags``); None: off.
+    slow_forcing_scale, slow_forcing_q, slow_forcing_taper : float
+        sigma / RMS(update) > 0 (1), the slow units' quantile in (0, 1) (0.1), the taper c > 0
+        (100).
+    n_lags, lag_max : int
+        The envelope's integer log grid: ``n_lags`` >= 2 points from 1 to ``lag_max`` (40, 10000).
+    transport : bool
+        Also record the measured transport (default False).
+    device : str
+        ``cpu`` (default) or ``cuda``.
+    threads : int or None
+        torch's thread count, >= 1; None: leave torch's setting.
+    fast : bool
+        Replay each training step from a CUDA graph (:mod:`levysde.rnn.fast`; leaky models;
+        CPU: eager).
+    layernorm : bool
+        LayerNorm before tanh (leaky models; the learnability paper's; omitted from the config
+        when off).
+
+    Examples
+    --------
+    >>> cfg = TrainConfig(model="constgate", hidden=4, task="delay", seq_len=8).validate()
+    >>> cfg.make_task().name, cfg.resolved_noise(), cfg.to_dict()["hidden"]
+    ('delay', 0.0, 4)
+    >>> try:
+    ...     TrainConfig(hidden=0).validate()
+    ... except ValueError as e:
+    ...     print(str(e)[:6])
+    hidden
     """
 
     model: str = "diaggate"
@@ -338,8 +421,48 @@ class TrainConfig:
 # pieces with independent tests
 # --------------------------------------------------------------------------------------
 def lambda_rayleigh(g: torch.Tensor, v_hat: torch.Tensor, lr: float, eps: float) -> float:
-    """``lr * g^T P g / g^T g`` with ``P = diag(1/(sqrt(v_hat) + eps))`` for one neuron's rows
-    (docs/specification.md §9). ``g``, ``v_hat``: same shape (v_hat >= 0). Returns lr * mean(P) if g = 0."""
+    r"""The optimizer amplitude :math:`\Lambda_q` of one neuron under Adam: a Rayleigh quotient.
+
+    Parameters
+    ----------
+    g : torch.Tensor
+        The gradient of the probe loss on the neuron's parameter rows (any shape).
+    v_hat : torch.Tensor
+        Adam's bias-corrected second moment on the same entries, >= 0, shaped like ``g``.
+    lr : float
+        The learning rate, > 0.
+    eps : float
+        Adam's :math:`\epsilon`, > 0.
+
+    Returns
+    -------
+    float
+        :math:`\Lambda_q`, computed in float64.
+
+    Notes
+    -----
+    With :math:`P = \operatorname{diag}\big(1 / (\sqrt{\hat v} + \epsilon)\big)`,
+
+    .. math::
+
+        \Lambda_q = \eta\, \frac{g^\top P g}{g^\top g},
+
+    and :math:`\eta \operatorname{mean}(P)` when :math:`g = 0` (the quotient is undefined).
+
+    References
+    ----------
+    The specification, §9 (:doc:`/specification`); D. P. Kingma, J. Ba, "Adam: a method for
+    stochastic optimization", ICLR 2015.
+
+    Examples
+    --------
+    >>> g = torch.tensor([1.0, 0.0])
+    >>> v_hat = torch.tensor([0.25, 4.0])
+    >>> round(lambda_rayleigh(g, v_hat, 1e-3, 0.0), 6)        # P = (2, 0.5): weight on the first
+    0.002
+    >>> round(lambda_rayleigh(torch.zeros(2), v_hat, 1e-3, 0.0), 6)
+    0.00125
+    """
     g2 = g.double() ** 2
     P = 1.0 / (torch.sqrt(v_hat.double()) + eps)
     den = g2.sum()
@@ -390,7 +513,31 @@ def integer_lag_grid(n_lags: int, lag_max: int) -> np.ndarray:
     ``round(geomspace(1, lag_max, n_lags))`` repeats small integers; each repeat is moved to
     the next free integer (and the top end is kept at ``lag_max``), so the grid is linear
     (1, 2, 3, ...) where the log spacing is below 1 and logarithmic above.
-    Raises ValueError unless 2 <= n_lags <= lag_max <= MAX_LAG = 2^53 (exact in float64)."""
+
+    Parameters
+    ----------
+    n_lags : int
+        The number of lags, in [2, lag_max].
+    lag_max : int
+        The largest lag, in [2, 2^53] (exact in float64).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 (n_lags,): increasing integers, the first 1, the last ``lag_max``.
+
+    Raises
+    ------
+    ValueError
+        Unless 2 <= n_lags <= lag_max <= MAX_LAG = 2^53 (naming ``n_lags`` or ``lag_max``).
+
+    Examples
+    --------
+    >>> integer_lag_grid(6, 100).tolist()
+    [1.0, 3.0, 6.0, 16.0, 40.0, 100.0]
+    >>> integer_lag_grid(5, 5).tolist()
+    [1.0, 2.0, 3.0, 4.0, 5.0]
+    """
     lag_max = check_int("lag_max", lag_max, 2, MAX_LAG, why="exact in float64")
     n_lags = check_int("n_lags", n_lags, 2, lag_max, why="at most lag_max")
     lags = np.round(np.geomspace(1.0, lag_max, n_lags)).astype(np.int64)
@@ -404,11 +551,43 @@ def integer_lag_grid(n_lags: int, lag_max: int) -> np.ndarray:
 
 
 def elr_envelope(mu_bar: np.ndarray, lam: np.ndarray, lags: np.ndarray) -> np.ndarray:
-    """ELR envelope ``f(l) = sum_q Lambda_q exp(-l mu_bar_q) / sum_q Lambda_q`` (docs/specification.md §9), (n_lags,).
+    r"""The ELR envelope :math:`f(\ell)` of one record (docs/specification.md §9).
 
-    ``mu_bar`` >= 0 and ``lam`` (H,), ``lags`` (n_lags,). Raises TrainingDiverged (with the
-    cause) unless every Lambda_q is finite and >= 0 with a positive sum and mu_bar is finite:
-    a non-finite envelope is never returned."""
+    Parameters
+    ----------
+    mu_bar : numpy.ndarray
+        (H,): :math:`\bar\mu_q \ge 0`, each unit's mean :math:`-\log r`.
+    lam : numpy.ndarray
+        (H,): the optimizer amplitudes :math:`\Lambda_q \ge 0` (:func:`lambda_rayleigh`).
+    lags : numpy.ndarray
+        (n_lags,): the lags :math:`\ell`.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 (n_lags,): :math:`f(\ell)`, in [0, 1].
+
+    Raises
+    ------
+    TrainingDiverged
+        With the cause, unless every :math:`\Lambda_q` is finite and >= 0 with a positive
+        sum and :math:`\bar\mu` is finite: a non-finite envelope is never returned.
+
+    Notes
+    -----
+    .. math::
+
+        f(\ell) = \frac{\sum_q \Lambda_q\, e^{-\ell \bar\mu_q}}{\sum_q \Lambda_q}.
+
+    References
+    ----------
+    The specification, §9 (:doc:`/specification`).
+
+    Examples
+    --------
+    >>> np.round(elr_envelope(np.array([0.1, 1.0]), np.array([1.0, 3.0]), np.array([1.0, 10.0])), 6).tolist()
+    [0.502119, 0.092004]
+    """
     lam = np.asarray(lam, dtype=np.float64)
     if not (np.all(np.isfinite(lam)) and np.all(lam >= 0) and lam.sum() > 0):
         bad = int(np.sum(~(np.isfinite(lam) & (lam > 0))))
@@ -423,13 +602,68 @@ def elr_envelope(mu_bar: np.ndarray, lam: np.ndarray, lags: np.ndarray) -> np.nd
 def record_stats(model: RNNModel, task: Task, x: torch.Tensor, y: torch.Tensor,
                  optimizer: torch.optim.Optimizer, kind: str, lags: np.ndarray,
                  transport: bool = False, window_lags: np.ndarray | None = None) -> dict:
-    """One record on the probe batch ``(x, y)`` (module docstring). Leaves ``.grad`` zeroed and
-    the model in training mode (cuDNN's GRU/LSTM backward, used for Lambda_q, needs it).
+    r"""One record on the probe batch ``(x, y)`` (module docstring).
 
-    Returns a dict of numpy values: zeta, zeta_jac, Lambda (H,), loss, envelope (n_lags,),
-    zeta_clips, jac_masked, jac_clips, saturated[, transport (n_lags,)][, zeta_window (H,),
-    window_masked (with ``window_lags``, :func:`window_zeta`)].
-    Raises TrainingDiverged if the probe loss, mu_bar, the Jacobian or Lambda is not finite."""
+    Leaves ``.grad`` zeroed and the model in training mode (cuDNN's GRU/LSTM backward, used
+    for :math:`\Lambda_q`, needs it).
+
+    Parameters
+    ----------
+    model : RNNModel
+        The model being trained.
+    task : Task
+        Its task (the loss window).
+    x, y : torch.Tensor
+        The probe batch, (B, T, n_in) and (B, T, n_out), on the model's device.
+    optimizer : torch.optim.Optimizer
+        The run's optimizer (its learning rates and Adam state give :math:`\Lambda_q`).
+    kind : str
+        The optimizer's name: ``sgd``, ``adam`` or ``adamw``.
+    lags : numpy.ndarray
+        (n_lags,): the envelope's lags (:func:`integer_lag_grid`).
+    transport : bool, optional
+        Also the measured transport (default False).
+    window_lags : numpy.ndarray or None, optional
+        The windowed time scale's lags (:func:`window_lag_grid`; leaky models); None: not recorded.
+
+    Returns
+    -------
+    dict
+        numpy values: ``zeta``, ``zeta_jac``, ``Lambda`` (H,), ``loss``, ``envelope``
+        (n_lags,), ``zeta_clips``, ``jac_masked``, ``jac_clips``, ``saturated``; with
+        ``transport``: ``transport`` (n_lags,); with ``window_lags``: ``zeta_window`` (H,),
+        ``window_masked`` (:func:`window_zeta`).
+
+    Raises
+    ------
+    TrainingDiverged
+        If the probe loss, :math:`\bar\mu`, the Jacobian or :math:`\Lambda` is not finite.
+
+    Notes
+    -----
+    :math:`\zeta_q = \log \bar\mu_q` with :math:`\bar\mu_q = \operatorname{mean}_{b,\, t \ge t_0}(-\log r^{(q)}_t)`,
+    and the envelope
+
+    .. math::
+
+        f(\ell) = \frac{\sum_q \Lambda_q\, e^{-\ell \bar\mu_q}}{\sum_q \Lambda_q}.
+
+    References
+    ----------
+    The specification, §9 (:doc:`/specification`).
+
+    Examples
+    --------
+    >>> from levysde.rnn.models import build_model
+    >>> from levysde.rnn.tasks import build_task
+    >>> m = build_model("diaggate", 1, 4, 1, seed=0)
+    >>> task = build_task("delay", 8, delay=2)
+    >>> x, y = task.batch(4, 0, 1, 0)
+    >>> opt = torch.optim.AdamW(m.parameters(), lr=1e-3)
+    >>> r = record_stats(m, task, x, y, opt, "adamw", integer_lag_grid(5, 100))
+    >>> r["zeta"].shape, r["envelope"].shape, bool(r["envelope"][0] <= 1.0)
+    ((4,), (5,), True)
+    """
     model.train()
     with np.errstate(all="ignore"):  # divergence is detected and reported, not warned about
         return _record_stats(model, task, x, y, optimizer, kind, lags, transport, window_lags)
@@ -1042,23 +1276,51 @@ TrainingRun = _Run
 
 def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = False, force: bool = False,
           progress: bool = False, stop_after: int | None = None, deadline: float | None = None) -> dict:
-    """Train ``cfg.model`` on ``cfg.task`` and record zeta trajectories.
+    """Train ``cfg.model`` on ``cfg.task`` and record zeta trajectories (module docstring).
 
-    ``out``: run-file path (.npz), rewritten atomically after every record, with a checkpoint
-    ``RUN.ckpt`` next to it; ``None``: nothing written. ``resume``: continue from the
-    checkpoint (its config must match ``cfg`` except steps/device/threads). ``force``: overwrite
-    an existing ``out``. ``progress``: tqdm bar (loss, std of zeta) on stderr when it is a
-    terminal. ``stop_after``: stop after this many optimizer steps in this call (for tests of
-    interruption). ``deadline``: a ``time.monotonic()`` value; stop after the first optimizer
-    step that ends at or after it, writing the checkpoint (and the run file, with the records so
-    far) at that step, so that ``resume=True`` continues exactly there (the record schedule is
-    unchanged).
+    Parameters
+    ----------
+    cfg : TrainConfig
+        The run's configuration (validated here).
+    out : str or None, optional
+        Run-file path (.npz), rewritten atomically after every record, with a checkpoint
+        ``RUN.ckpt`` next to it; None: nothing written.
+    resume : bool, optional
+        Continue from the checkpoint (its config must match ``cfg`` except
+        steps/device/threads).
+    force : bool, optional
+        Overwrite an existing ``out``.
+    progress : bool, optional
+        A tqdm bar (loss, std of zeta) on stderr when it is a terminal.
+    stop_after : int or None, optional
+        Stop after this many optimizer steps in this call (for tests of interruption).
+    deadline : float or None, optional
+        A ``time.monotonic()`` value: stop after the first optimizer step that ends at or
+        after it, writing the checkpoint (and the run file, with the records so far) at that
+        step, so that ``resume=True`` continues exactly there (the record schedule is
+        unchanged).
 
-    Returns the run-file arrays (dict, plus ``config`` as a dict).
+    Returns
+    -------
+    dict
+        The run-file arrays (``step``, ``loss``, ``zeta`` (records, H), ``zeta_jac``,
+        ``Lambda``, ``envelope``, ``lags``, ...), plus ``config`` as a dict.
 
-    Raises ValueError (bad config, CUDA unavailable, not enough memory, existing ``out`` without
-    resume/force, resume without a checkpoint or with a different config); TrainingDiverged
-    (non-finite loss, parameters, Lambda or envelope; the records so far are kept).
+    Raises
+    ------
+    ValueError
+        Bad config, CUDA unavailable, not enough memory, existing ``out`` without
+        resume/force, resume without a checkpoint or with a different config.
+    TrainingDiverged
+        Non-finite loss, parameters, Lambda or envelope (the records so far are kept).
+
+    Examples
+    --------
+    >>> cfg = TrainConfig(model="diaggate", hidden=4, task="delay", seq_len=8, delay=2, batch=4,
+    ...                   steps=2, record_every=1, n_lags=4, lag_max=50)
+    >>> run = train(cfg)
+    >>> run["step"].tolist(), run["zeta"].shape, run["config"]["model"]
+    ([0, 1, 2], (3, 4), 'diaggate')
     """
     cfg.validate()
     run = _Run(cfg, out)
