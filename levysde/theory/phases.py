@@ -374,7 +374,8 @@ def beta_star(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"]
     .. math::
 
        \beta^* \in (0, \lambda]: \quad
-       h(\beta^*) = \frac{\Phi(\beta^*)}{\beta^*} = \eta_G\beta^* - \kappa + \eta_J\,\frac{\Psi_1(\beta^*)}{\beta^*} = 0.
+       h(\beta^*) = \frac{\Phi(\beta^*)}{\beta^*}
+       = \eta_G\beta^* - \kappa + \eta_J\,\frac{\Psi_1(\beta^*)}{\beta^*} = 0.
 
     h(beta) = Phi(beta)/beta is increasing with h(0+) = -kappa, so the root is bracketed
     in (0, lam] and found by Chandrupatla's method (:func:`levysde.theory.roots.chandrupatla`)
