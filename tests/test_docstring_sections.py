@@ -19,6 +19,7 @@ SECTIONS_REQUIRED = (
     # -- core, io, theory, stats, simulation --
     "levysde.core.",
     "levysde.io.",
+    "levysde.theory.",
 
     # -- inference --
 

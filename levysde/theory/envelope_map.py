@@ -79,18 +79,35 @@ def _check_hist(edges, counts):
 
 @dataclass(frozen=True)
 class SampleEnvelope:
-    """Envelope of an empirical zeta measure (docs/specification.md §5, method (a)).
+    r"""Envelope of an empirical zeta measure (docs/specification.md §5, method (a)).
+
+    Made by :func:`envelope_samples` (and :func:`envelope` with samples); each array
+    attribute is shaped like ``lags``.
 
     Attributes
     ----------
-    f : the envelope (each array attribute is shaped like ``lags``) sum_i w_i exp(-l e^zeta_i) / sum_i w_i
-    stderr : Monte-Carlo standard error of f for independent samples,
-        sqrt(sum w^2 (g - f)^2) / sum w with g = exp(-l e^zeta) (too small for
-        correlated samples, docs/specification.md §8)
-    bias_bound : rigorous bound on |f - exact empirical mean| due to binning
-        (0 when computed exactly)
-    n_eff : effective sample size (sum w)^2 / sum w^2 (a float)
-    bin_width : zeta bin width used (0: exact direct sum)
+    f : ndarray
+        The envelope :math:`\sum_i w_i e^{-\ell e^{\zeta_i}} / \sum_i w_i`, in [0, 1].
+    stderr : ndarray
+        Monte-Carlo standard error of f for independent samples,
+        :math:`\sqrt{\sum_i w_i^2 (g_i - f)^2} / \sum_i w_i` with
+        :math:`g_i = e^{-\ell e^{\zeta_i}}` (too small for correlated samples,
+        docs/specification.md §8); NaN when not computed (``errors=False``).
+    bias_bound : ndarray
+        Rigorous bound on :math:`|f - \text{exact empirical mean}|` due to binning (0 when
+        computed exactly); NaN when not computed.
+    n_eff : float
+        Effective sample size :math:`(\sum w)^2 / \sum w^2`.
+    bin_width : float
+        zeta bin width used (0: exact direct sum).
+
+    Examples
+    --------
+    >>> r = envelope_samples([1.0, 10.0], [-1.0, 0.0, -3.0])
+    >>> print(r.f.round(6), r.n_eff, r.bin_width)
+    [0.670504 0.211041] 3.0 0.0
+    >>> print(round(float(r.f[0]), 6) == round(float(np.mean(np.exp(-np.exp([-1.0, 0.0, -3.0])))), 6))
+    True
     """
 
     f: np.ndarray
@@ -758,10 +775,31 @@ def tauberian_prediction(lags: ArrayLike, *, A: float, beta: float | None = None
 
 
 def valid_lag_max(zeta_min: float, factor: float = 1.0) -> float:
-    """Largest lag at which an envelope built from data whose smallest zeta is
+    r"""Largest lag at which an envelope built from data whose smallest zeta is
     ``zeta_min`` still reflects the data rather than its left cut-off:
     ``factor * exp(-zeta_min)`` (the longest time scale present); +inf beyond the
     double range (zeta_min < -709.78), never OverflowError.
+
+    Parameters
+    ----------
+    zeta_min : float
+        The smallest zeta of the data (log of the smallest decay rate).
+    factor : float, optional
+        Multiple of the longest time scale to allow, > 0 (default 1). Neither argument is
+        validated: a NaN ``zeta_min`` gives NaN.
+
+    Returns
+    -------
+    float
+        :math:`\ell_{\max} = \text{factor}\cdot e^{-\zeta_{\min}} = \text{factor}\cdot\tau_{\max}`
+        in steps; +inf beyond the double range.
+
+    Notes
+    -----
+    Beyond :math:`\ell \gg \tau_{\max}` every term of :math:`f(\ell) = \mathbb{E}\,e^{-\ell/\tau}`
+    is exponentially small and the empirical envelope decays like
+    :math:`e^{-\ell/\tau_{\max}}` whatever the tail of the law; the Tauberian asymptotics
+    (the specification, §5) apply only below.
 
     References
     ----------
