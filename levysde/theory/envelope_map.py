@@ -364,7 +364,7 @@ def _bin_integrals(lag, a, b):
 
 
 def envelope_hist(lags: ArrayLike, edges: ArrayLike, counts: ArrayLike) -> np.ndarray:
-    """Envelope of a zeta histogram, each bin integrated exactly (docs/specification.md §5 (b)).
+    r"""Envelope of a zeta histogram, each bin integrated exactly (docs/specification.md §5 (b)).
 
     The density is taken constant on each bin, rho = c_j / (sum c * (b_j - a_j)),
     and ``f(l) = sum_j c_j / (sum c (b_j - a_j)) * [E1(l e^{a_j}) - E1(l e^{b_j})]``
@@ -392,6 +392,18 @@ def envelope_hist(lags: ArrayLike, edges: ArrayLike, counts: ArrayLike) -> np.nd
     ------
     ValueError
         For bad lags, edges or counts.
+
+    Notes
+    -----
+    With the density :math:`\rho_j = c_j / \sum_k c_k (b_k - a_k)` on bin :math:`[a_j, b_j]`
+    and :math:`\int_a^b \exp(-\ell e^{z})\,dz = E_1(\ell e^{a}) - E_1(\ell e^{b})`
+    (substitute :math:`x = \ell e^z`),
+
+    .. math::
+
+       f(\ell) = \sum_j \rho_j\,\big[E_1(\ell e^{a_j}) - E_1(\ell e^{b_j})\big]
+
+    (the specification, §5 (b)); :math:`E_1` is the exponential integral.
 
     References
     ----------
@@ -529,7 +541,7 @@ def _support_edges(scalar_rho, Z, support, name):
 def envelope_density(lags: ArrayLike, *, tau_pdf: Density | None = None, zeta_pdf: Density | None = None,
                      rtol: float = 1e-12,
                      mass_tol: float = 1e-6) -> np.ndarray:
-    """Envelope of a density given as a callable, by quadrature in zeta (docs/specification.md §5 (c)).
+    r"""Envelope of a density given as a callable, by quadrature in zeta (docs/specification.md §5 (c)).
 
     ``tau_pdf(tau)`` (p(tau), tau > 0) is turned into rho(zeta) = p(e^-zeta) e^-zeta,
     evaluated only where tau is a positive finite double (zeta in [-709.78, 744.44]; 0
@@ -568,6 +580,16 @@ def envelope_density(lags: ArrayLike, *, tau_pdf: Density | None = None, zeta_pd
         If both or neither density is given, the callable returns
         negative/non-finite values, or the located mass is not 1 within mass_tol
         (unnormalised density, or a mass narrower than the 0.005 locating grid).
+
+    Notes
+    -----
+    .. math::
+
+       f(\ell) = \int_{-\infty}^{\infty} \rho(\zeta)\,\exp\!\big(-e^{\zeta + \log\ell}\big)\,d\zeta,
+       \qquad \rho(\zeta) = p(e^{-\zeta})\,e^{-\zeta}
+
+    (the specification, §1 and §5 (c)); each window by adaptive Gauss-Kronrod quadrature
+    (:func:`scipy.integrate.quad`, QUADPACK).
 
     References
     ----------
@@ -648,7 +670,7 @@ def envelope_density(lags: ArrayLike, *, tau_pdf: Density | None = None, zeta_pd
 def envelope(lags: ArrayLike, *, zeta: ArrayLike | None = None, weights: ArrayLike | None = None,
              hist: tuple[ArrayLike, ArrayLike] | None = None, tau_pdf: Density | None = None,
              zeta_pdf: Density | None = None, bin_width: float | None = 0.01) -> np.ndarray:
-    """Forgetting envelope f(l) = E[exp(-l e^zeta)] = int exp(-l/tau) p(tau) dtau (docs/specification.md §5).
+    r"""Forgetting envelope f(l) = E[exp(-l e^zeta)] = int exp(-l/tau) p(tau) dtau (docs/specification.md §5).
 
     Give exactly one source:
 
@@ -676,6 +698,17 @@ def envelope(lags: ArrayLike, *, zeta: ArrayLike | None = None, weights: ArrayLi
     ValueError
         If not exactly one source is given, ``weights`` without ``zeta``,
         or bad input to the chosen method.
+
+    Notes
+    -----
+    .. math::
+
+       f(\ell) = \int_0^\infty e^{-\ell/\tau}\,p(\tau)\,d\tau
+                = \mathbb{E}_\rho\big[\exp(-\ell e^{\zeta})\big], \qquad f(0) = 1,
+
+    the Laplace transform of :math:`p` at :math:`1/\ell`, written in the variable
+    :math:`\zeta = -\log\tau` (the specification, §5); for samples,
+    :math:`f(\ell) = \sum_i w_i e^{-\ell e^{\zeta_i}} / \sum_i w_i`.
 
     References
     ----------
@@ -723,7 +756,7 @@ def _phase_beta(phase):
 
 def tauberian_prediction(lags: ArrayLike, *, A: float, beta: float | None = None,
                          phase: PhaseResult | None = None) -> np.ndarray:
-    """Tauberian asymptote f(l) ~ A Gamma(beta) l^(-beta) of p(tau) ~ A tau^(-1-beta) (docs/specification.md §5).
+    r"""Tauberian asymptote f(l) ~ A Gamma(beta) l^(-beta) of p(tau) ~ A tau^(-1-beta) (docs/specification.md §5).
 
     Equivalently rho(zeta) ~ A e^{beta zeta} as zeta -> -inf (docs/specification.md §1). Karamata's
     Tauberian theorem: the tail implies the asymptote for every beta > 0; the
@@ -743,13 +776,26 @@ def tauberian_prediction(lags: ArrayLike, *, A: float, beta: float | None = None
 
     Returns
     -------
-    ndarray shaped like lags.
+    ndarray
+        :math:`A\,\Gamma(\beta)\,\ell^{-\beta}`, shaped like ``lags`` (valid for large lags only:
+        it exceeds 1 at small ones).
 
     Raises
     ------
     ValueError
         For lags <= 0, A <= 0, not exactly one of beta/phase, beta <= 0,
         or a phase without a Cramer root (collapsed, logarithmic).
+
+    Notes
+    -----
+    If :math:`p(\tau) \sim A\,\tau^{-1-\beta}` as :math:`\tau \to \infty` (equivalently
+    :math:`\rho(\zeta) \sim A e^{\beta\zeta}` as :math:`\zeta \to -\infty`), then
+
+    .. math::
+
+       f(\ell) \sim A\,\Gamma(\beta)\,\ell^{-\beta}, \qquad \ell \to \infty
+
+    (Karamata's Tauberian theorem [1]_; the specification, §5).
 
     References
     ----------
