@@ -795,7 +795,7 @@ def tauberian_prediction(lags: ArrayLike, *, A: float, beta: float | None = None
 
        f(\ell) \sim A\,\Gamma(\beta)\,\ell^{-\beta}, \qquad \ell \to \infty
 
-    (Karamata's Tauberian theorem [1]_; the specification, §5).
+    (Karamata's Tauberian theorem, Feller §XIII.5 under References; the specification, §5).
 
     References
     ----------

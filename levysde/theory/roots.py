@@ -80,7 +80,8 @@ def chandrupatla(f: Callable[[NDArray[np.float64], NDArray[np.intp]], ArrayLike]
     Chandrupatla's criterion :math:`1 - \sqrt{1-\xi} < \Phi < \sqrt{\xi}` holds
     (:math:`\xi`, :math:`\Phi` the relative position of the previous point between the bracket
     ends, and of its value between theirs), bisection otherwise; the new point never leaves
-    the bracket [1]_. The steps are those of :func:`scipy.optimize.elementwise.find_root`.
+    the bracket (Chandrupatla, 1997, under References). The steps are those of
+    :func:`scipy.optimize.elementwise.find_root`.
 
     References
     ----------
