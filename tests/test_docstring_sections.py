@@ -17,6 +17,9 @@ import levysde
 
 SECTIONS_REQUIRED = (
     # -- core, io, theory, stats, simulation --
+    "levysde.core.",
+    "levysde.io.",
+    "levysde.theory.",
 
     # -- inference --
     "levysde.inference.",

@@ -27,12 +27,54 @@ EXTRAS = {"matplotlib": "plot", "distributed": "sweep", "tqdm": "progress", "tor
 
 class MissingExtraError(ImportError):
     """An optional dependency is not installed (or does not import); ``str(exc)`` is one line
-    that names the pip extra to install. The CLI prints it and exits with status 2."""
+    that names the pip extra to install. The CLI prints it and exits with status 2.
+
+    A subclass of :class:`ImportError`, so ``except ImportError`` catches it too.
+
+    Parameters
+    ----------
+    msg : str
+        The one-line message, as :func:`install_hint` writes it.
+    name : str, optional (keyword)
+        The top-level module that is missing (``exc.name``), as for :class:`ImportError`.
+
+    Examples
+    --------
+    >>> exc = MissingExtraError(install_hint('torch', 'levysde train'), name='torch')
+    >>> print(exc.name, isinstance(exc, ImportError))
+    torch True
+    >>> print(exc)
+    levysde train needs torch, which is not installed: pip install 'levysde[rnn]'
+    """
 
 
 def install_hint(module: str, feature: str, error: ImportError | None = None) -> str:
-    """``"<feature> needs <module>, which is not installed: pip install 'levysde[<extra>]'"``;
+    """The one-line message for a missing optional dependency, naming the pip extra.
+
+    ``"<feature> needs <module>, which is not installed: pip install 'levysde[<extra>]'"``;
     with ``error`` of a module that is installed but fails to import, that error instead.
+
+    Parameters
+    ----------
+    module : str
+        The module, dotted or not (``"matplotlib.pyplot"``); its top-level package must be a key
+        of :data:`EXTRAS` (``matplotlib``, ``distributed``, ``tqdm``, ``torch``).
+    feature : str
+        What needs it, in the user's words (``"figures"``, ``"levysde train"``).
+    error : ImportError, optional
+        The error the import raised. None (default), or a :class:`ModuleNotFoundError` for the
+        module itself, means "not installed"; any other error (a broken installation, a missing
+        shared library) is quoted on one line instead.
+
+    Returns
+    -------
+    str
+        One line, no trailing newline.
+
+    Raises
+    ------
+    KeyError
+        When the top-level package of ``module`` is not one of :data:`EXTRAS`.
 
     Examples
     --------
@@ -46,8 +88,25 @@ def install_hint(module: str, feature: str, error: ImportError | None = None) ->
 
 
 def require(module: str, feature: str) -> types.ModuleType:
-    """Import the optional ``module`` (e.g. ``"matplotlib.backend_bases"``) for ``feature`` (how
-    the message names what needs it); MissingExtraError with :func:`install_hint` otherwise.
+    """Import the optional ``module`` for ``feature``, or raise a one-line MissingExtraError.
+
+    Parameters
+    ----------
+    module : str
+        The module to import (e.g. ``"matplotlib.backend_bases"``).
+    feature : str
+        How the message names what needs it (``"figures"``).
+
+    Returns
+    -------
+    module
+        The imported module (as :func:`importlib.import_module` returns it).
+
+    Raises
+    ------
+    MissingExtraError
+        When the import fails; its message is :func:`install_hint`'s and its ``name`` the
+        top-level package.
 
     Examples
     --------

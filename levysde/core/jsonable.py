@@ -20,19 +20,26 @@ def finite_or_none(x: Any) -> float | None:
 
     Parameters
     ----------
-    x : None or a real number (Python or numpy scalar, a 0-d array, bool, int)
+    x : None or real scalar
+        A Python or numpy scalar, a 0-d (or one-element) array, a bool or an int.
 
     Returns
     -------
-    float or None. Integers come back as floats (``3 -> 3.0``); :func:`to_jsonable` keeps them.
+    float or None
+        ``float(x)`` when finite, else None. Integers come back as floats (``3 -> 3.0``);
+        :func:`to_jsonable` keeps them.
 
     Raises
     ------
     TypeError, ValueError
         When ``x`` is not a number (``float(x)`` fails).
 
-    Example
-    -------
+    See Also
+    --------
+    to_jsonable : the same for nested containers.
+
+    Examples
+    --------
     >>> finite_or_none(float("nan")) is None, finite_or_none(np.float32(0.5))
     (True, 0.5)
     """
@@ -53,14 +60,16 @@ def to_jsonable(obj: Any) -> Any:
 
     Parameters
     ----------
-    obj : a number, string, None, or a (nested) mapping, list, tuple or numpy array of them
+    obj : object
+        A number, string, None, or a (nested) mapping, list, tuple or numpy array of them.
 
     Returns
     -------
-    The converted object (a new container; ``obj`` is not modified).
+    object
+        The converted object (a new container; ``obj`` is not modified).
 
-    Example
-    -------
+    Examples
+    --------
     >>> to_jsonable({"a": [1, float("inf"), np.float64(2.5)], "b": (np.int64(3), None)})
     {'a': [1, None, 2.5], 'b': [3, None]}
     """

@@ -37,6 +37,30 @@ class Status(str, enum.Enum):
     * ``FAILED``: a gate that does not pass.
     * ``NOT_RUN``: the step was skipped on request (``closing_loop=False``).
     * ``UNAVAILABLE``: it could not be computed (too few data, no root, an earlier step failed).
+
+    Parameters
+    ----------
+    value : str
+        One of the words above (``Status("at bound")`` is ``Status.AT_BOUND``), as read back
+        from a JSON report.
+
+    Attributes
+    ----------
+    identified : bool
+        False for AT_BOUND, NOT_IDENTIFIED and NOT_SIGNIFICANT: the statuses of estimates that
+        get no standard error (:func:`with_se`).
+
+    Raises
+    ------
+    ValueError
+        When ``value`` is not one of the words.
+
+    Examples
+    --------
+    >>> Status("at bound") is Status.AT_BOUND, str(Status.NOT_RUN)
+    (True, 'not run')
+    >>> [s.value for s in Status if not s.identified]
+    ['at bound', 'not identified', 'not significant']
     """
 
     OK = "ok"
@@ -63,10 +87,23 @@ class Flag(NamedTuple):
     """A status with the message that explains it, as the flag functions return it
     (:func:`levysde.inference.drift_fit.kappa_flag`, :func:`levysde.inference.noise_fit.edge_flags`).
 
-    Example
-    -------
-    >>> Flag(Status.AT_BOUND, "at the edge: lam_hat sits at the upper end").status.identified
+    A :class:`~typing.NamedTuple`, so it unpacks as ``status, message = flag``.
+
+    Parameters
+    ----------
+    status : Status
+        The outcome.
+    message : str
+        Why, in words for people (code branches on ``status``).
+
+    Examples
+    --------
+    >>> f = Flag(Status.AT_BOUND, "at the edge: lam_hat sits at the upper end")
+    >>> f.status.identified
     False
+    >>> status, message = f
+    >>> print(status)
+    at bound
     """
 
     status: Status
@@ -75,25 +112,50 @@ class Flag(NamedTuple):
 
 @dataclass(frozen=True)
 class Estimate:
-    """A scalar estimate: value and standard error, with a status and a message.
+    r"""A scalar estimate: value and standard error, with a status and a message.
 
     Attributes
     ----------
-    value : the estimate; NaN when unavailable
-    se : its standard error (NaN when none is given)
-    flag : the message: why it is unavailable or not identified, or a caveat or remark on an
-        available value (``ok`` is then still True); None when there is nothing to say
-    log_se : for positive estimates whose error is multiplicative (e.g. kappa_hat): the standard
+    value : float
+        The estimate; NaN when unavailable.
+    se : float, default NaN
+        Its standard error, >= 0 (NaN when none is given).
+    flag : str or None, default None
+        The message: why it is unavailable or not identified, or a caveat or remark on an
+        available value (``ok`` is then still True); None when there is nothing to say.
+    log_se : float, default NaN
+        For positive estimates whose error is multiplicative (e.g. kappa_hat): the standard
         error of log(value); the k-sigma interval is then ``value * exp(+-k log_se)`` and ``se``
         is its delta-method size ``value * log_se``. NaN when the interval is symmetric,
         value +- k se.
-    status : the outcome (:class:`Status`); code branches on it, never on ``flag``. Default OK;
-        OK with a non-finite ``value`` becomes UNAVAILABLE (nothing usable was computed).
+    status : Status, default ``Status.OK``
+        The outcome; code branches on it, never on ``flag``. OK with a non-finite ``value``
+        becomes UNAVAILABLE (nothing usable was computed).
 
-    Example
-    -------
+    Raises
+    ------
+    TypeError
+        When ``status`` is not a :class:`Status` (a plain string such as ``"ok"`` is refused:
+        convert it with ``Status("ok")``).
+
+    Notes
+    -----
+    :meth:`interval` gives the k-sigma interval: :math:`\hat\theta \pm k\,\mathrm{se}`, or, with a
+    finite ``log_se`` :math:`s`, :math:`[\hat\theta e^{-ks}, \hat\theta e^{ks}]` (an interval for
+    :math:`\log\theta`, mapped back); :meth:`as_json` writes the fields for a JSON report, NaN as
+    null.
+
+    Examples
+    --------
     >>> Estimate(float("nan"), flag="too few increments").status
     <Status.UNAVAILABLE: 'unavailable'>
+    >>> e = Estimate(2.0, 0.2)
+    >>> e.ok, e.interval(2)
+    (True, (1.6, 2.4))
+    >>> e.as_json("kappa_hat")
+    {'kappa_hat': 2.0, 'kappa_hat_se': 0.2, 'kappa_hat_status': 'ok'}
+    >>> [round(x, 4) for x in Estimate(2.0, 0.2, log_se=0.1).interval()]
+    [1.8097, 2.2103]
     """
 
     value: float
@@ -136,7 +198,22 @@ class Estimate:
 def unavailable(reason: str, status: Status = Status.UNAVAILABLE) -> Estimate:
     """An estimate that could not be computed: value and error NaN, ``reason`` as its message.
 
-    ``status``: UNAVAILABLE (default) or NOT_RUN (the step was skipped on request).
+    Parameters
+    ----------
+    reason : str
+        Why it could not be computed (the estimate's ``flag``).
+    status : Status, default ``Status.UNAVAILABLE``
+        UNAVAILABLE, or NOT_RUN when the step was skipped on request.
+
+    Returns
+    -------
+    Estimate
+        ``value`` and ``se`` NaN, ``flag`` = ``reason``, the given status.
+
+    Raises
+    ------
+    TypeError
+        When ``status`` is not a :class:`Status`.
 
     Examples
     --------
@@ -156,10 +233,28 @@ def with_se(e: Estimate, se: float, flag: Flag | None = None) -> Estimate:
     fit, and the jackknife, which assumes a smooth, asymptotically normal estimator inside its
     parameter space, means nothing there. An unavailable ``e`` is returned as it is.
 
-    Example
+    Parameters
+    ----------
+    e : Estimate
+        The point estimate (its own ``se`` is replaced).
+    se : float
+        The standard error to attach (e.g. from the jackknife), >= 0 or NaN.
+    flag : Flag, optional
+        Status and message to give the result; None keeps ``e.status`` and ``e.flag``.
+
+    Returns
     -------
+    Estimate
+        ``e.value`` with ``se`` (NaN when the status is not identified) and the chosen status
+        and message; ``e`` itself when ``e.ok`` is False.
+
+    Examples
+    --------
     >>> with_se(Estimate(0.3), 0.1, Flag(Status.AT_BOUND, "at the edge")).se
     nan
+    >>> e = with_se(Estimate(0.3), 0.1)
+    >>> e.se, e.status
+    (0.1, <Status.OK: 'ok'>)
     """
     status, message = (e.status, e.flag) if flag is None else flag
     if not status.identified:

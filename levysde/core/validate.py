@@ -51,9 +51,11 @@ def describe_interval(lo: float | None = None, hi: float | None = None, *, lo_op
     Returns
     -------
     str
+        ``'(lo, hi)'`` with ``[``/``]`` for included ends; integers written exactly, other
+        numbers as ``%g``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> describe_interval(0.0, 2.0, lo_open=True, hi_open=True), describe_interval(0.0)
     ('(0, 2)', '[0, inf)')
     """
@@ -65,8 +67,19 @@ def describe_interval(lo: float | None = None, hi: float | None = None, *, lo_op
 def describe_integers(lo: int | None = None, hi: int | None = None) -> str:
     """The integers from ``lo`` to ``hi`` (None: unbounded) in words.
 
-    Example
+    Parameters
+    ----------
+    lo, hi : int or None
+        Inclusive bounds; None is unbounded on that side.
+
+    Returns
     -------
+    str
+        ``'an integer'``, ``'an integer >= lo'``, ``'an integer <= hi'`` or
+        ``'an integer in [lo, hi]'``, as :func:`check_int`'s errors word it.
+
+    Examples
+    --------
     >>> describe_integers(1), describe_integers(2, 10), describe_integers()
     ('an integer >= 1', 'an integer in [2, 10]', 'an integer')
     """
@@ -84,12 +97,28 @@ def in_interval(x: ArrayLike, lo: float | None = None, hi: float | None = None, 
     """Elementwise whether ``x`` lies in the interval of :func:`describe_interval`.
 
     NaN lies in no interval; +-inf lies in an interval unbounded on its side (finiteness is a
-    separate rule). Returns a bool (scalar ``x``) or a bool array of ``x``'s shape.
+    separate rule).
 
-    Example
+    Parameters
+    ----------
+    x : array_like of real numbers
+        Any shape.
+    lo, hi : float or None
+        Ends of the interval (None: unbounded).
+    lo_open, hi_open : bool
+        Whether the end is excluded (default: included).
+
+    Returns
     -------
+    numpy.bool_ or ndarray of bool
+        A 0-d result for scalar ``x``, else an array of ``x``'s shape.
+
+    Examples
+    --------
     >>> bool(in_interval(0.0, 0.0, lo_open=True)), bool(in_interval(2.0, 0.0, 2.0))
     (False, True)
+    >>> in_interval([-1.0, 0.5, np.nan, np.inf], 0.0)
+    array([False,  True, False,  True])
     """
     x = np.asarray(x, dtype=float)
     ok = ~np.isnan(x)
@@ -174,8 +203,8 @@ def check_real(name: str, value: Any, lo: float | None = None, hi: float | None 
         One line naming ``name`` and the allowed interval when ``value`` is no real number,
         holds several, is NaN or +-inf, or lies outside the interval.
 
-    Example
-    -------
+    Examples
+    --------
     >>> check_real("dt", 0.01, 0.0, lo_open=True)
     0.01
     >>> check_real("dt", 0.0, 0.0, lo_open=True)
@@ -205,6 +234,7 @@ def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = Non
     name : str
         The parameter (named in the error).
     value : int-like
+        An integer (Python, numpy, 0-d array) or an integral float.
     lo, hi : int or None
         Inclusive bounds (None: unbounded).
     why : str
@@ -220,10 +250,14 @@ def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = Non
         One line naming ``name`` and the allowed integers, e.g.
         ``particles must be an integer >= 1; got 2.5``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> check_int("particles", 16384.0, 1)
     16384
+    >>> check_int("particles", 2.5, 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: particles must be an integer >= 1; got 2.5
     """
     v = None
     if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
@@ -261,22 +295,28 @@ def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
     name : str
         The parameter (named in the error).
     value : object
+        The value to look up.
     choices : sequence
         The allowed values, in the order the error lists them.
 
     Returns
     -------
-    The matching element of ``choices`` (a numpy string becomes the plain one).
+    object
+        The matching element of ``choices`` (a numpy string becomes the plain one).
 
     Raises
     ------
     ValueError
         ``name must be one of 'cpu', 'cuda'; got 'gpu'``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> check_choice("backend", "cpu", ("cpu", "cuda"))
     'cpu'
+    >>> check_choice("backend", "gpu", ("cpu", "cuda"))
+    Traceback (most recent call last):
+    ...
+    ValueError: backend must be one of 'cpu', 'cuda'; got 'gpu'
     """
     for c in choices:
         if _same_choice(value, c):
@@ -288,10 +328,31 @@ def check_bool(name: str, value: Any) -> bool:
     """``value`` as a bool when it is True or False (Python or numpy), ValueError naming ``name``
     otherwise (``1`` and ``"yes"`` are not bools).
 
-    Example
+    Parameters
+    ----------
+    name : str
+        The parameter (named in the error).
+    value : bool or numpy.bool_
+        The value to check.
+
+    Returns
     -------
+    bool
+        ``value`` as a Python bool.
+
+    Raises
+    ------
+    ValueError
+        ``name must be True or False; got 1`` for anything else.
+
+    Examples
+    --------
     >>> check_bool("fast", False)
     False
+    >>> check_bool("fast", 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: fast must be True or False; got 1
     """
     if not _is_bool(value):
         raise ValueError(f"{name} must be True or False; got {_show(value)}")
@@ -321,7 +382,8 @@ def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = N
         Required shape; an entry None (or a str label) matches any length.
     min_size : int
         Fewest entries (default 0).
-    lo, hi, lo_open, hi_open : allowed interval of every entry, as in :func:`check_real`.
+    lo, hi, lo_open, hi_open : float or None, bool
+        Allowed interval of every entry, as in :func:`check_real`.
     allow_inf, allow_nan : bool
         Whether +-inf (NaN) entries pass; by default every entry must be finite.
     increasing : bool
@@ -331,7 +393,8 @@ def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = N
 
     Returns
     -------
-    ndarray of float64 (``value`` itself when it already is one).
+    ndarray of float64
+        The checked array, of ``value``'s shape (``value`` itself when it already is one).
 
     Raises
     ------
@@ -339,10 +402,14 @@ def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = N
         One line naming ``name`` and the broken rule (dtype, ndim, shape, size, finiteness and
         range with the first offending entry, order).
 
-    Example
-    -------
+    Examples
+    --------
     >>> check_array("lags", [1, 2, 4], ndim=1, lo=0.0, lo_open=True, increasing=True)
     array([1., 2., 4.])
+    >>> check_array("lags", [1, 4, 2], increasing=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: lags must be finite and strictly increasing; got 2.0 after 4.0
     """
     bounded = lo is not None or hi is not None
     rng = describe_interval(lo, hi, lo_open=lo_open, hi_open=hi_open)

@@ -51,6 +51,49 @@ def check_archive(path: str | os.PathLike[str], what: str = "run file") -> None:
     zip archive ``path`` can be loaded within the bounds of the module docstring. Reads the zip
     directory and the ``.npy`` headers only. A file that is not a zip archive passes (the loader
     reports it); ``.npy`` headers are checked in members whose names end in ``.npy``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The archive (a ``.npz`` run file, a torch checkpoint). A missing or unreadable file
+        passes: the loader then reports it.
+    what : str, optional
+        How the message names the file (default ``"run file"``).
+
+    Raises
+    ------
+    ValueError
+        One line ``cannot read PATH: corrupt or oversized WHAT (REASON)`` when a member's
+        ``.npy`` header is unreadable, declares object arrays or more (or fewer) bytes than the
+        member holds; when a stored member declares more bytes than the file has or a compressed
+        one a ratio above :data:`MAX_DEFLATE_RATIO`; or when the members need more memory than
+        :func:`levysde.core.memory.available_memory` reports.
+
+    References
+    ----------
+    .. [1] P. Deutsch, "DEFLATE Compressed Data Format Specification version 1.3", RFC 1951
+       (1996): the longest match (258 bytes) costs at least 2 bits, whence the 1032 : 1 bound.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> path = os.path.join(d, 'run.npz')
+    >>> np.savez(path, zeta=np.zeros(10))
+    >>> check_archive(path)                       # a sound archive: nothing to say
+    >>> import io
+    >>> buf = io.BytesIO()                        # an .npy header declaring 10^6 values ...
+    >>> np.lib.format.write_array_header_1_0(buf, {'descr': '<f8', 'fortran_order': False,
+    ...                                            'shape': (10**6,)})
+    >>> _ = buf.write(bytes(80))                  # ... and holding 10
+    >>> with zipfile.ZipFile(path, 'w') as zf:
+    ...     zf.writestr('zeta.npy', buf.getvalue())
+    >>> try:
+    ...     check_archive(path)
+    ... except ValueError as e:
+    ...     print(str(e).replace(d, 'DIR'))
+    cannot read DIR/run.npz: corrupt or oversized run file
+    (member 'zeta.npy' declares 8000000 bytes of data but holds 80)
     """
     def bad(reason: str) -> ValueError:
         return ValueError(f"cannot read {os.fspath(path)}: corrupt or oversized {what} ({reason})")

@@ -33,16 +33,39 @@ _FLOAT_KINDS = ("f",)
 
 @dataclass(frozen=True)
 class CheckpointTaus:
-    """The time scales of one run's checkpoints, as read from ``checkpoint_taus/``.
+    r"""The time scales of one run's checkpoints, as read from ``checkpoint_taus/``.
+
+    Made by :func:`read_checkpoint_taus`; R checkpoints of a network of H units.
 
     Attributes
     ----------
-    path : the ``checkpoint_taus`` directory read
-    epoch : (R,) int64, the checkpoints' epochs, strictly increasing
-    tau : (R, H) float64, tau_q per checkpoint and unit (steps); +inf where censored
-    censored : (R, H) bool, units that did not decay over the fit window (tau NaN or inf in the
-        file): their time scale exceeds what the window resolves
-    files : the R file names, in epoch order
+    path : str
+        The ``checkpoint_taus`` directory read.
+    epoch : ndarray of int64, shape (R,)
+        The checkpoints' epochs, strictly increasing.
+    tau : ndarray of float64, shape (R, H)
+        tau_q per checkpoint and unit (steps, > 0); +inf where censored.
+    censored : ndarray of bool, shape (R, H)
+        Units that did not decay over the fit window (tau NaN or inf in the file): their time
+        scale exceeds what the window resolves.
+    files : tuple of str
+        The R file names, in epoch order.
+    n_censored : ndarray of int, shape (R,)
+        Censored units per checkpoint (a property).
+    zeta : ndarray of float64, shape (R, H)
+        :math:`\zeta_q = -\log\tau_q`, NaN where censored (a property; the specification, §1).
+
+    Examples
+    --------
+    >>> ct = CheckpointTaus(path="run/checkpoint_taus", epoch=np.array([1, 40]),
+    ...                     tau=np.array([[10.0, np.inf], [12.0, 250.0]]),
+    ...                     censored=np.array([[False, True], [False, False]]),
+    ...                     files=("ckpt_0001_taus.npy", "ckpt_0040_taus.npy"))
+    >>> ct.n_censored.tolist()
+    [1, 0]
+    >>> np.round(ct.zeta, 3)
+    array([[-2.303,    nan],
+           [-2.485, -5.521]])
     """
 
     path: str

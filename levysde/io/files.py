@@ -49,7 +49,24 @@ _TMP_TAG = ".levysde-tmp."
 
 def umask() -> int:
     """The process umask (read from /proc where possible, so that it is not changed even
-    briefly)."""
+    briefly).
+
+    Elsewhere it is read by setting it to ``0o022`` and back (:func:`os.umask` can only be read
+    so), which another thread creating a file at that instant would see.
+
+    Returns
+    -------
+    int
+        The umask, e.g. ``0o022``; files are written with mode ``0o666 & ~umask()``.
+
+    Examples
+    --------
+    >>> m = umask()
+    >>> 0 <= m <= 0o777
+    True
+    >>> m == os.umask(m)      # os.umask sets a new mask and returns the old one
+    True
+    """
     try:
         with open("/proc/self/status") as fh:
             for line in fh:
@@ -85,7 +102,33 @@ _KIND = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
 
 def check_regular(path: str | os.PathLike[str], what: str = "output") -> None:
     """Raise ValueError (one line, naming ``what`` and ``path``) when ``path`` exists and is not
-    a regular file (after following symbolic links). levysde never replaces such a target."""
+    a regular file (after following symbolic links). levysde never replaces such a target.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The intended output file. A missing file passes, and so does a path whose status cannot
+        be read for other reasons (permissions: the write itself then reports it).
+    what : str, optional
+        How the message names the file (a flag such as ``"--out"``; default ``"output"``).
+
+    Raises
+    ------
+    ValueError
+        When ``path`` is a directory, FIFO, device node or socket, or a component of it is not a
+        directory, the name is too long, or symbolic links loop.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> check_regular(os.path.join(d, 'new.npz'))      # missing: fine
+    >>> try:
+    ...     check_regular(d, '--out')
+    ... except ValueError as e:
+    ...     print(str(e).replace(d, 'DIR'))
+    --out 'DIR' is a directory; levysde writes regular files only (give a file name)
+    """
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -102,8 +145,35 @@ def check_regular(path: str | os.PathLike[str], what: str = "output") -> None:
 
 
 def clean_stale_tmp(path: str | os.PathLike[str]) -> list[str]:
-    """Remove temporary files of interrupted writes of ``path`` (see the module docstring);
-    returns the names removed. Files of live writers are kept."""
+    """Remove temporary files of interrupted writes of ``path`` (see the module docstring).
+
+    A temporary file ``.<name>.levysde-tmp.<host>.<pid>.<random>`` of this host is stale when
+    process ``pid`` no longer runs; one of another host, or with an unparseable name or an older
+    levysde's ``.tmp-*`` name, when it has not been modified for :data:`STALE_TMP_S` seconds.
+    Files of live writers are kept; only regular files are removed; errors (a directory that
+    cannot be listed, a file removed meanwhile) are ignored.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The target whose temporary files to clean (symbolic links followed, as
+        :func:`atomic_write` does).
+
+    Returns
+    -------
+    list of str
+        The names (not paths) of the files removed, in directory order.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> dead = os.path.join(d, '.run.npz.levysde-tmp.otherhost.1.abcd')  # another host's write
+    >>> open(dead, 'w').close()
+    >>> os.utime(dead, (0, 0))                   # last touched in 1970: stale
+    >>> clean_stale_tmp(os.path.join(d, 'run.npz'))
+    ['.run.npz.levysde-tmp.otherhost.1.abcd']
+    """
     target = os.path.realpath(os.fspath(path))
     d, name = os.path.split(target)
     removed: list[str] = []
@@ -268,7 +338,31 @@ def _lock_info(lock: str) -> dict[str, Any] | None:
 def lock_is_stale(lock: str | os.PathLike[str], *, stale_after: float = LOCK_STALE_S) -> bool:
     """Whether lock file ``lock`` was left by a holder that is gone: a process of this host
     that no longer runs, or (other hosts, unreadable content) a lock not refreshed for
-    ``stale_after`` seconds. A missing lock is not stale."""
+    ``stale_after`` seconds. A missing lock is not stale.
+
+    Parameters
+    ----------
+    lock : str or os.PathLike
+        The lock file, as :func:`claim` writes it (JSON with ``host``, ``pid``, ``time``).
+    stale_after : float, optional
+        Seconds, > 0, since the lock's last modification after which a lock of another host
+        (or of unreadable content) counts as abandoned (default :data:`LOCK_STALE_S`).
+
+    Returns
+    -------
+    bool
+        True when the holder is gone.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> lock = os.path.join(tempfile.mkdtemp(), 'point.lock')
+    >>> lock_is_stale(lock)                       # no lock
+    False
+    >>> claim(lock), lock_is_stale(lock)          # held by this (running) process
+    (True, False)
+    >>> release(lock)
+    """
     lock = os.fspath(lock)
     try:
         mtime = os.stat(lock).st_mtime
@@ -286,7 +380,39 @@ def claim(lock: str | os.PathLike[str], *, stale_after: float = LOCK_STALE_S) ->
     has it. A stale lock (:func:`lock_is_stale`) is removed and taken over. Two processes
     breaking the same stale lock at once can both succeed in rare races; callers must make
     the locked work idempotent (sweeps do: a point's result depends on its seed only and is
-    written atomically)."""
+    written atomically).
+
+    Parameters
+    ----------
+    lock : str or os.PathLike
+        The lock file to create; its directory must exist.
+    stale_after : float, optional
+        Passed to :func:`lock_is_stale` (seconds; default :data:`LOCK_STALE_S`).
+
+    Returns
+    -------
+    bool
+        True when this process now holds the lock, False when a live holder has it.
+
+    Raises
+    ------
+    OSError
+        When the lock cannot be created for another reason (a missing or read-only directory).
+
+    See Also
+    --------
+    release : give the lock up.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> lock = os.path.join(tempfile.mkdtemp(), 'point.lock')
+    >>> claim(lock), claim(lock)                  # the second try finds it taken
+    (True, False)
+    >>> release(lock); claim(lock)
+    True
+    >>> release(lock)
+    """
     lock = os.fspath(lock)
     body = json.dumps({"host": _host(), "pid": os.getpid(), "time": time.time()}).encode()
     for _ in range(2):
@@ -307,7 +433,31 @@ def claim(lock: str | os.PathLike[str], *, stale_after: float = LOCK_STALE_S) ->
 
 
 def release(lock: str | os.PathLike[str]) -> None:
-    """Remove lock file ``lock`` (no error if it is gone)."""
+    """Remove lock file ``lock`` (no error if it is gone).
+
+    The lock is removed whoever holds it: call it only for a lock this process took with
+    :func:`claim`.
+
+    Parameters
+    ----------
+    lock : str or os.PathLike
+        The lock file.
+
+    Raises
+    ------
+    OSError
+        When it exists but cannot be removed (e.g. a read-only directory).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> lock = os.path.join(tempfile.mkdtemp(), 'point.lock')
+    >>> claim(lock)
+    True
+    >>> release(lock); release(lock)               # a second release is harmless
+    >>> os.path.exists(lock)
+    False
+    """
     try:
         os.unlink(os.fspath(lock))
     except FileNotFoundError:

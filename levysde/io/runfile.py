@@ -72,7 +72,27 @@ def save_run(path: str | os.PathLike[str], arrays: dict[str, Any], config: dict[
     Raises
     ------
     ValueError
-        If a required key is missing or the config is not JSON-serialisable.
+        If a required key is missing, an array has dtype object, or the config holds NaN or
+        infinity (JSON has none).
+    TypeError
+        If the config holds an object JSON cannot write.
+    OSError
+        If the file cannot be written (:func:`levysde.io.files.atomic_write`; an existing
+        target that is not a regular file is refused with ValueError).
+
+    Examples
+    --------
+    A run of R = 2 records of H = 3 neurons and 4 lags:
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), 'run.npz')
+    >>> arrays = dict(zeta=np.full((2, 3), -1.0), zeta_jac=np.full((2, 3), -1.0), step=[0, 100],
+    ...               Lambda=np.ones((2, 3)), loss=[1.0, 0.5], lags=[1.0, 2.0, 4.0, 8.0],
+    ...               envelope=np.ones((2, 4)))
+    >>> save_run(path, arrays, {'kind': 'rnn', 'hidden': 3})
+    >>> run = read_run(path)
+    >>> run['kind'], run['zeta'].shape, run['config']['hidden']
+    ('rnn', (2, 3), 3)
     """
     missing = [k for k in REQUIRED_KEYS if k != "config" and k not in arrays]
     if missing:
@@ -111,6 +131,24 @@ def read_run(path: str | os.PathLike[str], *, kinds: tuple[str, ...] = ("simulat
         ``meta``/``config`` object, is of a kind not in ``kinds``, or lacks its kind's keys;
         for simulation runs also when ``hist_edges`` is not a strictly increasing grid or
         ``hist_counts`` does not match it (naming the entry).
+
+    See Also
+    --------
+    load_run : RNN runs only, without ``meta`` and ``kind``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), 'sim.npz')
+    >>> meta = np.array('{"kind": "simulation", "alpha": 1.5}')
+    >>> np.savez(path, hist_edges=[-2.0, -1.0, 0.0], hist_counts=[3.0, 5.0], meta=meta)
+    >>> run = read_run(path)
+    >>> run['kind'], run['meta']['alpha'], run['hist_counts'].tolist()
+    ('simulation', 1.5, [3.0, 5.0])
+    >>> read_run(path, kinds=('rnn',))
+    Traceback (most recent call last):
+    ...
+    ValueError: ...sim.npz: run kind 'simulation'; expected 'rnn'
     """
     check_archive(path)          # before np.load allocates what the headers declare
     if _is_npy(path):
@@ -182,7 +220,35 @@ def _check_histogram(path: str | os.PathLike[str], edges: np.ndarray, counts: np
 
 def load_run(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read a ``levysde train`` run file with numpy only: :func:`read_run` restricted to RNN
-    runs. Returns the arrays plus ``config`` parsed to a dict. Raises ValueError (one line)."""
+    runs.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The run file.
+
+    Returns
+    -------
+    dict
+        The file's arrays (the keys of the module table: ``zeta`` (R, H), ``step`` (R,), ...)
+        with ``config`` parsed to a dict; no ``meta`` or ``kind`` entries.
+
+    Raises
+    ------
+    ValueError
+        One line naming the file: every refusal of :func:`read_run` (with ``kinds=("rnn",)``),
+        and a run without records (an empty ``step`` array).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), 'run.npz')
+    >>> arrays = {k: np.zeros((1, 2)) for k in REQUIRED_KEYS if k != 'config'}
+    >>> arrays['step'] = [0]
+    >>> save_run(path, arrays, {'kind': 'rnn'})
+    >>> sorted(load_run(path))
+    ['Lambda', 'config', 'envelope', 'lags', 'loss', 'step', 'zeta', 'zeta_jac']
+    """
     data = read_run(path, kinds=("rnn",))
     del data["meta"], data["kind"]         # the file holds exactly the arrays and its config
     if np.size(data["step"]) == 0:
@@ -192,6 +258,16 @@ def load_run(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def checkpoint_path(run_path: str) -> str:
     """Checkpoint file that goes with run file ``run_path``: ``RUN.npz`` -> ``RUN.ckpt``.
+
+    Parameters
+    ----------
+    run_path : str
+        The run file; a name without the ``.npz`` suffix gets ``.ckpt`` appended.
+
+    Returns
+    -------
+    str
+        The checkpoint's path (nothing is created; :mod:`levysde.rnn.checkpoint` writes it).
 
     Examples
     --------
@@ -206,5 +282,30 @@ def check_writable(path: str, what: str = "output") -> None:
     """Raise ValueError (one line, starting with ``what`` and ``path``) unless ``path`` can be
     written as a file: :func:`levysde.io.files.check_output` with ``force=True`` (an existing regular
     file is accepted; directories, FIFOs, devices and missing directories are not). Nothing is
-    created."""
+    created.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to be written.
+    what : str, optional
+        How the message names it (a flag such as ``"--out"``; default ``"output"``).
+
+    Raises
+    ------
+    ValueError
+        When ``path`` ends in a separator, is a directory or another non-regular file, or its
+        directory is missing or does not accept new files.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> d = os.path.realpath(tempfile.mkdtemp())
+    >>> check_writable(os.path.join(d, 'run.npz'))         # fine: nothing happens
+    >>> try:
+    ...     check_writable(os.path.join(d, 'missing', 'run.npz'), '--out')
+    ... except ValueError as e:
+    ...     print(str(e).replace(d, 'DIR'))
+    --out: directory 'DIR/missing' does not exist (create it first: mkdir -p DIR/missing)
+    """
     check_output(path, what, force=True)

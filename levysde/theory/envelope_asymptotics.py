@@ -35,16 +35,28 @@ __all__ = ["AsymptoticEnvelope", "asymptotic_envelope", "unit_crossing"]
 
 
 def unit_crossing(func: Callable, domain_lo: float = 0.0) -> float:
-    """Smallest lag above which the decreasing function ``func`` is <= 1.
+    r"""Smallest lag above which the decreasing function ``func`` is <= 1.
 
     Parameters
     ----------
-    func : vectorised callable of lags (ndarray) -> values; decreasing on (domain_lo, inf);
-        NaN counts as +inf (above 1)
-    domain_lo : >= 0, the left end of func's domain
+    func : callable
+        Vectorised, ``func(l) -> values`` for an ndarray of lags; decreasing on
+        (domain_lo, inf). NaN counts as +inf (above 1).
+    domain_lo : float, optional
+        The left end of func's domain, >= 0 (default 0).
 
-    Returns float: ``domain_lo`` when func <= 1 on its whole domain, +inf when it stays above
-    1 up to l = e^700, else the crossing, by bisection in log l to ~1e-15 relative.
+    Returns
+    -------
+    float
+        ``domain_lo`` when func <= 1 on its whole domain (probed at its left end), +inf when
+        it stays above 1 up to l = e^700, else the crossing, by bisection in log l to ~1e-15
+        relative.
+
+    Notes
+    -----
+    The asymptotic forms are valid envelope values (:math:`0 < f \le 1`) only from the lag
+    :math:`\ell_1` with :math:`f(\ell_1) = 1` on; for the power law
+    :math:`A\,\Gamma(\beta)\,\ell^{-\beta}`, :math:`\ell_1 = (A\,\Gamma(\beta))^{1/\beta}`.
 
     References
     ----------
@@ -57,6 +69,8 @@ def unit_crossing(func: Callable, domain_lo: float = 0.0) -> float:
     --------
     >>> print(round(unit_crossing(lambda l: 5.0 / l), 9))   # where 5/l = 1
     5.0
+    >>> print(unit_crossing(lambda l: 0.5 / l, 1.0), unit_crossing(lambda l: 2.0 + 0 * l))
+    1.0 inf
     """
     def g(u):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -81,20 +95,58 @@ def unit_crossing(func: Callable, domain_lo: float = 0.0) -> float:
 
 @dataclass(frozen=True)
 class AsymptoticEnvelope:
-    """Large-lag form of f(l) for one parameter set (see the module docstring).
+    r"""Large-lag form of f(l) for one parameter set (see the module docstring).
+
+    Made by :func:`asymptotic_envelope`. :meth:`raw` evaluates the form at any lags,
+    :meth:`values` where it is a valid envelope value (NaN elsewhere), :meth:`capped` with
+    values above 1 replaced by 1 (a usable ``f_func`` for
+    :func:`levysde.theory.learnability.learnability_window`); the three raise ValueError
+    when there is no form.
 
     Attributes
     ----------
-    phase, beta_theory, tail_rate : from :func:`levysde.theory.classify` (beta_theory None
-        without a Cramer root; tail_rate None without noise)
-    amplitude : the tail amplitude A (> 0) the forms are scaled with
-    decay_class : ``"polynomial"``, ``"logarithmic"`` or ``"exponential"``
-    slope : asymptotic log-log slope -tail_rate (polynomial class), else None
-    gamma : exponent alpha - 1 of the logarithmic form, else None
-    form : the formula as text, None when there is no power-law/log form
-    note : a remark on the phase (no stationary law, slowly varying factor, ...), or None
-    domain_lo : the form is defined for l > domain_lo (1 where it contains ln l, else 0)
-    valid_from : smallest lag from which the form is <= 1 (:func:`unit_crossing`); None without form
+    phase : str
+        The phase, one of :data:`levysde.theory.phases.PHASES`.
+    beta_theory : float or None
+        beta* from :func:`levysde.theory.classify`; None without a Cramér root.
+    tail_rate : float or None
+        The tail rate (:func:`levysde.theory.tail_rate`); None without noise.
+    amplitude : float
+        The tail amplitude A (> 0) the forms are scaled with.
+    decay_class : str
+        ``"polynomial"``, ``"logarithmic"`` or ``"exponential"``.
+    slope : float or None
+        Asymptotic log-log slope -tail_rate (polynomial class), else None.
+    gamma : float or None
+        Exponent alpha - 1 of the logarithmic form, else None.
+    form : str or None
+        The formula as text, None when there is no power-law/log form.
+    note : str or None
+        A remark on the phase (no stationary law, slowly varying factor, ...), or None.
+    domain_lo : float
+        The form is defined for l > domain_lo (1 where it contains ln l, else 0).
+    valid_from : float or None
+        Smallest lag from which the form is <= 1 (:func:`unit_crossing`); None without form.
+
+    Notes
+    -----
+    The forms, by phase (module docstring; the specification, §4-§5):
+    :math:`A\,\Gamma(r)\,\ell^{-r}` for a tail rate :math:`r` (a Cramér root
+    :math:`\beta^*`, or :math:`\kappa/\eta_G` without jumps);
+    :math:`A\,\Gamma(\lambda)\,\ell^{-\lambda}(\ln\ell)^{-(1+\alpha)}` when collapsed and
+    tempering-limited; :math:`\frac{A}{\alpha-1}(\ln\ell)^{-(\alpha-1)}` in the logarithmic
+    phase.
+
+    Examples
+    --------
+    >>> a = asymptotic_envelope(3.0)
+    >>> print(a.raw([0.5, 10.0]).round(4), a.values([0.5, 10.0]).round(4))
+    [2.0226 0.1796] [   nan 0.1796]
+    >>> print(a.capped([0.5, 10.0]).round(4))
+    [1.     0.1796]
+    >>> b = asymptotic_envelope(0.5)             # collapsed: eta_J below eta_J*
+    >>> print(b.phase, b.slope, b.domain_lo, b.form)
+    collapsed -2.0 1.0 A Gamma(lam) l^-lam (ln l)^-(1+alpha)
     """
 
     phase: str
@@ -157,22 +209,39 @@ def _power_law_case(rec, eta_j, alpha, A):
 def asymptotic_envelope(eta_j: float, eta_g: float | None = None, kappa: float | None = None,
                         alpha: float | None = None, lam: float | None = None, *,
                         amplitude: float = 1.0) -> AsymptoticEnvelope:
-    """The model's large-lag envelope form for one parameter set (docs/specification.md §4-§5).
+    r"""The model's large-lag envelope form for one parameter set (docs/specification.md §4-§5).
 
     Parameters
     ----------
-    eta_j, eta_g, kappa, alpha, lam : scalars, the model parameters (None: the defaults of
-        docs/specification.md, :data:`levysde.theory.params.DEFAULTS`), ranges as in :func:`levysde.theory.classify`
-    amplitude : tail amplitude A > 0 of p(tau) (the theory fixes the rate, not A)
+    eta_j : float
+        Jump intensity, >= 0.
+    eta_g, kappa, alpha, lam : float or None, optional
+        The other model parameters (None: the defaults of the specification,
+        :data:`levysde.theory.params.DEFAULTS`); ranges as in :func:`levysde.theory.classify`.
+    amplitude : float, optional
+        Tail amplitude A > 0 of p(tau) (the theory fixes the rate, not A; default 1).
 
     Returns
     -------
-    :class:`AsymptoticEnvelope`
+    AsymptoticEnvelope
+        The phase, decay class, slope, the form and the lag from which it is valid.
 
     Raises
     ------
     ValueError
         For out-of-range parameters (naming the parameter) or amplitude not finite and > 0.
+
+    Notes
+    -----
+    With :math:`p(\tau) \sim A\,\tau^{-1-r}` as :math:`\tau \to \infty`, Karamata's
+    Tauberian theorem gives
+
+    .. math::
+
+       f(\ell) = \int_0^\infty e^{-\ell/\tau} p(\tau)\,d\tau \sim A\,\Gamma(r)\,\ell^{-r},
+       \qquad \ell \to \infty,
+
+    and a slowly varying factor of :math:`p` carries over to :math:`f` (the specification, §5).
 
     References
     ----------

@@ -3,8 +3,8 @@
 
 :func:`local_slope` (second-order finite differences of log f against log l), :func:`fit_slope`
 (a least-squares line over the window where f has decayed from ``f_start`` to ``f_floor``) and
-:func:`classify_decay` (exponential, polynomial or logarithmic decay, chosen by the linear fit of
-log f, log(-log f) or 1/f against l or log l with the best residual). The envelopes themselves
+:func:`classify_decay` (exponential, polynomial or logarithmic decay, chosen by the straight-line
+fit of log f against l, log l or log log l with the smallest rms residual). The envelopes themselves
 come from :mod:`levysde.theory.envelope_map`.
 """
 from __future__ import annotations
@@ -41,11 +41,33 @@ def _check_curve(lags, f):
 
 
 def local_slope(lags: ArrayLike, f: ArrayLike) -> np.ndarray:
-    """Local log-log slope d log f / d log l (second-order finite differences), docs/specification.md §5.
+    r"""Local log-log slope d log f / d log l (second-order finite differences), docs/specification.md §5.
 
-    Parameters: lags (n,) > 0 strictly increasing; f (n,) > 0.
-    Returns (n,) array; -> -beta for a polynomial envelope.
-    Raises ValueError for bad input or f == 0 anywhere (the log is undefined).
+    Parameters
+    ----------
+    lags : array_like, shape (n,)
+        Lags (steps), > 0, strictly increasing, n >= 2.
+    f : array_like, shape (n,)
+        The envelope at ``lags``, > 0 and finite.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        :math:`d\log f/d\log\ell` at each lag; -> -beta for a polynomial envelope
+        :math:`f \propto \ell^{-\beta}`.
+
+    Raises
+    ------
+    ValueError
+        For bad input (naming ``lags`` or ``f``) or f == 0 anywhere (the log is undefined).
+
+    Notes
+    -----
+    :func:`numpy.gradient` of :math:`\log f` on the (non-uniform) grid :math:`\log\ell`:
+    second-order central differences inside, second-order one-sided ones at the ends
+    (first-order for n = 2). By Karamata's theorem the slope tends to :math:`-\beta^*` for
+    the model's envelope (the specification, §5); how fast it settles is what
+    :func:`fit_slope`'s window accounts for.
 
     References
     ----------
@@ -67,7 +89,30 @@ def local_slope(lags: ArrayLike, f: ArrayLike) -> np.ndarray:
 class SlopeFit:
     """Least-squares line log f = c + slope log l on [lag_lo, lag_hi] (n points);
     se is the ordinary-least-squares error (a fit quality figure, not a statistical
-    error of correlated data: use a jackknife over independent groups for that)."""
+    error of correlated data: use a jackknife over independent groups for that).
+
+    Made by :func:`fit_slope`.
+
+    Attributes
+    ----------
+    slope : float
+        The fitted log-log slope (-beta for a power law).
+    intercept : float
+        c, the log of the prefactor (f ~ e^c l^slope).
+    se : float
+        OLS standard error of the slope (+inf when all lags coincide).
+    lag_lo, lag_hi : float
+        The first and last lag of the fitted window.
+    n : int
+        Number of lags in the window.
+
+    Examples
+    --------
+    >>> lags = np.logspace(0, 3, 30)
+    >>> fit = fit_slope(lags, 2.0 * lags**-0.8)
+    >>> print(round(fit.slope, 6), round(fit.lag_lo, 3), round(fit.lag_hi, 3), fit.n)
+    -0.8 92.367 1000.0 11
+    """
 
     slope: float
     intercept: float
@@ -96,7 +141,7 @@ def _ols(x, y):
 def fit_slope(lags: ArrayLike, f: ArrayLike, *, lag_range: tuple[float, float] | None = None,
               f_floor: float = 0.0, f_start: float = 0.5,
               min_points: int = 4, min_decades: float = MIN_SLOPE_DECADES) -> SlopeFit:
-    """Fitted large-lag log-log slope of an envelope (docs/specification.md §5, §7).
+    r"""Fitted large-lag log-log slope of an envelope (docs/specification.md §5, §7).
 
     Default window: among lags with f_floor < f <= f_start, the upper half in
     log l (l >= sqrt(l_lo l_hi)), where the local slope has settled (for the
@@ -104,9 +149,42 @@ def fit_slope(lags: ArrayLike, f: ArrayLike, *, lag_range: tuple[float, float] |
     least the last ``min_decades`` of them when they span that much.
     ``lag_range = (lo, hi)`` overrides the window.
 
-    Returns SlopeFit. Raises ValueError for bad input, fewer than ``min_points`` lags in the
-    window, or a window of fewer than ``min_decades`` decades of lag (default
-    :data:`MIN_SLOPE_DECADES`: an exponent from a shorter range is withheld; 0 disables the rule).
+    Parameters
+    ----------
+    lags : array_like, shape (n,)
+        Lags (steps), > 0, strictly increasing.
+    f : array_like, shape (n,)
+        The envelope at ``lags``, >= 0 and finite (zeros are left out of the fit).
+    lag_range : (float, float), optional
+        The window (lo, hi), 0 < lo < hi, instead of the default one (``f_start`` then does
+        not apply; ``f_floor`` still does).
+    f_floor : float, optional
+        Lags with f <= f_floor are left out (the noise floor of a Monte-Carlo envelope;
+        default 0).
+    f_start : float, optional
+        The default window starts where f has fallen to f_start (default 0.5).
+    min_points : int, optional
+        Fewest lags in the window (default 4).
+    min_decades : float, optional
+        Fewest decades of lag the window must span, >= 0 (default :data:`MIN_SLOPE_DECADES`).
+
+    Returns
+    -------
+    SlopeFit
+        Slope, intercept and OLS error of log f on log l, and the window.
+
+    Raises
+    ------
+    ValueError
+        For bad input, fewer than ``min_points`` lags in the window, or a window of fewer than
+        ``min_decades`` decades of lag (default :data:`MIN_SLOPE_DECADES`: an exponent from a
+        shorter range is withheld; 0 disables the rule).
+
+    Notes
+    -----
+    Ordinary least squares of :math:`\log f = c + s\log\ell` over the window, with
+    :math:`\mathrm{se}(s) = \sqrt{\hat\sigma^2/\sum_i(x_i-\bar x)^2}`,
+    :math:`\hat\sigma^2 = \mathrm{RSS}/(n-2)`, :math:`x = \log\ell`.
 
     References
     ----------
@@ -153,12 +231,30 @@ def fit_slope(lags: ArrayLike, f: ArrayLike, *, lag_range: tuple[float, float] |
 class DecayClass:
     """Decay class of an envelope (docs/specification.md §5).
 
+    Made by :func:`classify_decay`; :meth:`records` gives a JSON-ready dict (non-finite
+    numbers as None).
+
     Attributes
     ----------
-    name : 'exponential' | 'polynomial' | 'logarithmic' (smallest rms)
-    candidates : dict name -> {'param': value, 'param_name': 'tau_max'|'beta'|'gamma',
-        'rms': rms residual of log f, 'r2': coefficient of determination}
-    lag_lo, lag_hi : the fitted lag window; n : number of lags in it
+    name : str
+        ``'exponential'``, ``'polynomial'`` or ``'logarithmic'``: the candidate with the
+        smallest rms residual.
+    candidates : dict
+        name -> ``{'param': value, 'param_name': 'tau_max' | 'beta' | 'gamma', 'rms': rms
+        residual of log f, 'r2': coefficient of determination}``, for all three.
+    lag_lo, lag_hi : float
+        The fitted lag window.
+    n : int
+        Number of lags in it.
+
+    Examples
+    --------
+    >>> lags = np.logspace(0, 4, 60)
+    >>> d = classify_decay(lags, (1 + lags)**-0.8)
+    >>> print(d.name, d.n, sorted(d.candidates))
+    polynomial 53 ['exponential', 'logarithmic', 'polynomial']
+    >>> d.records()['candidates']['polynomial']['param_name']
+    'beta'
     """
 
     name: str
@@ -185,7 +281,7 @@ _CANDIDATES = (
 
 def classify_decay(lags: ArrayLike, f: ArrayLike, *, f_floor: float = 1e-300, f_start: float = 0.5,
                    lag_min: float = math.e, min_points: int = 6) -> DecayClass:
-    """Classify an envelope as exponential, polynomial or logarithmic (docs/specification.md §5).
+    r"""Classify an envelope as exponential, polynomial or logarithmic (docs/specification.md §5).
 
     On the window of lags with l >= lag_min (default e, so that log log l > 0)
     and f_floor < f <= f_start (past the bulk, above the noise floor: for a
@@ -200,9 +296,25 @@ def classify_decay(lags: ArrayLike, f: ArrayLike, *, f_floor: float = 1e-300, f_
     measure, reported with R^2 for every candidate). Lags are in steps: the
     logarithmic model refers to the unit time scale tau = 1.
 
+    Parameters
+    ----------
+    lags : array_like, shape (n,)
+        Lags (steps), > 0, strictly increasing.
+    f : array_like, shape (n,)
+        The envelope at ``lags``, >= 0 and finite.
+    f_floor : float, optional
+        Lags with f <= f_floor are left out (default 1e-300: only zeros).
+    f_start : float, optional
+        Lags with f > f_start are left out (the bulk; default 0.5).
+    lag_min : float, optional
+        Lags below it are left out (default e, where log log l = 0).
+    min_points : int, optional
+        Fewest lags in the window (default 6).
+
     Returns
     -------
     DecayClass
+        The chosen class, every candidate's parameter, rms and R^2, and the window.
 
     Raises
     ------
@@ -211,6 +323,19 @@ def classify_decay(lags: ArrayLike, f: ArrayLike, *, f_floor: float = 1e-300, f_
         and increasing), fewer than ``min_points`` lags in the window, or an f that does not
         decay on it (falls by less than :data:`MIN_LOG_DECAY` in log f: a constant or rising
         envelope has no decay class).
+
+    Notes
+    -----
+    The three models are straight lines in :math:`x(\ell) = \ell`, :math:`\log\ell`,
+    :math:`\log\log\ell`:
+
+    .. math::
+
+       \log f = c - \ell/\tau_{\max}, \qquad \log f = c - \beta\log\ell, \qquad
+       \log f = c - \gamma\log\log\ell,
+
+    the classes of the specification, §5 (bounded time scales, a power-law spectrum
+    :math:`p(\tau) \sim \tau^{-1-\beta}`, and the logarithmic phase).
 
     References
     ----------

@@ -79,18 +79,35 @@ def _check_hist(edges, counts):
 
 @dataclass(frozen=True)
 class SampleEnvelope:
-    """Envelope of an empirical zeta measure (docs/specification.md §5, method (a)).
+    r"""Envelope of an empirical zeta measure (docs/specification.md §5, method (a)).
+
+    Made by :func:`envelope_samples` (and :func:`envelope` with samples); each array
+    attribute is shaped like ``lags``.
 
     Attributes
     ----------
-    f : the envelope (each array attribute is shaped like ``lags``) sum_i w_i exp(-l e^zeta_i) / sum_i w_i
-    stderr : Monte-Carlo standard error of f for independent samples,
-        sqrt(sum w^2 (g - f)^2) / sum w with g = exp(-l e^zeta) (too small for
-        correlated samples, docs/specification.md §8)
-    bias_bound : rigorous bound on |f - exact empirical mean| due to binning
-        (0 when computed exactly)
-    n_eff : effective sample size (sum w)^2 / sum w^2 (a float)
-    bin_width : zeta bin width used (0: exact direct sum)
+    f : ndarray
+        The envelope :math:`\sum_i w_i e^{-\ell e^{\zeta_i}} / \sum_i w_i`, in [0, 1].
+    stderr : ndarray
+        Monte-Carlo standard error of f for independent samples,
+        :math:`\sqrt{\sum_i w_i^2 (g_i - f)^2} / \sum_i w_i` with
+        :math:`g_i = e^{-\ell e^{\zeta_i}}` (too small for correlated samples,
+        docs/specification.md §8); NaN when not computed (``errors=False``).
+    bias_bound : ndarray
+        Rigorous bound on :math:`|f - \text{exact empirical mean}|` due to binning (0 when
+        computed exactly); NaN when not computed.
+    n_eff : float
+        Effective sample size :math:`(\sum w)^2 / \sum w^2`.
+    bin_width : float
+        zeta bin width used (0: exact direct sum).
+
+    Examples
+    --------
+    >>> r = envelope_samples([1.0, 10.0], [-1.0, 0.0, -3.0])
+    >>> print(r.f.round(6), r.n_eff, r.bin_width)
+    [0.670504 0.211041] 3.0 0.0
+    >>> print(round(float(r.f[0]), 6) == round(float(np.mean(np.exp(-np.exp([-1.0, 0.0, -3.0])))), 6))
+    True
     """
 
     f: np.ndarray
@@ -347,7 +364,7 @@ def _bin_integrals(lag, a, b):
 
 
 def envelope_hist(lags: ArrayLike, edges: ArrayLike, counts: ArrayLike) -> np.ndarray:
-    """Envelope of a zeta histogram, each bin integrated exactly (docs/specification.md §5 (b)).
+    r"""Envelope of a zeta histogram, each bin integrated exactly (docs/specification.md §5 (b)).
 
     The density is taken constant on each bin, rho = c_j / (sum c * (b_j - a_j)),
     and ``f(l) = sum_j c_j / (sum c (b_j - a_j)) * [E1(l e^{a_j}) - E1(l e^{b_j})]``
@@ -375,6 +392,18 @@ def envelope_hist(lags: ArrayLike, edges: ArrayLike, counts: ArrayLike) -> np.nd
     ------
     ValueError
         For bad lags, edges or counts.
+
+    Notes
+    -----
+    With the density :math:`\rho_j = c_j / \sum_k c_k (b_k - a_k)` on bin :math:`[a_j, b_j]`
+    and :math:`\int_a^b \exp(-\ell e^{z})\,dz = E_1(\ell e^{a}) - E_1(\ell e^{b})`
+    (substitute :math:`x = \ell e^z`),
+
+    .. math::
+
+       f(\ell) = \sum_j \rho_j\,\big[E_1(\ell e^{a_j}) - E_1(\ell e^{b_j})\big]
+
+    (the specification, §5 (b)); :math:`E_1` is the exponential integral.
 
     References
     ----------
@@ -512,7 +541,7 @@ def _support_edges(scalar_rho, Z, support, name):
 def envelope_density(lags: ArrayLike, *, tau_pdf: Density | None = None, zeta_pdf: Density | None = None,
                      rtol: float = 1e-12,
                      mass_tol: float = 1e-6) -> np.ndarray:
-    """Envelope of a density given as a callable, by quadrature in zeta (docs/specification.md §5 (c)).
+    r"""Envelope of a density given as a callable, by quadrature in zeta (docs/specification.md §5 (c)).
 
     ``tau_pdf(tau)`` (p(tau), tau > 0) is turned into rho(zeta) = p(e^-zeta) e^-zeta,
     evaluated only where tau is a positive finite double (zeta in [-709.78, 744.44]; 0
@@ -551,6 +580,16 @@ def envelope_density(lags: ArrayLike, *, tau_pdf: Density | None = None, zeta_pd
         If both or neither density is given, the callable returns
         negative/non-finite values, or the located mass is not 1 within mass_tol
         (unnormalised density, or a mass narrower than the 0.005 locating grid).
+
+    Notes
+    -----
+    .. math::
+
+       f(\ell) = \int_{-\infty}^{\infty} \rho(\zeta)\,\exp\!\big(-e^{\zeta + \log\ell}\big)\,d\zeta,
+       \qquad \rho(\zeta) = p(e^{-\zeta})\,e^{-\zeta}
+
+    (the specification, §1 and §5 (c)); each window by adaptive Gauss-Kronrod quadrature
+    (:func:`scipy.integrate.quad`, QUADPACK).
 
     References
     ----------
@@ -631,7 +670,7 @@ def envelope_density(lags: ArrayLike, *, tau_pdf: Density | None = None, zeta_pd
 def envelope(lags: ArrayLike, *, zeta: ArrayLike | None = None, weights: ArrayLike | None = None,
              hist: tuple[ArrayLike, ArrayLike] | None = None, tau_pdf: Density | None = None,
              zeta_pdf: Density | None = None, bin_width: float | None = 0.01) -> np.ndarray:
-    """Forgetting envelope f(l) = E[exp(-l e^zeta)] = int exp(-l/tau) p(tau) dtau (docs/specification.md §5).
+    r"""Forgetting envelope f(l) = E[exp(-l e^zeta)] = int exp(-l/tau) p(tau) dtau (docs/specification.md §5).
 
     Give exactly one source:
 
@@ -659,6 +698,17 @@ def envelope(lags: ArrayLike, *, zeta: ArrayLike | None = None, weights: ArrayLi
     ValueError
         If not exactly one source is given, ``weights`` without ``zeta``,
         or bad input to the chosen method.
+
+    Notes
+    -----
+    .. math::
+
+       f(\ell) = \int_0^\infty e^{-\ell/\tau}\,p(\tau)\,d\tau
+                = \mathbb{E}_\rho\big[\exp(-\ell e^{\zeta})\big], \qquad f(0) = 1,
+
+    the Laplace transform of :math:`p` at :math:`1/\ell`, written in the variable
+    :math:`\zeta = -\log\tau` (the specification, §5); for samples,
+    :math:`f(\ell) = \sum_i w_i e^{-\ell e^{\zeta_i}} / \sum_i w_i`.
 
     References
     ----------
@@ -706,7 +756,7 @@ def _phase_beta(phase):
 
 def tauberian_prediction(lags: ArrayLike, *, A: float, beta: float | None = None,
                          phase: PhaseResult | None = None) -> np.ndarray:
-    """Tauberian asymptote f(l) ~ A Gamma(beta) l^(-beta) of p(tau) ~ A tau^(-1-beta) (docs/specification.md §5).
+    r"""Tauberian asymptote f(l) ~ A Gamma(beta) l^(-beta) of p(tau) ~ A tau^(-1-beta) (docs/specification.md §5).
 
     Equivalently rho(zeta) ~ A e^{beta zeta} as zeta -> -inf (docs/specification.md §1). Karamata's
     Tauberian theorem: the tail implies the asymptote for every beta > 0; the
@@ -726,13 +776,26 @@ def tauberian_prediction(lags: ArrayLike, *, A: float, beta: float | None = None
 
     Returns
     -------
-    ndarray shaped like lags.
+    ndarray
+        :math:`A\,\Gamma(\beta)\,\ell^{-\beta}`, shaped like ``lags`` (valid for large lags only:
+        it exceeds 1 at small ones).
 
     Raises
     ------
     ValueError
         For lags <= 0, A <= 0, not exactly one of beta/phase, beta <= 0,
         or a phase without a Cramer root (collapsed, logarithmic).
+
+    Notes
+    -----
+    If :math:`p(\tau) \sim A\,\tau^{-1-\beta}` as :math:`\tau \to \infty` (equivalently
+    :math:`\rho(\zeta) \sim A e^{\beta\zeta}` as :math:`\zeta \to -\infty`), then
+
+    .. math::
+
+       f(\ell) \sim A\,\Gamma(\beta)\,\ell^{-\beta}, \qquad \ell \to \infty
+
+    (Karamata's Tauberian theorem, Feller §XIII.5 under References; the specification, §5).
 
     References
     ----------
@@ -758,10 +821,31 @@ def tauberian_prediction(lags: ArrayLike, *, A: float, beta: float | None = None
 
 
 def valid_lag_max(zeta_min: float, factor: float = 1.0) -> float:
-    """Largest lag at which an envelope built from data whose smallest zeta is
+    r"""Largest lag at which an envelope built from data whose smallest zeta is
     ``zeta_min`` still reflects the data rather than its left cut-off:
     ``factor * exp(-zeta_min)`` (the longest time scale present); +inf beyond the
     double range (zeta_min < -709.78), never OverflowError.
+
+    Parameters
+    ----------
+    zeta_min : float
+        The smallest zeta of the data (log of the smallest decay rate).
+    factor : float, optional
+        Multiple of the longest time scale to allow, > 0 (default 1). Neither argument is
+        validated: a NaN ``zeta_min`` gives NaN.
+
+    Returns
+    -------
+    float
+        :math:`\ell_{\max} = \text{factor}\cdot e^{-\zeta_{\min}} = \text{factor}\cdot\tau_{\max}`
+        in steps; +inf beyond the double range.
+
+    Notes
+    -----
+    Beyond :math:`\ell \gg \tau_{\max}` every term of :math:`f(\ell) = \mathbb{E}\,e^{-\ell/\tau}`
+    is exponentially small and the empirical envelope decays like
+    :math:`e^{-\ell/\tau_{\max}}` whatever the tail of the law; the Tauberian asymptotics
+    (the specification, §5) apply only below.
 
     References
     ----------

@@ -27,11 +27,34 @@ __all__ = ["kappa_alpha", "sample_complexity", "learnability_window", "window_sc
 
 
 def kappa_alpha(alpha_g: ArrayLike) -> float | np.ndarray:
-    """Concentration exponent kappa_a = alpha_g / (alpha_g - 1) (docs/specification.md §6).
+    r"""Concentration exponent kappa_a = alpha_g / (alpha_g - 1) (docs/specification.md §6).
 
-    Parameters: alpha_g, scalar or array in (1, 2] (2: Gaussian gradient noise).
-    Returns a float (scalar input) or array; 2 at alpha_g = 2, -> inf as alpha_g -> 1.
-    Raises ValueError naming alpha_g when any value is outside (1, 2] or not finite.
+    Parameters
+    ----------
+    alpha_g : float or array_like
+        Stability index of the gradient noise, in (1, 2] (2: Gaussian gradient noise).
+
+    Returns
+    -------
+    float or ndarray
+        kappa_a >= 2, shaped like ``alpha_g`` (a float for scalar input); 2 at alpha_g = 2,
+        -> inf as alpha_g -> 1.
+
+    Raises
+    ------
+    ValueError
+        Naming ``alpha_g`` when any value is outside (1, 2] or not finite.
+
+    Notes
+    -----
+    .. math::
+
+       \kappa_\alpha = \frac{\alpha_g}{\alpha_g - 1}
+
+    is the exponent with which the mean of :math:`N` samples of :math:`\alpha_g`-stable
+    gradient noise concentrates: its error falls as :math:`N^{-(\alpha_g-1)/\alpha_g}`
+    (:math:`N^{-1/2}` for Gaussian noise), so a signal of size :math:`f` needs
+    :math:`N \propto f^{-\kappa_\alpha}` samples (the specification, §6).
 
     References
     ----------
@@ -48,11 +71,35 @@ def kappa_alpha(alpha_g: ArrayLike) -> float | np.ndarray:
 
 
 def sample_complexity(f: ArrayLike, *, alpha_g: float = 2.0, C: float = 1.0) -> float | NDArray[np.float64]:
-    """Samples needed to detect lag l: N(l) = C f(l)^(-kappa_a) (docs/specification.md §6).
+    r"""Samples needed to detect lag l: N(l) = C f(l)^(-kappa_a) (docs/specification.md §6).
 
-    Parameters: f (array_like in (0, 1], envelope values), alpha_g in (1, 2], C > 0.
-    Returns an array shaped like f (float for scalar input).
-    Raises ValueError for alpha_g outside (1, 2], C <= 0 or f outside (0, 1].
+    Parameters
+    ----------
+    f : float or array_like
+        Envelope values f(l), in (0, 1].
+    alpha_g : float, optional
+        Stability index of the gradient noise, in (1, 2] (default 2: Gaussian).
+    C : float, optional
+        Prefactor, > 0 (default 1).
+
+    Returns
+    -------
+    float or ndarray
+        N(l) >= C, shaped like ``f`` (a float for scalar input); +inf where it exceeds the
+        double range.
+
+    Raises
+    ------
+    ValueError
+        For alpha_g outside (1, 2], C <= 0 or f outside (0, 1] (naming the parameter).
+
+    Notes
+    -----
+    .. math::
+
+       N(\ell) = C\,f(\ell)^{-\kappa_\alpha}, \qquad \kappa_\alpha = \frac{\alpha_g}{\alpha_g-1}
+
+    (the specification, §6; :func:`kappa_alpha`).
 
     References
     ----------
@@ -74,7 +121,7 @@ def sample_complexity(f: ArrayLike, *, alpha_g: float = 2.0, C: float = 1.0) -> 
 def learnability_window(N: float, *, lags: ArrayLike | None = None, f: ArrayLike | None = None,
                         f_func: Callable[[NDArray[np.float64]], ArrayLike] | None = None,
                         alpha_g: float = 2.0, C: float = 1.0) -> float:
-    """Learnability window H_N = sup{ l : C f(l)^(-kappa_a) <= N } (docs/specification.md §6).
+    r"""Learnability window H_N = sup{ l : C f(l)^(-kappa_a) <= N } (docs/specification.md §6).
 
     Equivalently the largest lag with f(l) >= f* = (C / N)^(1 / kappa_a).
 
@@ -84,6 +131,22 @@ def learnability_window(N: float, *, lags: ArrayLike | None = None, f: ArrayLike
     (log l, log f), exact for a power law between the nodes. Closed form: the
     bracket is grown geometrically from l = 1 and the root of
     log f(l) - log f* found in log l by :func:`levysde.theory.roots.chandrupatla`.
+
+    Parameters
+    ----------
+    N : float
+        Number of samples, > 0.
+    lags : array_like, shape (n,), optional
+        Lags (steps) of a tabulated envelope, > 0, strictly increasing, n >= 2; only with ``f``.
+    f : array_like, shape (n,), optional
+        The envelope at ``lags``, in [0, 1]; non-increasing where it crosses f*.
+    f_func : callable, optional
+        ``f_func(l) -> f(l)`` for an ndarray of lags, vectorised and decreasing; instead of
+        ``lags``/``f``.
+    alpha_g : float, optional
+        Stability index of the gradient noise, in (1, 2] (default 2: Gaussian).
+    C : float, optional
+        Prefactor of the sample complexity, > 0 (default 1).
 
     Returns
     -------
@@ -95,7 +158,19 @@ def learnability_window(N: float, *, lags: ArrayLike | None = None, f: ArrayLike
     ValueError
         For alpha_g not one real number in (1, 2], N or C <= 0, a bad table, a table that
         starts below f* or ends above it (extend the lags), or an f_func that never
-        drops below f* for l up to 1e300.
+        drops below f* for l up to 1e300; also when both or neither of ``f`` and ``f_func``
+        are given, or ``lags`` without ``f``.
+
+    Notes
+    -----
+    .. math::
+
+       H_N = \sup\{\ell : C f(\ell)^{-\kappa_\alpha} \le N\}, \quad\text{i.e.}\quad
+       f(H_N) = f^* = (C/N)^{1/\kappa_\alpha}
+
+    for a decreasing envelope (the specification, §6). On a table, between the nodes
+    :math:`\ell_i \le H_N < \ell_{i+1}`,
+    :math:`\log H_N = \log\ell_i + (\log f^* - \log f_i)\,\frac{\log\ell_{i+1}-\log\ell_i}{\log f_{i+1}-\log f_i}`.
 
     References
     ----------
@@ -106,6 +181,8 @@ def learnability_window(N: float, *, lags: ArrayLike | None = None, f: ArrayLike
     >>> lags = np.logspace(0, 4, 200)
     >>> print(round(learnability_window(1e4, lags=lags, f=lags**-0.8), 6))
     316.227766
+    >>> print(round(learnability_window(1e4, f_func=lambda l: np.exp(-l / 50.0)), 6))   # (tau/2) ln N
+    230.258509
     """
     N = check_real("N", N, 0.0, lo_open=True)
     C = check_real("C", C, 0.0, lo_open=True)
@@ -164,15 +241,48 @@ def learnability_window(N: float, *, lags: ArrayLike | None = None, f: ArrayLike
 def window_scaling_law(decay_class: str, N: ArrayLike, *, C: float = 1.0, alpha_g: float = 2.0,
                        tau: float | None = None, beta: float | None = None,
                        gamma: float | None = None) -> float | NDArray[np.float64]:
-    """Closed-form H_N of the three decay classes (docs/specification.md §6).
+    r"""Closed-form H_N of the three decay classes (docs/specification.md §6).
 
     * ``'exponential'`` (needs tau > 0): ``(tau / kappa_a) ln(N / C)``;
     * ``'polynomial'`` (needs beta > 0): ``(N / C)^(1 / (beta kappa_a))``;
     * ``'logarithmic'`` (needs gamma > 0): ``exp((N / C)^(1 / (gamma kappa_a)))``.
 
-    N may be an array (N >= C; result shaped like N, float for scalars).
-    Raises ValueError for an unknown class, a missing or non-positive parameter,
-    alpha_g outside (1, 2], C <= 0 or N < C.
+    Parameters
+    ----------
+    decay_class : {"exponential", "polynomial", "logarithmic"}
+        The envelope's class: :math:`f = e^{-\ell/\tau}`, :math:`\ell^{-\beta}` or
+        :math:`(\ln\ell)^{-\gamma}`.
+    N : float or array_like
+        Numbers of samples, >= C.
+    C : float, optional
+        Prefactor of the sample complexity, > 0 (default 1).
+    alpha_g : float, optional
+        Stability index of the gradient noise, in (1, 2] (default 2: Gaussian).
+    tau, beta, gamma : float, optional
+        The class's parameter, > 0: ``tau`` (steps) for the exponential, ``beta`` for the
+        polynomial, ``gamma`` for the logarithmic class; the others are ignored.
+
+    Returns
+    -------
+    float or ndarray
+        H_N in steps, shaped like ``N`` (a float for scalar input); +inf where the
+        logarithmic law exceeds the double range.
+
+    Raises
+    ------
+    ValueError
+        For an unknown class, a missing or non-positive parameter, alpha_g outside (1, 2],
+        C <= 0 or N < C.
+
+    Notes
+    -----
+    Solving :math:`f(H_N) = (C/N)^{1/\kappa_\alpha}` (the specification, §6):
+
+    .. math::
+
+       H_N = \frac{\tau}{\kappa_\alpha}\ln\frac{N}{C}, \qquad
+       H_N = \Big(\frac{N}{C}\Big)^{1/(\beta\kappa_\alpha)}, \qquad
+       H_N = \exp\Big(\Big(\frac{N}{C}\Big)^{1/(\gamma\kappa_\alpha)}\Big).
 
     References
     ----------
@@ -182,6 +292,8 @@ def window_scaling_law(decay_class: str, N: ArrayLike, *, C: float = 1.0, alpha_
     --------
     >>> print(round(window_scaling_law('polynomial', 1e4, beta=0.8), 6))   # (N/C)^(1/(beta kappa_alpha))
     316.227766
+    >>> print(window_scaling_law('exponential', [1e2, 1e4], tau=50.0).round(4))
+    [115.1293 230.2585]
     """
     k = kappa_alpha(alpha_g)
     C = check_real("C", C, 0.0, lo_open=True)

@@ -36,6 +36,25 @@ def describe_range(name: str) -> str:
     """Human-readable allowed range of parameter ``name``, e.g. ``'(0, 2)'``
     (:func:`levysde.core.validate.describe_interval` of ``RANGES[name]``).
 
+    Parameters
+    ----------
+    name : str
+        A key of :data:`RANGES`: ``alpha``, ``lam``, ``eta_j``, ``eta_g`` or ``kappa``.
+
+    Returns
+    -------
+    str
+        The interval as the error messages write it: ``'(0, 2)'``, ``'[0, inf)'``.
+
+    Raises
+    ------
+    KeyError
+        When ``name`` is not a model parameter.
+
+    References
+    ----------
+    The parameters' domains: the specification, §2-§4 (:doc:`/specification`).
+
     Examples
     --------
     >>> print(describe_range('alpha'), describe_range('kappa'))
@@ -53,8 +72,9 @@ def check_param(name: str, value: Any, *, scalar: bool = False) -> Any:
     name : str
         A key of :data:`RANGES` (``alpha``, ``lam``, ``eta_j``, ``eta_g``, ``kappa``).
     value : array_like of real numbers
-    scalar : bool
-        Require a single number (one simulation per call) and return a float.
+        Any shape; every element is checked.
+    scalar : bool, optional
+        Require a single number (one simulation per call) and return a float (default False).
 
     Returns
     -------
@@ -67,11 +87,21 @@ def check_param(name: str, value: Any, *, scalar: bool = False) -> Any:
         naming ``name`` and its allowed range (docs/specification.md §2-§4) when an element is
         no real number, non-finite, out of range or subnormal, or when ``scalar`` and
         ``value`` holds several numbers.
+    KeyError
+        When ``name`` is not a key of :data:`RANGES`.
 
-    Example
-    -------
+    References
+    ----------
+    The parameters' domains: the specification, §2-§4 (:doc:`/specification`).
+
+    Examples
+    --------
     >>> float(check_param("alpha", 1.5)), check_param("lam", 2, scalar=True)
     (1.5, 2.0)
+    >>> check_param("alpha", 2.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: alpha must be finite and in (0, 2); got 2.0
     """
     lo, hi, lo_open, hi_open = RANGES[name]
     arr = check_array(name, value, lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open) + 0.0   # -0.0 -> 0.0
@@ -91,6 +121,24 @@ def check_param(name: str, value: Any, *, scalar: bool = False) -> Any:
 def check_params(**kwargs: Any) -> dict[str, np.ndarray]:
     """Validate several named parameters at once (see :func:`check_param`).
 
+    Parameters
+    ----------
+    **kwargs : array_like
+        ``name=value`` for model parameters named as in :data:`RANGES` (``alpha``, ``lam``,
+        ``eta_j``, ``eta_g``, ``kappa``); each value of any shape.
+
+    Returns
+    -------
+    dict of str to ndarray
+        The same names, each value as a float64 array (0-d for a scalar), in the given order.
+
+    Raises
+    ------
+    ValueError
+        From the first value out of its range, naming it (:func:`check_param`).
+    KeyError
+        For a name that is not a model parameter.
+
     Examples
     --------
     >>> p = check_params(alpha=1.5, lam=[1.0, 2.0])
@@ -102,21 +150,50 @@ def check_params(**kwargs: Any) -> dict[str, np.ndarray]:
 
 @dataclass(frozen=True)
 class SDEParams:
-    """Frozen, validated parameter set of the SDE ``dzeta = F dt + sqrt(2 eta_G) dW + dJ``.
+    r"""Frozen, validated parameter set of the SDE ``dzeta = F dt + sqrt(2 eta_G) dW + dJ``.
+
+    Every field is checked by :func:`check_param` (``scalar=True``) and stored as a float;
+    :meth:`asdict` returns the five as a dict of floats.
 
     Attributes
     ----------
-    eta_j : float, >= 0      jump intensity eta_J
-    eta_g : float, >= 0      Gaussian intensity eta_G (default 0.1)
-    kappa : float, > 0       restoring plateau of the drift far left (default 1)
-    alpha : float, in (0, 2) stability index of the jumps (default 1.5)
-    lam   : float, >= 0      exponential tempering; 0 = untempered (default 2)
+    eta_j : float, >= 0
+        Jump intensity :math:`\eta_J` (no default: the control parameter).
+    eta_g : float, >= 0
+        Gaussian intensity :math:`\eta_G` (default 0.1).
+    kappa : float, > 0
+        Restoring plateau :math:`\kappa` of the drift far left (default 1).
+    alpha : float, in (0, 2)
+        Stability index :math:`lpha` of the jumps (default 1.5).
+    lam : float, >= 0
+        Exponential tempering :math:`\lambda`; 0 = untempered (default 2).
 
     Raises
     ------
     ValueError
-        naming the parameter and its allowed range when a value is non-finite
-        or out of range.
+        Naming the parameter and its allowed range when a value is non-finite, out of range or
+        not a single number.
+
+    Notes
+    -----
+    The model is :math:`d\zeta = F(\zeta)\,dt + \sqrt{2\eta_G}\,dW + dJ`, with :math:`J` a
+    symmetric tempered :math:`lpha`-stable Lévy process of intensity :math:`\eta_J` and
+    tempering :math:`\lambda`, and a drift :math:`F` tending to :math:`\kappa` as
+    :math:`\zeta 	o -\infty`.
+
+    References
+    ----------
+    The specification, §2-§4 (:doc:`/specification`).
+
+    Examples
+    --------
+    >>> p = SDEParams(eta_j=0.5)
+    >>> p.asdict()
+    {'eta_j': 0.5, 'eta_g': 0.1, 'kappa': 1.0, 'alpha': 1.5, 'lam': 2.0}
+    >>> SDEParams(eta_j=0.5, alpha=2.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: alpha must be finite and in (0, 2); got 2.5
     """
 
     eta_j: float
@@ -130,5 +207,6 @@ class SDEParams:
             object.__setattr__(self, name, check_param(name, getattr(self, name), scalar=True))
 
     def asdict(self) -> dict:
+        """The five parameters as ``{name: float}``, in the order eta_j, eta_g, kappa, alpha, lam."""
         return {"eta_j": self.eta_j, "eta_g": self.eta_g, "kappa": self.kappa,
                 "alpha": self.alpha, "lam": self.lam}

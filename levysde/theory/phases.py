@@ -78,7 +78,7 @@ def _out(arr):
 def phi(beta: ArrayLike, eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"],
         kappa: ArrayLike = DEFAULTS["kappa"], alpha: ArrayLike = DEFAULTS["alpha"],
         lam: ArrayLike = DEFAULTS["lam"]) -> float | NDArray[np.float64]:
-    """Phi(beta) = eta_G beta^2 + Psi*(beta) - kappa beta (docs/specification.md §4).
+    r"""Phi(beta) = eta_G beta^2 + Psi*(beta) - kappa beta (docs/specification.md §4).
 
     Parameters
     ----------
@@ -106,12 +106,18 @@ def phi(beta: ArrayLike, eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAUL
     ------
     ValueError
         If a parameter is out of its range (the message names it and the range), or
-        ``precision``/``dps`` is invalid.
+        ``beta`` is NaN.
     TypeError
         If an SDEParams is passed together with other parameters.
 
     Notes
     -----
+    .. math::
+
+       \Phi(\beta) = \eta_G\beta^2 + \Psi^*(\beta) - \kappa\beta
+
+    is the exponent with which the forward operator of the SDE, on the far left where the
+    drift is the plateau :math:`\kappa`, acts on :math:`e^{\beta\zeta}`.
     Phi(0) = 0, Phi'(0) = -kappa < 0 and Phi is strictly convex; its positive root is
     beta* (docs/specification.md §4). Psi*(beta) = Psi(-beta) is the adjoint symbol
     (:func:`levysde.theory.levy.psi_adjoint`).
@@ -151,7 +157,7 @@ def _elementwise_mp(fn, arrays, dps):
 def eta_j_star(eta_g: ArrayLike = DEFAULTS["eta_g"], kappa: ArrayLike = DEFAULTS["kappa"],
                alpha: ArrayLike = DEFAULTS["alpha"], lam: ArrayLike = DEFAULTS["lam"], *,
                precision: str = "double", dps: int = 40) -> float | NDArray[np.float64]:
-    """Threshold eta_J* = lam (kappa - eta_G lam) / Psi_1(lam) (docs/specification.md §4).
+    r"""Threshold eta_J* = lam (kappa - eta_G lam) / Psi_1(lam) (docs/specification.md §4).
 
     An admissible root beta* in (0, lam) exists iff eta_J > eta_J*.
 
@@ -180,9 +186,13 @@ def eta_j_star(eta_g: ArrayLike = DEFAULTS["eta_g"], kappa: ArrayLike = DEFAULTS
 
     Notes
     -----
-    Psi_1(lam) = [(2 lam)^alpha - 2 lam^alpha] / (-2 cos(pi alpha/2)) is the symbol of
-    unit intensity at beta = lam (alpha = 1: 2 lam ln 2 / pi); eta_J* makes
-    Phi(lam) = 0 (docs/specification.md §4).
+    .. math::
+
+       \eta_J^* = \frac{\lambda(\kappa - \eta_G\lambda)}{\Psi_1(\lambda)}, \qquad
+       \Psi_1(\lambda) = \frac{(2\lambda)^\alpha - 2\lambda^\alpha}{-2\cos(\pi\alpha/2)}
+
+    Psi_1(lam) is the symbol of unit intensity at beta = lam (alpha = 1: 2 lam ln 2 / pi);
+    eta_J* makes Phi(lam) = 0 (docs/specification.md §4).
 
     References
     ----------
@@ -216,7 +226,7 @@ def eta_j_star(eta_g: ArrayLike = DEFAULTS["eta_g"], kappa: ArrayLike = DEFAULTS
 def eta_j_critical(eta_g: ArrayLike = DEFAULTS["eta_g"], kappa: ArrayLike = DEFAULTS["kappa"],
                    alpha: ArrayLike = DEFAULTS["alpha"], lam: ArrayLike = DEFAULTS["lam"], *,
                    precision: str = "double", dps: int = 40) -> float | NDArray[np.float64]:
-    """Critical intensity eta_J^crit = (kappa - eta_G)/Psi_1(1), where beta* = 1 (docs/specification.md §4).
+    r"""Critical intensity eta_J^crit = (kappa - eta_G)/Psi_1(1), where beta* = 1 (docs/specification.md §4).
 
     Below it (and above eta_J*) the spectrum is concentrated (beta* > 1, finite mean time
     scale); above it, broad (beta* < 1).
@@ -243,6 +253,17 @@ def eta_j_critical(eta_g: ArrayLike = DEFAULTS["eta_g"], kappa: ArrayLike = DEFA
     ------
     ValueError
         If a parameter is out of its range, or ``precision``/``dps`` is invalid.
+
+    Notes
+    -----
+    :math:`\Phi(1) = 0` gives
+
+    .. math::
+
+       \eta_J^{\mathrm{crit}} = \frac{\kappa - \eta_G}{\Psi_1(1)}
+
+    (docs/specification.md §4); at :math:`\beta^* = 1` the mean time scale
+    :math:`\int \tau\,p(\tau)\,d\tau` changes from finite to infinite.
 
     References
     ----------
@@ -311,7 +332,7 @@ def beta_star(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"]
               kappa: ArrayLike = DEFAULTS["kappa"], alpha: ArrayLike = DEFAULTS["alpha"],
               lam: ArrayLike = DEFAULTS["lam"], *, precision: str = "double",
               dps: int = 40) -> float | NDArray[np.float64]:
-    """Spectral exponent beta*: the root of Phi(beta)/beta on (0, lam] (docs/specification.md §4).
+    r"""Spectral exponent beta*: the root of Phi(beta)/beta on (0, lam] (docs/specification.md §4).
 
     Parameters
     ----------
@@ -350,9 +371,17 @@ def beta_star(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"]
 
     Notes
     -----
+    .. math::
+
+       \beta^* \in (0, \lambda]: \quad
+       h(\beta^*) = \frac{\Phi(\beta^*)}{\beta^*}
+       = \eta_G\beta^* - \kappa + \eta_J\,\frac{\Psi_1(\beta^*)}{\beta^*} = 0.
+
     h(beta) = Phi(beta)/beta is increasing with h(0+) = -kappa, so the root is bracketed
     in (0, lam] and found by Chandrupatla's method (:func:`levysde.theory.roots.chandrupatla`)
-    from bounds of Psi_1(b)/b; never the trivial root of Phi at 0.
+    from bounds of Psi_1(b)/b; never the trivial root of Phi at 0. The stationary density
+    then has the left tail :math:`\rho(\zeta) \sim A e^{\beta^*\zeta}`, i.e. the time-scale
+    density :math:`p(\tau) \sim A\,\tau^{-1-\beta^*}` (the specification, §1 and §4).
 
     References
     ----------
@@ -416,7 +445,7 @@ def beta_star(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"]
 def tail_rate(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"],
               kappa: ArrayLike = DEFAULTS["kappa"], alpha: ArrayLike = DEFAULTS["alpha"],
               lam: ArrayLike = DEFAULTS["lam"], **kwargs: Any) -> np.ndarray:
-    """Exponential rate of the stationary left tail of zeta in every phase (docs/specification.md §4).
+    r"""Exponential rate of the stationary left tail of zeta in every phase (docs/specification.md §4).
 
     Parameters
     ----------
@@ -450,6 +479,19 @@ def tail_rate(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"]
     TypeError
         If an SDEParams is passed together with other parameters.
 
+    Notes
+    -----
+    The rate :math:`r` of :math:`\rho(\zeta) \approx e^{r\zeta}` as :math:`\zeta \to -\infty`:
+
+    .. math::
+
+       r = \begin{cases} \beta^* & \eta_J > \eta_J^* \\
+                          \lambda & 0 < \eta_J \le \eta_J^*,\ \lambda > 0 \\
+                          \kappa/\eta_G & \eta_J = 0 \\
+                          0 & \lambda = 0,\ \eta_J > 0 \end{cases}
+
+    (the specification, §4).
+
     References
     ----------
     .. [1] L. Livi, "Anti-Collapse Dynamics and the Emergence of Multi-Time-Scale Learning in
@@ -469,18 +511,41 @@ def tail_rate(eta_j: ArrayLike | SDEParams, eta_g: ArrayLike = DEFAULTS["eta_g"]
 class PhaseResult:
     """Phase classification of parameter sets (arrays share one broadcast shape).
 
+    Made by :func:`classify`; every field is an ndarray of the parameters' broadcast shape
+    (0-d for scalar input). :meth:`records` gives one JSON-ready dict per parameter set.
+
     Attributes
     ----------
-    eta_j : ndarray, jump intensity (broadcast)
-    eta_g : ndarray, Gaussian intensity (broadcast)
-    kappa : ndarray, restoring plateau (broadcast)
-    alpha : ndarray, stability index (broadcast)
-    lam : ndarray, tempering (broadcast)
-    beta_star : ndarray, NaN where no admissible root (collapsed, logarithmic)
-    phase : ndarray of str, one of :data:`PHASES`
-    tail_rate : ndarray, see :func:`tail_rate` (+inf: no noise, point mass)
-    eta_j_star : ndarray, NaN where lam = 0
-    eta_j_critical : ndarray, NaN where lam <= 1
+    eta_j, eta_g, kappa, alpha, lam : ndarray of float
+        The parameters (jump intensity, Gaussian intensity, restoring plateau, stability
+        index, tempering), broadcast.
+    beta_star : ndarray of float
+        The spectral exponent beta* (:func:`beta_star`); NaN where there is no admissible root
+        (collapsed, logarithmic).
+    phase : ndarray of str
+        One of :data:`PHASES` per parameter set.
+    tail_rate : ndarray of float
+        Rate of the stationary left tail of zeta (:func:`tail_rate`; +inf: no noise, point
+        mass).
+    eta_j_star : ndarray of float
+        The threshold eta_J* (:func:`eta_j_star`); NaN where lam = 0.
+    eta_j_critical : ndarray of float
+        The critical intensity eta_J^crit (:func:`eta_j_critical`); NaN where lam <= 1.
+
+    References
+    ----------
+    The phase table: the specification, §4 (:doc:`/specification`).
+
+    Examples
+    --------
+    >>> r = classify([0.5, 3.0])
+    >>> print(r.phase, r.tail_rate)
+    ['collapsed' 'broad'] [2.         0.80835715]
+    >>> rec = r.records()[1]
+    >>> rec['phase'], round(rec['beta'], 6), round(rec['eta_j_star'], 6)
+    ('broad', 0.808357, 0.965685)
+    >>> r.records()[0]['beta'] is None          # NaN is written as null
+    True
     """
 
     eta_j: np.ndarray

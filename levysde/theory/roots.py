@@ -45,7 +45,7 @@ def _end_values(f, x, given, shape, idx):
 def chandrupatla(f: Callable[[NDArray[np.float64], NDArray[np.intp]], ArrayLike], a: ArrayLike, b: ArrayLike, *,
                  fa: ArrayLike | None = None, fb: ArrayLike | None = None, rtol: float = 4 * _EPS,
                  xtol: float = 0.0, maxiter: int = 200) -> NDArray[np.float64]:
-    """Solve ``f(x, idx) = 0`` for many brackets at once.
+    r"""Solve ``f(x, idx) = 0`` for many brackets at once.
 
     Parameters
     ----------
@@ -73,6 +73,15 @@ def chandrupatla(f: Callable[[NDArray[np.float64], NDArray[np.intp]], ArrayLike]
     ------
     ValueError
         If some bracket does not enclose a sign change, or f returns NaN.
+
+    Notes
+    -----
+    Each step takes inverse quadratic interpolation through the last three points when
+    Chandrupatla's criterion :math:`1 - \sqrt{1-\xi} < \Phi < \sqrt{\xi}` holds
+    (:math:`\xi`, :math:`\Phi` the relative position of the previous point between the bracket
+    ends, and of its value between theirs), bisection otherwise; the new point never leaves
+    the bracket (Chandrupatla, 1997, under References). The steps are those of
+    :func:`scipy.optimize.elementwise.find_root`.
 
     References
     ----------
