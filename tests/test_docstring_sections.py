@@ -17,6 +17,7 @@ import levysde
 
 SECTIONS_REQUIRED = (
     # -- core, io, theory, stats, simulation --
+    "levysde.stats.",
 
     # -- inference --
 
