@@ -18,6 +18,7 @@ import levysde
 SECTIONS_REQUIRED = (
     # -- core, io, theory, stats, simulation --
     "levysde.stats.",
+    "levysde.simulation.",
 
     # -- inference --
 
