@@ -23,6 +23,8 @@ SECTIONS_REQUIRED = (
     # -- inference --
 
     # -- rnn, studies, plotting --
+    "levysde.studies.",
+    "levysde.plotting",
 
 )
 
