@@ -574,128 +574,81 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
              backend="cpu", record_every=None):
     r"""Simulate N particles of ``dzeta = F dt + sqrt(2 eta_G) dW + dJ`` by Euler-Maruyama.
 
-    Scheme and bias: :mod:`levysde.simulation.scheme` (docs/specification.md §3, §7).
-
     Parameters
     ----------
-    eta_j : float
-        Jump intensity eta_J >= 0 (the specification, §2-§4).
-    eta_g, alpha, lam : float, optional
-        Brownian noise eta_G >= 0, stability index alpha in (0, 2) and tempering lam >= 0
-        (defaults: :data:`levysde.theory.params.DEFAULTS`).
+    eta_j, eta_g, alpha, lam : float
+        The model (the specification, §2-§4): eta_J >= 0, eta_G >= 0, alpha in (0, 2),
+        lam >= 0; defaults of all but eta_j: :data:`levysde.theory.params.DEFAULTS`.
     drift : Drift, optional
-        Default ``SaturatingDrift()`` (plateau kappa = 1, slope gamma = 1, equilibrium
-        z0 = 0): ``SaturatingDrift(kappa, gamma, z0)``, ``OUDrift(gamma, z0)``,
-        ``TabulatedDrift(grid, values)`` or a subclass of :class:`Drift`
-        (:mod:`levysde.simulation.drift`). The drift carries kappa, gamma and z0: passing them
-        to simulate is a TypeError.
-    particles : int, optional
-        Number of particles, in [1, 2**40] (default 16384).
-    t_end : float, optional
-        Simulated time, burn-in included, > 0 (default 800).
-    burn_in : float, optional
-        Time before recording, in [0, t_end) (default 50).
-    dt : float, optional
-        Time step, > 0 (default 0.01).
+        Default ``SaturatingDrift()`` (kappa = 1, gamma = 1, z0 = 0); or ``OUDrift(gamma, z0)``,
+        ``TabulatedDrift(grid, values)``, a subclass of :class:`Drift`. It carries kappa, gamma
+        and z0: passing those to simulate is a TypeError.
+    particles, t_end, burn_in, dt : int, float, float, float, optional
+        Particles in [1, 2**40] (16384); simulated time > 0, burn-in included (800); time
+        before recording, in [0, t_end) (50); time step > 0 (0.01).
     seed : int, optional
-        ``numpy.random.SeedSequence`` entropy, >= 0 (default 0; None, bools and sequences are
-        refused). Same seed, same bits for any thread count.
+        ``numpy.random.SeedSequence`` entropy >= 0 (0; None, bools, sequences refused). Same
+        seed, same bits for any thread count.
     eps : float, optional
-        Jump cut > 0; default :func:`levysde.simulation.scheme.simulation_eps` (1, 1.5 or 2 times
-        :func:`levysde.simulation.scheme.default_eps`: the largest whose bias
-        beta_model - beta* is <= 2.5e-4 beta*).
+        Jump cut > 0; default :func:`levysde.simulation.scheme.simulation_eps` (1, 1.5 or 2
+        times ``default_eps``: the largest whose bias beta_model - beta* is <= 2.5e-4 beta*).
     n_groups : int, optional
-        Independent particle groups for jackknife errors, in [1, particles] (default 64); the
-        jackknife error over G groups has G - 1 degrees of freedom, so use at least 8 when the
-        errors matter (``levysde simulate --groups`` refuses fewer; :doc:`/simulate`).
-    bin_width : float, optional
-        Bin width of the histogram of zeta, > 0 (default 0.05).
-    hist_halfwidth : float, optional
-        Half-width H of the histogram, which covers [zeq - H, zeq + H] (default
-        max(25, 45/tail rate) capped at 400; rounded so that zeq is an edge).
+        Independent particle groups of the jackknife, in [1, particles] (64); G groups give
+        G - 1 degrees of freedom, so use at least 8 when the errors matter (the CLI refuses
+        fewer).
+    bin_width, hist_halfwidth : float, optional
+        The histogram of zeta on [zeq - H, zeq + H], bins of ``bin_width`` (0.05); H default
+        max(25, 45/tail rate) capped at 400, rounded so that zeq is an edge.
     window : tuple of float, optional
         ``(lo, hi)`` divergence window; default zeq -/+ max(1e3, 2 H) (1e12 when lam = 0).
     z_init : float or array_like, optional
-        Initial state(s), default the drift's equilibrium.
-    traj_particles : int, optional
-        Keep the paths of the first ``traj_particles`` particles, in [0, particles] (default 0).
-    traj_every : int, optional
-        Keep every ``traj_every``-th step of those paths, >= 1 (default 100); given without
-        trajectories it is a ValueError.
+        Initial state(s); default the drift's equilibrium.
+    traj_particles, traj_every : int, optional
+        Keep every ``traj_every``-th step (100) of the first ``traj_particles`` paths (0, in
+        [0, particles]); ``traj_every`` without trajectories is a ValueError.
     threshold_u : float, optional
-        Default tail threshold on X = -zeta as a depth beyond the equilibrium zeq (the tail
-        X > -zeq + threshold_u; ``meta.threshold_u`` stores that absolute u, the default of
-        :meth:`SimulationResult.tail`), in (0, H) with H the histogram half-width
-        (SimulationInputError naming threshold_u otherwise); default
-        :func:`levysde.simulation.bias.default_threshold`: 3, or deeper where the drift is not
-        yet saturated at 3 (predicted bias above 0.2 % of beta*).
+        Default tail threshold as a depth beyond zeq, in (0, H) (the tail X > -zeq + u on
+        X = -zeta; ``meta.threshold_u`` stores that absolute u, the default of
+        :meth:`SimulationResult.tail`); default :func:`levysde.simulation.bias.default_threshold`.
     progress : bool, optional
-        Show a tqdm bar on stderr (default False).
+        A tqdm bar on stderr (False).
     backend : {"cpu", "cuda"}, optional
-        "cpu" (Numba on all host threads, default) or "cuda" (an NVIDIA GPU through
-        numba-cuda, or Numba's CUDA simulator under NUMBA_ENABLE_CUDASIM=1;
-        :doc:`/simulate`, "GPU backend"). Same scheme and result; the GPU draws its own random
-        numbers (Philox4x32-10 keyed by seed and particle), so the two backends agree in law,
-        not bit for bit.
+        Numba on all host threads (default), or an NVIDIA GPU through numba-cuda (Philox
+        random numbers keyed by seed and particle: the backends agree in law, not bit for bit;
+        :doc:`/simulate`, "GPU backend").
     record_every : int, optional
-        >= 1, at most the steps after burn-in: the histograms and excursion depths sample zeta
-        every ``record_every``-th step after burn-in (default :data:`DEFAULT_RECORD_EVERY`,
-        capped at the recorded steps; :doc:`/simulate`, "Recording stride": it costs little
-        statistical precision and saves most of the recording time). The CUDA backend records
-        every step.
+        Record zeta every ``record_every``-th step after burn-in, >= 1 (default
+        :data:`DEFAULT_RECORD_EVERY`, capped at the recorded steps; cuda records every step).
 
     Returns
     -------
     SimulationResult
-        The histograms, final states and ``meta`` (:class:`SimulationMeta`: the parameters and
-        numerical settings as simulated -- t_end, burn_in rounded to whole steps --, timings,
-        threads, beta_theory, beta_model, phase, threshold_u, notes and the bias budget;
-        ``compile_time_s`` is the time to compile the stepper or load it from Numba's cache before
-        the timed run, which ``wall_time_s`` and ``particle_steps_per_s`` exclude; None on cuda).
+        Histograms, final states and ``meta`` (:class:`SimulationMeta`: the settings as
+        simulated, t_end and burn_in rounded to whole steps; timings, with the stepper's compile
+        or cache-load time ``compile_time_s`` apart; beta_theory, beta_model, phase, notes and
+        the bias budget).
 
     Raises
     ------
     TypeError
         For the keywords kappa, gamma, z0 (they belong to the drift).
     ValueError
-        Naming a bad argument (:class:`SimulationInputError` for the checks below), all before
-        any step: a saturating or OU drift with ``gamma <= 0`` (no stable equilibrium, no
-        stationary law); ``threshold_u`` outside (0, H), H the histogram half-width;
-        ``gamma * dt`` (max abs(dF/dz) dt for a tabulated drift) > MAX_SLOPE_DT = 0.5
-        (:class:`StepSizeError`, also a DivergenceError); ``Lambda_eps dt`` >
-        MAX_JUMPS_PER_STEP = 1e3 (eps too small); ``t_end/dt`` > MAX_STEPS = 1e12 or fewer than
-        one recorded step; not enough memory for ``particles`` (about 80 bytes each); an
-        equilibrium so far from 0 that float64 cannot resolve the bins.
+        Naming a bad argument, before any step (:class:`SimulationInputError`; the list:
+        :doc:`/simulate`, "Input checks before the run"), e.g. gamma <= 0, ``threshold_u``
+        outside (0, H), ``gamma * dt`` > MAX_SLOPE_DT = 0.5 (:class:`StepSizeError`),
+        ``Lambda_eps dt`` > 1e3, ``t_end/dt`` > 1e12, too little memory for ``particles``.
     DivergenceError
-        When particles leave the window or become non-finite during the run (the message names
-        the likely cause).
+        When particles leave the window or become non-finite (the message names the cause).
     CudaUnavailableError
-        A RuntimeError, one line, when ``backend="cuda"`` and no usable GPU or no numba-cuda is
-        present, or the GPU lacks memory for the run.
+        One line, when ``backend="cuda"`` finds no usable GPU, no numba-cuda or too little memory.
 
     Notes
     -----
-    Each step of every particle is
-
-    .. math::
-
-        \zeta_{n+1} = \zeta_n + F(\zeta_n)\,dt + \sqrt{(2\eta_G + \sigma_\epsilon^2)\,dt}\;\xi_n
-            + \sum_{k=1}^{N_n} Z_{n,k},
-
-    with :math:`\xi_n \sim N(0, 1)`, :math:`N_n` a Poisson number of jumps of rate
-    :math:`\Lambda_\epsilon\,dt` and :math:`Z_{n,k}` the jumps larger than the cut
-    :math:`\epsilon` of the tempered alpha-stable Lévy measure, drawn exactly (the small ones
-    enter as the variance :math:`\sigma_\epsilon^2`). The histograms then estimate the
-    stationary law, whose left tail decays at rate :math:`\beta^*` of the characteristic
-    equation (the specification, §3, §4, §7; the scheme's own rate is
-    :func:`levysde.simulation.scheme.beta_model`).
-
-    References
-    ----------
-    P. E. Kloeden and E. Platen (1992), *Numerical Solution of Stochastic Differential
-    Equations*, Springer (Euler-Maruyama); S. Asmussen and J. Rosiński (2001),
-    J. Appl. Probab. 38, 482-493 (small jumps). The specification, §3 and §7
-    (:doc:`/specification`).
+    One step: :math:`\zeta_{n+1} = \zeta_n + F(\zeta_n)\,dt + \sqrt{(2\eta_G +
+    \sigma_\epsilon^2)\,dt}\,\xi_n + \sum_{k \le N_n} Z_{n,k}`, :math:`\xi_n \sim N(0, 1)`,
+    :math:`N_n` Poisson of mean :math:`\Lambda_\epsilon dt`, :math:`Z_{n,k}` the jumps above
+    the cut :math:`\epsilon`, drawn exactly (the specification, §3, §7, :doc:`/specification`;
+    Euler-Maruyama: Kloeden & Platen 1992; small jumps: Asmussen & Rosiński 2001).
 
     Examples
     --------

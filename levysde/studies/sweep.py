@@ -475,10 +475,9 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
     master_seed : int, optional
         >= 0 (default 0); point i gets :func:`point_seed` ``(master_seed, i)``.
     store : str or os.PathLike, optional
-        Directory for the per-point files (created); None (default) keeps nothing on disk (no
-        resume). A store written with other points or another master seed is refused. Sweeps
-        running at the same time on one store share the points (lock files; module
-        docstring).
+        Directory of the per-point files (created); None (default): nothing on disk, no resume.
+        A store of other points or another master seed is refused; sweeps on one store share
+        the points (lock files; module docstring).
     scheduler : str, optional
         ``"local"`` (default), ``"sequential"`` or a ``"tcp://HOST:PORT"`` address. A Dask
         scheduler (local or tcp) needs the ``[sweep]`` extra (``pip install 'levysde[sweep]'``);
@@ -487,11 +486,9 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
         Worker processes of the local cluster (>= 1; default 2); only with
         ``scheduler="local"`` (a ValueError otherwise, rather than silently ignored).
     numba_threads : int or None, optional
-        Numba threads per task (default 1: workers are the parallelism); None leaves Numba's
-        setting alone.
+        Numba threads per task (default 1: workers are the parallelism); None: Numba's own.
     progress : bool, optional
-        tqdm bar on stderr when it is a terminal (none in a log file, none without the
-        ``[progress]`` extra, tqdm). Default True.
+        tqdm bar on stderr when it is a terminal (default True; none without tqdm).
     connect_timeout : float, optional
         Seconds to wait for a ``tcp://`` scheduler, > 0 (default 10).
 
@@ -508,14 +505,12 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
         An ImportError, one line naming the extra, for a Dask scheduler without Dask's
         ``distributed``.
     ConnectionError
-        One line, naming the address, when the ``tcp://`` scheduler cannot be reached within
-        ``connect_timeout``.
+        One line, naming the address, when the ``tcp://`` scheduler is not reached in time.
     RuntimeError
-        At once, with ``scheduler="local"``, when the sweep is started at the top level of a script
-        outside ``if __name__ == "__main__":`` (see Notes).
+        At once, with ``scheduler="local"``, when started at the top level of a script outside
+        ``if __name__ == "__main__":`` (see Notes).
     KeyboardInterrupt
-        After a quiet shutdown (module docstring). Errors raised by a task propagate (points
-        finished before it stay on disk).
+        After a quiet shutdown (module docstring). A task's errors propagate (finished points stay).
 
     Notes
     -----
@@ -529,10 +524,9 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
         if __name__ == "__main__":
             main()
 
-    Without the guard every worker would start a sweep of its own while it boots, which
-    multiprocessing refuses, and the workers never come up; run_sweep detects the unguarded
-    call in the script and raises RuntimeError before starting any worker. Interactive
-    shells, notebooks and ``python -c`` need no guard.
+    Without it every booting worker would start a sweep of its own, which multiprocessing
+    refuses: run_sweep detects the unguarded call and raises RuntimeError before starting any
+    worker. Interactive shells, notebooks and ``python -c`` need no guard.
 
     Examples
     --------
