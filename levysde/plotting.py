@@ -40,8 +40,11 @@ def pyplot():
 
     Examples
     --------
-    >>> plt = pyplot()                       # doctest: +SKIP
-    >>> fig, ax = plt.subplots()             # doctest: +SKIP
+    >>> plt = pyplot()
+    >>> fig, ax = plt.subplots()
+    >>> print(type(fig).__name__, len(fig.axes))
+    Figure 1
+    >>> plt.close(fig)
     """
     matplotlib = require("matplotlib", "levysde.plotting")    # the [plot] extra
     matplotlib.use("Agg", force=False)
@@ -92,17 +95,43 @@ def figure_formats() -> list[str]:
 
     Examples
     --------
-    >>> "png" in figure_formats()          # doctest: +SKIP
-    True
+    >>> print("png" in figure_formats(), "svg" in figure_formats())
+    True True
     """
     canvas = require("matplotlib.backend_bases", "levysde.plotting").FigureCanvasBase
     return sorted(f for f in canvas.get_supported_filetypes() if _missing_software(f) is None)
 
 
 def check_figure_format(path) -> str:
-    """The format of figure file ``path`` (its suffix; ``png`` when it has none), checked before
-    any drawing: ValueError, one line, when matplotlib cannot write it or it needs software
-    that is not installed (e.g. ``.pgf`` without xelatex), naming the formats that work."""
+    """The format of figure file ``path``, checked before any drawing.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The figure file; its suffix (case-insensitive) names the format.
+
+    Returns
+    -------
+    str
+        The format: the suffix without the dot, lower case; ``"png"`` when there is none.
+
+    Raises
+    ------
+    ValueError
+        One line, when matplotlib cannot write the format or it needs software that is not
+        installed (e.g. ``.pgf`` without xelatex), naming the formats that work.
+    levysde.core.extras.MissingExtraError
+        Without matplotlib (the ``[plot]`` extra).
+
+    Examples
+    --------
+    >>> print(check_figure_format("phase.SVG"), check_figure_format("phase"))
+    svg png
+    >>> check_figure_format("phase.xyz")
+    Traceback (most recent call last):
+    ...
+    ValueError: unsupported image format '.xyz' (a format matplotlib does not write); use one of ...
+    """
     fmt = os.path.splitext(os.fspath(path))[1][1:].lower() or "png"
     canvas = require("matplotlib.backend_bases", "levysde.plotting").FigureCanvasBase
     ok = figure_formats()
@@ -115,11 +144,46 @@ def check_figure_format(path) -> str:
 
 
 def save_figure(fig, path, *, dpi: int = 150, bbox_inches="tight") -> str:
-    """Save ``fig`` to ``path`` atomically (:func:`levysde.io.files.atomic_write`: a temporary file
-    next to it replaces it; a non-regular target such as a FIFO or device is refused with
-    ValueError). The format follows the suffix (png, pdf, svg, ...); ``.png`` is appended to a
-    name without one; a format that cannot be written is a ValueError before anything is drawn
-    into the file (:func:`check_figure_format`). Returns the path written."""
+    """Save ``fig`` to ``path`` atomically.
+
+    :func:`levysde.io.files.atomic_write`: a temporary file next to it replaces it, so an
+    interrupted save leaves any earlier file intact. The format follows the suffix (png, pdf,
+    svg, ...); ``.png`` is appended to a name without one.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    path : str or os.PathLike
+        The file to write.
+    dpi : int, optional
+        Resolution of raster formats (default 150).
+    bbox_inches : str or None, optional
+        Passed to ``Figure.savefig`` (default ``"tight"``).
+
+    Returns
+    -------
+    str
+        The path written (with ``.png`` appended when ``path`` had no suffix).
+
+    Raises
+    ------
+    ValueError
+        For a format that cannot be written, before anything is drawn into the file
+        (:func:`check_figure_format`), or a non-regular target such as a FIFO or device.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> plt = pyplot()
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.plot([0, 1], [0, 1])
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     written = save_figure(fig, os.path.join(d, "line"))
+    ...     print(os.path.basename(written), os.path.getsize(written) > 0)
+    line.png True
+    >>> plt.close(fig)
+    """
     path = os.fspath(path)
     fmt = check_figure_format(path)
     if not os.path.splitext(path)[1]:
@@ -133,13 +197,41 @@ def plot_phase_diagram(diagram, *, overlay=None, path=None):
 
     beta* as a heat map (grey where no admissible root), the threshold curve
     eta_J = eta_J* (white dashed), the critical manifold beta* = 1 (red) and a
-    label at the centre of each phase region. ``overlay`` (optional) is a dict
-    with arrays ``x``, ``y``, ``beta_hat`` drawn as markers coloured on the same
-    scale. Returns the matplotlib Figure; saves it when ``path`` is given.
+    label at the centre of each phase region (the specification, §4).
 
+    Parameters
+    ----------
+    diagram : PhaseDiagram
+        The grid (:func:`levysde.studies.diagram.phase_diagram`).
+    overlay : dict, optional
+        Arrays ``x``, ``y``, ``beta_hat`` drawn as markers coloured on the same scale
+        (:func:`levysde.studies.overlay.simulated_overlay`).
+    path : str or os.PathLike, optional
+        Save the figure there (:func:`save_figure`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure (axes and colour bar); close it when done.
+
+    Raises
+    ------
+    ValueError
+        When ``path`` has a format that cannot be written.
+
+    Notes
+    -----
     The heat map is rasterised (``rasterized=True``) so that vector formats (svg,
     pdf, eps) stay small: a 500 x 500 grid would otherwise be 250,000 vector
     quadrilaterals (a ~48 MB SVG). Axes, labels, contours and markers stay vector.
+
+    Examples
+    --------
+    >>> from levysde.studies.diagram import phase_diagram
+    >>> fig = plot_phase_diagram(phase_diagram(nx=40, ny=30))
+    >>> print(len(fig.axes), fig.axes[0].get_xlabel(), fig.axes[0].get_ylabel())
+    2 $\\eta_J$ $\\kappa$
+    >>> pyplot().close(fig)
     """
     plt = pyplot()
     d = diagram
@@ -186,27 +278,57 @@ def plot_phase_diagram(diagram, *, overlay=None, path=None):
 
 def plot_envelope(lags, f, path, *, beta=None, slope=None, slope_window=None, fit_window=None,
                   f_label=None, title=None, f_min=1e-12):
-    """Log-log plot of an envelope f(l) with its fitted slope and, when the theory gives
-    one, the predicted power law l^-beta (docs/specification.md §5).
+    r"""Log-log plot of an envelope f(l) with its fitted slope and the predicted power law.
+
+    The predicted line is :math:`l^{-\beta^*}` when the theory gives beta* (the specification,
+    §5). Both lines are anchored to f at the geometric middle of ``slope_window`` (or of the
+    lags), since the theory fixes beta, not the amplitude.
 
     Parameters
     ----------
-    lags : (n,) array of lags > 0 (steps); f : (n,) envelope values (None: nothing to draw
-        but the frame; NaN or <= 0 values are left out); path : output image file (format
-        from its suffix; matplotlib appends .png to a name without one)
-    beta : the theory's tail rate beta* (None: no "predicted" line)
-    slope : the fitted log-log slope, drawn dashed as "fitted"
-    Both lines are anchored to f at the geometric middle of ``slope_window`` (or of the
-    lags), since the theory fixes beta, not the amplitude.
-    slope_window : (lo, hi) lag window of the fitted slope, shaded
-    fit_window : (lo, hi) lag window of the decay-class fit
-    f_label : legend label of f (default "f(l)")
-    f_min : lowest f ever displayed. The y axis runs down to max(f_min, min f in the fit
-        windows / 100) (min f over the lags when no window is given), so an envelope that
-        underflows to 1e-300 at large lags does not squash the part that was fitted.
+    lags : array_like, shape (n,)
+        Lags > 0 (steps).
+    f : array_like, shape (n,), or None
+        Envelope values (None: nothing to draw but the frame; NaN or <= 0 values are left
+        out).
+    path : str or os.PathLike
+        Output image file (format from its suffix; ``.png`` is appended to a name without one).
+    beta : float, optional
+        The theory's tail rate beta* (None: no "predicted" line).
+    slope : float, optional
+        The fitted log-log slope, drawn dashed as "fitted".
+    slope_window : tuple of float, optional
+        ``(lo, hi)`` lag window of the fitted slope, shaded.
+    fit_window : tuple of float, optional
+        ``(lo, hi)`` lag window of the decay-class fit.
+    f_label : str, optional
+        Legend label of f (default "f(l)").
+    title : str, optional
+        Title, wrapped at 90 characters.
+    f_min : float, optional
+        Lowest f ever displayed (default 1e-12). The y axis runs down to max(f_min, min f in
+        the fit windows / 100) (min f over the lags when no window is given), so an envelope
+        that underflows to 1e-300 at large lags does not squash the part that was fitted.
 
-    Returns the path written. Raises ValueError when the file cannot be written or
-    ``path`` is a directory (one line, no traceback in the CLI).
+    Returns
+    -------
+    str
+        The path written.
+
+    Raises
+    ------
+    ValueError
+        One line, when the file cannot be written or ``path`` is a directory.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> lags = np.geomspace(1, 1000, 40)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     out = plot_envelope(lags, 0.5 * lags ** -0.8, os.path.join(d, "envelope"), beta=0.8,
+    ...                         slope=-0.8, slope_window=(10, 300))
+    ...     print(os.path.basename(out), os.path.exists(out))
+    envelope.png True
     """
 
     written = str(path) if os.path.splitext(str(path))[1] else str(path) + ".png"
@@ -273,12 +395,47 @@ def plot_envelope(lags, f, path, *, beta=None, slope=None, slope_window=None, fi
 
 
 def plot_check(report, run_path, path):
-    """Four panels for ``levysde check``: zeta trajectories, the fitted drift with its
-    plateau, the tail of the increment residuals, and the zeta histogram with the
-    predicted exponential tail e^{beta* zeta} (docs/specification.md §8).
+    r"""Four panels for ``levysde check``, saved to ``path``.
 
-    ``run_path``: the run file, or a dict of its arrays (``zeta`` or ``zeta_jac``, ``step``; e.g.
-    the trajectories of a ``checkpoint_taus`` directory)."""
+    The zeta trajectories, the fitted drift with its plateau, the tail of the increment
+    residuals, and the zeta histogram with the predicted exponential tail
+    :math:`e^{\beta\zeta}` (the specification, §8).
+
+    Parameters
+    ----------
+    report : CheckReport
+        The check (:func:`levysde.inference.check.check_trajectories` or ``check_run``).
+    run_path : str or dict
+        The run file, or a dict of its arrays (``zeta`` or ``zeta_jac``, by the report's
+        variant, and ``step``; e.g. the trajectories of a ``checkpoint_taus`` directory).
+    path : str or os.PathLike
+        Output image file (:func:`save_figure`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure (four axes); close it when done.
+
+    Raises
+    ------
+    ValueError
+        When ``path`` cannot be written or the run file cannot be read.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from levysde.inference.check import check_trajectories
+    >>> rng = np.random.default_rng(0)
+    >>> zeta = np.zeros((200, 64))
+    >>> for r in range(1, 200):
+    ...     zeta[r] = zeta[r - 1] - 0.05 * (zeta[r - 1] + 1) + 0.1 * rng.standard_normal(64)
+    >>> report = check_trajectories(zeta, np.arange(200), closing_loop=False, n_boot=20)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     fig = plot_check(report, {"zeta": zeta, "step": np.arange(200)}, os.path.join(d, "check.svg"))
+    >>> print(len(fig.axes), fig.axes[3].get_title())
+    4 spectrum
+    >>> pyplot().close(fig)
+    """
 
     plt = pyplot()
     run = run_path if isinstance(run_path, dict) else load_run_arrays(run_path)
@@ -342,12 +499,40 @@ def plot_check(report, run_path, path):
 
 
 def plot_simulation(res, path, *, scan=None):
-    """Two panels for a :class:`levysde.simulation.SimulationResult`, saved to ``path``.
+    r"""Two panels for a :class:`levysde.simulation.SimulationResult`, saved to ``path``.
 
     Left: the stationary density of zeta (log scale) with the predicted left tail
-    ``A exp(beta* zeta)`` anchored at the default threshold. Right: the threshold
+    :math:`A e^{\beta^*\zeta}` anchored at the default threshold. Right: the threshold
     scan beta_hat(u) with jackknife error bars, beta* and the simulated model's
-    beta_model (docs/specification.md §7, §8).
+    beta_model (the specification, §7, §8).
+
+    Parameters
+    ----------
+    res : SimulationResult
+        The run.
+    path : str or os.PathLike
+        Output image file (:func:`save_figure`).
+    scan : list of TailEstimate, optional
+        The threshold scan to draw (default :meth:`SimulationResult.tail_scan`).
+
+    Returns
+    -------
+    str
+        The path written (the figure is closed).
+
+    Raises
+    ------
+    ValueError
+        When ``path`` cannot be written.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> res = levysde.simulate(3.0, particles=256, t_end=30.0, burn_in=5.0, dt=0.02, seed=1)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     out = plot_simulation(res, os.path.join(d, "tail.svg"))
+    ...     print(os.path.basename(out), os.path.getsize(out) > 0)
+    tail.svg True
     """
     plt = pyplot()
     m = res.meta
@@ -397,8 +582,37 @@ def plot_simulation(res, path, *, scan=None):
 
 
 def plot_beta_check(overlay, path=None):
-    """Companion of a simulated phase diagram: beta_hat (with jackknife error bars)
-    against beta*, with the diagonal. Returns the Figure; saves it when ``path`` is given."""
+    """Companion of a simulated phase diagram: beta_hat (with jackknife error bars) against beta*.
+
+    With the diagonal beta_hat = beta*.
+
+    Parameters
+    ----------
+    overlay : dict
+        Arrays ``beta_theory``, ``beta_hat`` and ``se`` of equal length
+        (:func:`levysde.studies.overlay.simulated_overlay`).
+    path : str or os.PathLike, optional
+        Save the figure there (:func:`save_figure`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure; close it when done.
+
+    Raises
+    ------
+    ValueError
+        When ``path`` has a format that cannot be written.
+
+    Examples
+    --------
+    >>> ov = {"beta_theory": np.array([0.5, 0.8]), "beta_hat": np.array([0.51, 0.79]),
+    ...       "se": np.array([0.01, 0.02])}
+    >>> fig = plot_beta_check(ov)
+    >>> print(len(fig.axes), fig.axes[0].get_xlabel())
+    1 $\\beta^*$ (theory)
+    >>> pyplot().close(fig)
+    """
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(4.8, 4.4))
     b, bh, se = overlay["beta_theory"], overlay["beta_hat"], overlay["se"]
@@ -416,13 +630,60 @@ def plot_beta_check(overlay, path=None):
 
 
 def plot_learnability(res, path, *, title=None) -> str:
-    """Two panels of a learnability measurement
-    (:class:`levysde.inference.learnability_measure.LearnabilityMeasurement`): left, the grid
-    N(l), the continuous N*(l) (with its bootstrap interval) and the envelope f(l) against the lag
-    on log axes (f on the right axis); right, the master law: log N(l) against
-    -kappa_alpha log f(l) for the fitted lags with the least-squares line and the slope 1 of the
-    theory through the points' centre. Lags whose mean is not significant are drawn hollow.
-    Returns the path written; ValueError when it cannot be written."""
+    r"""Two panels of a learnability measurement, saved to ``path``.
+
+    Left: the grid N(l), the continuous N*(l) (with its bootstrap interval) and the envelope
+    f(l) against the lag on log axes (f on the right axis). Right: the master law, log N(l)
+    against :math:`-\kappa_\alpha \log f(l)` for the fitted lags, with the least-squares line
+    and the theory's slope 1 through the points' centre. Lags whose mean is not significant
+    are drawn hollow.
+
+    Parameters
+    ----------
+    res : LearnabilityMeasurement
+        The measurement
+        (:func:`levysde.inference.learnability_measure.measure_learnability`).
+    path : str or os.PathLike
+        Output image file (:func:`save_figure`).
+    title : str, optional
+        Figure title.
+
+    Returns
+    -------
+    str
+        The path written (the figure is closed).
+
+    Raises
+    ------
+    ValueError
+        When the file cannot be written.
+
+    References
+    ----------
+    The learnability window and its master law: :doc:`/learnability`.
+
+    Examples
+    --------
+    Matched sums of a mean :math:`0.5\,l^{-0.7}` in Gaussian noise, 8 sequences:
+
+    >>> import os, tempfile
+    >>> from levysde.inference.learnability_measure import measure_learnability
+    >>> from levysde.stats.stable_fit import ecf_grid, ecf_sums, robust_half_iqr
+    >>> rng = np.random.default_rng(0)
+    >>> lags = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
+    >>> sums = {k: [] for k in ("t", "count", "cos", "sin", "total", "envelope")}
+    >>> for m in 0.5 * lags ** -0.7:
+    ...     x = m + rng.standard_normal((8, 400))
+    ...     t = ecf_grid(robust_half_iqr(x))
+    ...     n, c, s = ecf_sums(x, t)
+    ...     for k, v in zip(sums, (t, n, c, s, x.sum(1), np.full(8, m))):
+    ...         sums[k].append(v)
+    >>> res = measure_learnability({"lags": lags, **{k: np.array(v) for k, v in sums.items()}}, n_boot=50)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     out = plot_learnability(res, os.path.join(d, "window.svg"))
+    ...     print(os.path.basename(out), os.path.getsize(out) > 0)
+    window.svg True
+    """
     plt = pyplot()
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10.5, 4.2))
     try:

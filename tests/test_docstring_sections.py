@@ -20,12 +20,16 @@ SECTIONS_REQUIRED = (
     "levysde.core.",
     "levysde.io.",
     "levysde.theory.",
+    "levysde.stats.",
+    "levysde.simulation.",
 
     # -- inference --
     "levysde.inference.",
 
     # -- rnn, studies, plotting --
     "levysde.rnn",  # the package too: it re-exports names of modules without __all__
+    "levysde.studies.",
+    "levysde.plotting",
 
 )
 

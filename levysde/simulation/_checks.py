@@ -19,7 +19,29 @@ MAX_STEPS = 10**12
 
 
 class DivergenceError(RuntimeError):
-    """Particles left the simulation window or became non-finite (see :func:`levysde.simulation.simulate`)."""
+    """Particles left the simulation window or became non-finite during a run.
+
+    Raised by :func:`levysde.simulation.simulate` after the first chunk of steps in which a
+    particle diverged; the message counts them, gives the time and names the likely cause (a
+    drift that does not restore, too large a dt, untempered jumps, noise comparable to the
+    window). A :class:`RuntimeError`.
+
+    Parameters
+    ----------
+    *args
+        The message, as for any exception.
+
+    Examples
+    --------
+    A window far narrower than the noise of one step:
+
+    >>> try:
+    ...     levysde.simulate(3.0, particles=64, t_end=1.0, burn_in=0.0, window=(-0.5, 0.5), seed=0)
+    ... except DivergenceError as exc:
+    ...     print(exc)
+    56 of 64 particles left the window [-0.5, 0.5] or became non-finite by t = ...; likely cause:
+    the noise per step (0.126) is comparable to the window [-0.5, 0.5] (eta_J, eta_G or eps too large)
+    """
 
 
 class _Names(dict):
@@ -28,21 +50,84 @@ class _Names(dict):
 
 
 class SimulationInputError(ValueError):
-    """A bad argument of :func:`levysde.simulation.simulate` (a ValueError). ``str(exc)`` names the
-    Python parameters; :meth:`render` substitutes other names (the CLI passes its flags)."""
+    """A bad argument of :func:`levysde.simulation.simulate`, found before any step (a ValueError).
+
+    ``str(exc)`` names the Python parameters; :meth:`render` substitutes other names (the CLI
+    passes its flags, so that ``levysde simulate`` names ``--threshold`` where Python names
+    ``threshold_u``).
+
+    Parameters
+    ----------
+    template : str
+        The message, with parameter names in braces (``"{dt} too large ..."``); names without
+        a substitute are kept as they are.
+
+    Attributes
+    ----------
+    template : str
+        The message template.
+
+    Examples
+    --------
+    >>> try:
+    ...     levysde.simulate(3.0, threshold_u=1000.0)
+    ... except SimulationInputError as exc:
+    ...     print(exc)
+    ...     print(exc.render({"threshold_u": "--threshold"}))
+    threshold_u must be in (0, 55.7): a depth beyond the equilibrium inside the histogram of zeta
+    (half-width 55.7); got 1000
+    --threshold must be in (0, 55.7): a depth beyond the equilibrium inside the histogram of zeta
+    (half-width 55.7); got 1000
+    """
 
     def __init__(self, template: str):
         self.template = template
         super().__init__(self.render())
 
     def render(self, names=None) -> str:
+        """The message with each ``{name}`` replaced by ``names[name]`` (kept when absent).
+
+        Parameters
+        ----------
+        names : dict of str to str, optional
+            Replacement of each parameter name, e.g. ``{"dt": "--dt"}``.
+
+        Returns
+        -------
+        str
+            The one-line message.
+        """
         return self.template.format_map(_Names(names or {}))
 
 
 class StepSizeError(SimulationInputError, DivergenceError):
-    """dt is too large for the drift (``|F'| dt > MAX_SLOPE_DT``), detected before any step.
-    Both a ValueError (bad ``dt``) and a DivergenceError (the Euler run would diverge, or be
-    biased: e.g. ``--dt 5`` with the saturating drift gave beta_hat 0.44 for beta* 0.81)."""
+    r"""dt is too large for the drift (:math:`|F'|\,dt >` :data:`MAX_SLOPE_DT`), detected before any step.
+
+    Both a ValueError (bad ``dt``) and a :class:`DivergenceError` (the Euler run would diverge,
+    or be biased: e.g. ``dt = 5`` with the saturating drift gives beta_hat 0.44 for
+    beta* 0.81). The message gives the largest dt allowed.
+
+    Parameters
+    ----------
+    template : str
+        The message template, as for :class:`SimulationInputError`.
+
+    Notes
+    -----
+    Euler's step of the linearised drift, :math:`\zeta \mapsto (1 - \gamma\,dt)\zeta`, is
+    stable for :math:`\gamma\,dt < 2` and accurate for :math:`\gamma\,dt \ll 1`; the check asks
+    :math:`\gamma\,dt \le 0.5` (:math:`\max|dF/d\zeta|\,dt` for a tabulated drift).
+
+    Examples
+    --------
+    >>> try:
+    ...     levysde.simulate(3.0, dt=1.0)
+    ... except StepSizeError as exc:
+    ...     print(exc)
+    ...     print(isinstance(exc, ValueError), isinstance(exc, DivergenceError))
+    dt too large for gamma: gamma*dt = 1 > 0.5 (Euler would be biased or unstable); use dt <= 0.5/gamma = 0.5
+    True True
+    """
 
 
 def jump_params(alpha, lam, eta_j):

@@ -53,10 +53,32 @@ def chunk_bounds(n_steps, particles):
 
 
 def group_starts(particles, n_groups):
-    """First particle of each group and the end, shape (n_groups + 1,) int64: near-equal groups
-    whose boundaries are multiples of 8 particles (one 64-byte cache line of float64) when
-    ``particles >= 8 n_groups``, so that threads working on different groups never write to
-    the same cache line."""
+    """First particle of each group and the end: the particle groups of a run.
+
+    Near-equal groups whose boundaries are multiples of 8 particles (one 64-byte cache line of
+    float64) when that leaves no group empty (in practice ``particles >= 8 n_groups``), so that
+    threads working on different groups never write to the same cache line.
+
+    Parameters
+    ----------
+    particles : int
+        Number of particles, >= 1.
+    n_groups : int
+        Number of groups, in [1, particles].
+
+    Returns
+    -------
+    ndarray of int64, shape (n_groups + 1,)
+        ``starts[g]`` is the first particle of group g, ``starts[-1] == particles``; group g is
+        ``range(starts[g], starts[g + 1])``.
+
+    Examples
+    --------
+    >>> print(group_starts(100, 4))      # aligned to multiples of 8
+    [  0  24  48  72 100]
+    >>> print(group_starts(10, 4))       # too few particles to align: near-equal
+    [ 0  2  5  7 10]
+    """
     even = (np.arange(n_groups + 1, dtype=np.int64) * particles) // n_groups
     aligned = 8 * ((even + 4) // 8)
     aligned[-1] = particles
@@ -73,11 +95,11 @@ def _jump_args(rate, eps, alpha, lam):
 
 
 def sample_increments(n, dt, *, alpha, lam, eta_j, eps=None, seed=0, eta_g=0.0):
-    """n i.i.d. increments J_dt of the simulated jump process (docs/specification.md §7), for checks.
+    r"""n i.i.d. increments J_dt of the simulated jump process (the specification, §7), for checks.
 
     Exactly the law used by :func:`simulate`: a Poisson number of big jumps
-    (|z| > eps, exact rejection sampling) plus N(0, sigma_eps^2 dt); with
-    ``eta_g > 0`` also the Brownian part sqrt(2 eta_G) dW_dt.
+    (:math:`|z| > \epsilon`, exact rejection sampling) plus :math:`N(0, \sigma_\epsilon^2 dt)`;
+    with ``eta_g > 0`` also the Brownian part :math:`\sqrt{2\eta_G}\,dW_{dt}`.
 
     Bias of the default eps (:func:`default_eps`, docs/simulate.md): the Gaussian
     stand-in for the small jumps is visible in the shape of J_dt at the default cut
@@ -87,17 +109,45 @@ def sample_increments(n, dt, *, alpha, lam, eta_j, eps=None, seed=0, eta_g=0.0):
 
     Parameters
     ----------
-    n : int >= 1
-    dt : float > 0 (time units)
-    alpha, lam, eta_j : jump parameters (ranges as in :func:`levysde.theory.levy.psi`)
-    eps : cut > 0, default :func:`default_eps`
-    seed : SeedSequence entropy (int >= 0); result is independent of the thread count.
+    n : int
+        Number of increments, >= 1.
+    dt : float
+        Time step, > 0 (time units).
+    alpha, lam, eta_j : float
+        Jump parameters (keyword only): alpha in (0, 2), lam >= 0, eta_j >= 0 (ranges as in
+        :func:`levysde.theory.levy.psi`).
+    eps : float, optional
+        Jump cut > 0; default :func:`levysde.simulation.scheme.default_eps`.
+    seed : int, optional
+        ``numpy.random.SeedSequence`` entropy, >= 0 (default 0); the result is independent of
+        the thread count.
+    eta_g : float, optional
+        Brownian noise eta_G >= 0 (default 0: the jumps alone).
 
     Returns
     -------
-    (n,) float64 array.
+    ndarray, shape (n,)
+        The increments (float64), independent of the thread count.
 
-    Raises ValueError naming a bad argument.
+    Raises
+    ------
+    ValueError
+        Naming a bad argument (n < 1, dt <= 0, a parameter outside its range, eps <= 0, a
+        negative seed).
+
+    Notes
+    -----
+    Over a step dt the jumps of size above eps form a compound Poisson process of rate
+    :math:`\Lambda_\epsilon` (:func:`levysde.simulation.scheme.big_jump_rate`), drawn exactly; the
+    small ones are replaced by :math:`N(0, \sigma_\epsilon^2\,dt)`
+    (:func:`levysde.simulation.scheme.small_jump_variance`), the Asmussen-Rosiński
+    approximation (the specification, §7).
+
+    References
+    ----------
+    S. Asmussen and J. Rosiński (2001), "Approximations of small jumps of Lévy processes with a
+    view towards simulation", J. Appl. Probab. 38, 482-493. The specification, §7
+    (:doc:`/specification`).
 
     Examples
     --------
@@ -522,81 +572,83 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
              n_groups=64, bin_width=0.05, hist_halfwidth=None, window=None,
              z_init=None, traj_particles=0, traj_every=None, threshold_u=None, progress=False,
              backend="cpu", record_every=None):
-    """Simulate N particles of ``dzeta = F dt + sqrt(2 eta_G) dW + dJ`` by Euler-Maruyama.
-
-    Scheme and bias: :mod:`levysde.simulation.scheme` (docs/specification.md §3, §7).
+    r"""Simulate N particles of ``dzeta = F dt + sqrt(2 eta_G) dW + dJ`` by Euler-Maruyama.
 
     Parameters
     ----------
-    eta_j, eta_g, alpha, lam : model parameters (docs/specification.md §2-§4; eta_J >= 0, eta_G >= 0,
-        alpha in (0, 2), lam >= 0).
-    drift : :class:`Drift`, default ``SaturatingDrift()`` (plateau kappa = 1, slope gamma = 1,
-        equilibrium z0 = 0): ``SaturatingDrift(kappa, gamma, z0)``, ``OUDrift(gamma, z0)``,
-        ``TabulatedDrift(grid, values)`` or a subclass of Drift (:mod:`levysde.simulation.drift`).
-        The drift carries kappa, gamma and z0: passing them to simulate is a TypeError.
-    particles : int in [1, MAX_PARTICLES = 2**40]; t_end > 0 : simulated time (burn-in included);
-    burn_in in [0, t_end) : time before recording; dt > 0 : time step.
-    seed : int >= 0 (``numpy.random.SeedSequence`` entropy; None, bools and sequences are
-        refused). Same seed -> same bits for any thread count.
-    eps : jump cut > 0, default :func:`levysde.simulation.scheme.simulation_eps` (1, 1.5 or 2 times
-        :func:`default_eps`: the largest whose bias beta_model - beta* is <= 2.5e-4 beta*).
-    n_groups : independent particle groups for jackknife errors, in [1, particles]; the
-        jackknife error over G groups has G - 1 degrees of freedom, so use at least 8 when the
-        errors matter (``levysde simulate --groups`` refuses fewer; docs/simulate.md).
-    bin_width, hist_halfwidth : histogram of zeta on [zeq - H, zeq + H] with bins
-        of ``bin_width`` (H default: max(25, 45/tail rate) capped at 400; rounded so
-        that zeq is an edge).
-    window : (lo, hi) divergence window; default zeq -/+ 1e3 (1e12 when lam = 0).
-    z_init : initial state(s), default the drift's equilibrium.
-    traj_particles, traj_every : keep every ``traj_every``-th step (default 100) of the first
-        ``traj_particles`` paths (an int in [0, particles]); ``traj_every`` without trajectories
-        is a ValueError.
-    threshold_u : default tail threshold on X = -zeta as a depth beyond the equilibrium zeq (the tail
-        X > -zeq + threshold_u; ``meta.threshold_u`` stores that absolute u, the default of
-        :meth:`SimulationResult.tail`), in (0, H) with H the histogram half-width (SimulationInputError
-        naming threshold_u otherwise); default
-        :func:`levysde.simulation.bias.default_threshold`: 3, or deeper where the drift is not
-        yet saturated at 3 (predicted bias above 0.2 % of beta*).
-    progress : True or False: show a tqdm bar on stderr.
-    record_every : int >= 1 (at most the steps after burn-in): the histograms and excursion
-        depths sample zeta every ``record_every``-th step after burn-in (default
-        DEFAULT_RECORD_EVERY, capped at the recorded steps; docs/simulate.md "Recording stride":
-        it costs little statistical precision and saves most of the recording time). The
-        CUDA backend records every step.
-    backend : "cpu" (Numba on all host threads, default) or "cuda" (an NVIDIA GPU through
-        numba-cuda, or Numba's CUDA simulator under NUMBA_ENABLE_CUDASIM=1;
-        ``levysde.simulation._cuda``, docs/simulate.md "GPU backend"). Same scheme and
-        result; the GPU draws its own random numbers (Philox4x32-10 keyed by seed and
-        particle), so the two backends agree in law, not bit for bit.
+    eta_j, eta_g, alpha, lam : float
+        The model (the specification, §2-§4): eta_J >= 0, eta_G >= 0, alpha in (0, 2),
+        lam >= 0; defaults of all but eta_j: :data:`levysde.theory.params.DEFAULTS`.
+    drift : Drift, optional
+        Default ``SaturatingDrift()`` (kappa = 1, gamma = 1, z0 = 0); or ``OUDrift(gamma, z0)``,
+        ``TabulatedDrift(grid, values)``, a subclass of :class:`Drift`. It carries kappa, gamma
+        and z0: passing those to simulate is a TypeError.
+    particles, t_end, burn_in, dt : int, float, float, float, optional
+        Particles in [1, 2**40] (16384); simulated time > 0, burn-in included (800); time
+        before recording, in [0, t_end) (50); time step > 0 (0.01).
+    seed : int, optional
+        ``numpy.random.SeedSequence`` entropy >= 0 (0; None, bools, sequences refused). Same
+        seed, same bits for any thread count.
+    eps : float, optional
+        Jump cut > 0; default :func:`levysde.simulation.scheme.simulation_eps` (1, 1.5 or 2
+        times ``default_eps``: the largest whose bias beta_model - beta* is <= 2.5e-4 beta*).
+    n_groups : int, optional
+        Independent particle groups of the jackknife, in [1, particles] (64); G groups give
+        G - 1 degrees of freedom, so use at least 8 when the errors matter (the CLI refuses
+        fewer).
+    bin_width, hist_halfwidth : float, optional
+        The histogram of zeta on [zeq - H, zeq + H], bins of ``bin_width`` (0.05); H default
+        max(25, 45/tail rate) capped at 400, rounded so that zeq is an edge.
+    window : tuple of float, optional
+        ``(lo, hi)`` divergence window; default zeq -/+ max(1e3, 2 H) (1e12 when lam = 0).
+    z_init : float or array_like, optional
+        Initial state(s); default the drift's equilibrium.
+    traj_particles, traj_every : int, optional
+        Keep every ``traj_every``-th step (100) of the first ``traj_particles`` paths (0, in
+        [0, particles]); ``traj_every`` without trajectories is a ValueError.
+    threshold_u : float, optional
+        Default tail threshold as a depth beyond zeq, in (0, H) (the tail X > -zeq + u on
+        X = -zeta; ``meta.threshold_u`` stores that absolute u, the default of
+        :meth:`SimulationResult.tail`); default :func:`levysde.simulation.bias.default_threshold`.
+    progress : bool, optional
+        A tqdm bar on stderr (False).
+    backend : {"cpu", "cuda"}, optional
+        Numba on all host threads (default), or an NVIDIA GPU through numba-cuda (Philox
+        random numbers keyed by seed and particle: the backends agree in law, not bit for bit;
+        :doc:`/simulate`, "GPU backend").
+    record_every : int, optional
+        Record zeta every ``record_every``-th step after burn-in, >= 1 (default
+        :data:`DEFAULT_RECORD_EVERY`, capped at the recorded steps; cuda records every step).
 
     Returns
     -------
     SimulationResult
-        The histograms, final states and ``meta`` (:class:`SimulationMeta`: the parameters and
-        numerical settings as simulated -- t_end, burn_in rounded to whole steps --, timings,
-        threads, beta_theory, beta_model, phase, threshold_u, notes and the bias budget;
-        ``compile_time_s`` is the time to compile the stepper or load it from Numba's cache before
-        the timed run, which ``wall_time_s`` and ``particle_steps_per_s`` exclude; None on cuda).
+        Histograms, final states and ``meta`` (:class:`SimulationMeta`: the settings as
+        simulated, t_end and burn_in rounded to whole steps; timings, with the stepper's compile
+        or cache-load time ``compile_time_s`` apart; beta_theory, beta_model, phase, notes and
+        the bias budget).
 
     Raises
     ------
     TypeError
         For the keywords kappa, gamma, z0 (they belong to the drift).
     ValueError
-        Naming a bad argument (:class:`SimulationInputError` for the checks below), all before
-        any step: a saturating or OU drift with ``gamma <= 0`` (no stable equilibrium, no
-        stationary law); ``threshold_u`` outside (0, H), H the histogram half-width;
-        ``gamma * dt`` (max abs(dF/dz) dt for a tabulated drift) > MAX_SLOPE_DT = 0.5
-        (:class:`StepSizeError`, also a DivergenceError); ``Lambda_eps dt`` >
-        MAX_JUMPS_PER_STEP = 1e3 (eps too small); ``t_end/dt`` > MAX_STEPS = 1e12 or fewer than
-        one recorded step; not enough memory for ``particles`` (about 80 bytes each); an
-        equilibrium so far from 0 that float64 cannot resolve the bins.
+        Naming a bad argument, before any step (:class:`SimulationInputError`; the list:
+        :doc:`/simulate`, "Input checks before the run"), e.g. gamma <= 0, ``threshold_u``
+        outside (0, H), ``gamma * dt`` > MAX_SLOPE_DT = 0.5 (:class:`StepSizeError`),
+        ``Lambda_eps dt`` > 1e3, ``t_end/dt`` > 1e12, too little memory for ``particles``.
     DivergenceError
-        When particles leave the window or become non-finite during the run (the message names
-        the likely cause).
+        When particles leave the window or become non-finite (the message names the cause).
     CudaUnavailableError
-        A RuntimeError, one line, when ``backend="cuda"`` and no usable GPU or no numba-cuda is
-        present, or the GPU lacks memory for the run.
+        One line, when ``backend="cuda"`` finds no usable GPU, no numba-cuda or too little memory.
+
+    Notes
+    -----
+    One step: :math:`\zeta_{n+1} = \zeta_n + F(\zeta_n)\,dt + \sqrt{(2\eta_G +
+    \sigma_\epsilon^2)\,dt}\,\xi_n + \sum_{k \le N_n} Z_{n,k}`, :math:`\xi_n \sim N(0, 1)`,
+    :math:`N_n` Poisson of mean :math:`\Lambda_\epsilon dt`, :math:`Z_{n,k}` the jumps above
+    the cut :math:`\epsilon`, drawn exactly (the specification, §3, §7, :doc:`/specification`;
+    Euler-Maruyama: Kloeden & Platen 1992; small jumps: Asmussen & Rosiński 2001).
 
     Examples
     --------

@@ -82,12 +82,38 @@ def _local_rates(x, drift, eta_j, eta_g, alpha, lam):
 
 def saturation_shift(u: float, drift: PlateauDrift, eta_j: float, eta_g: float, alpha: float, lam: float,
                      beta: float) -> float:
-    """Predicted beta_hat(u) - beta* from the drift's approach to its plateau (local-rate model).
+    r"""Predicted beta_hat(u) - beta* from the drift's approach to its plateau (local-rate model).
 
-    Parameters: u > 0, threshold depth below the equilibrium; drift with ``plateau`` and
-    ``equilibrium`` (:mod:`levysde.simulation.drift`); model parameters of docs/specification.md §4; beta =
-    beta* (> 0). Returns a float (<= 0 for a drift that rises monotonically to its plateau).
-    Source: the module docstring (local-rate model), docs/specification.md §4, §8.
+    Parameters
+    ----------
+    u : float
+        Threshold depth below the equilibrium, > 0 (zeta units).
+    drift : Drift
+        A drift with ``plateau`` and ``equilibrium`` (:mod:`levysde.simulation.drift`).
+    eta_j, eta_g, alpha, lam : float
+        The model parameters (the specification, §4).
+    beta : float
+        beta* of the model at the plateau, > 0.
+
+    Returns
+    -------
+    float
+        The predicted shift of the threshold estimate (1/zeta units); <= 0 for a drift that
+        rises monotonically to its plateau.
+
+    Notes
+    -----
+    The density beyond the equilibrium is modelled as
+    :math:`p(x) \propto \exp(-\int_0^x \beta_{loc}(s)\,ds)`, with :math:`\beta_{loc}(s)` the
+    root of the characteristic equation with kappa replaced by the local drift
+    :math:`F(\zeta_{eq} - s)`; the shift is the MLE of that density beyond u,
+    :math:`\int_u^\infty p / \int_u^\infty (x - u)\,p`, minus beta*, by the trapezoidal rule out
+    to :math:`u + 40/\beta` (module docstring).
+
+    References
+    ----------
+    The specification, §4 and §8 (:doc:`/specification`); measured against simulations in
+    :doc:`/simulate`, "Bias budget".
 
     Examples
     --------
@@ -106,11 +132,31 @@ def saturation_shift(u: float, drift: PlateauDrift, eta_j: float, eta_g: float, 
 
 def default_threshold(drift: PlateauDrift, eta_j: float, eta_g: float, alpha: float, lam: float,
                       beta: float | None) -> float:
-    """Smallest u in 3, 3.5, 4, ... (depth below the equilibrium) with
-    ``|saturation_shift(u)| <= DRIFT_BIAS_TOL * beta*``; 3 when there is no beta* (no plateau
-    or collapsed phase) or beta* <= 4e-5. Capped at 40. One grid of local rates (step 0.005, or
-    coarser for beta* below ~0.004 so that it has at most 2e6 nodes; every candidate a node)
-    serves all candidates.
+    """The default tail threshold of a run: the shallowest depth where the drift is saturated.
+
+    The smallest u in 3, 3.5, 4, ... (depth below the equilibrium) with
+    ``|saturation_shift(u)| <= DRIFT_BIAS_TOL * beta*`` (:data:`DRIFT_BIAS_TOL` = 0.2 %).
+
+    Parameters
+    ----------
+    drift : Drift
+        A drift with ``plateau`` and ``equilibrium`` (:mod:`levysde.simulation.drift`).
+    eta_j, eta_g, alpha, lam : float
+        The model parameters (the specification, §4).
+    beta : float or None
+        beta* of the model (None or NaN without one).
+
+    Returns
+    -------
+    float
+        The depth u, in [3, 40]: 3 when there is no beta* (no plateau or collapsed phase) or
+        beta* <= 4e-5; capped at 40.
+
+    Notes
+    -----
+    One grid of local rates (step 0.005, or coarser for beta* below ~0.004 so that it has at
+    most 2e6 nodes; every candidate a node) serves all candidates; each candidate's predicted
+    rate is computed as in :func:`saturation_shift`.
 
     Examples
     --------
@@ -141,10 +187,32 @@ def bias_budget(u: float, drift: PlateauDrift, eta_j: float, eta_g: float, alpha
                 beta: float | None, beta_mod: float | None) -> dict[str, float] | None:
     """The predicted bias of beta_hat(u) against beta*, by source (module docstring).
 
-    Returns a dict: depth_u (u as a depth below the equilibrium), beta_star, eps (beta_model - beta*),
-    drift_saturation, dt (0, not modelled), finite_u (0, not modelled), total, beta_expected
-    (beta* + total); or None without a beta* (no plateau, collapsed phase) or with beta* <= 4e-5
-    (a tail too long to model).
+    Parameters
+    ----------
+    u : float
+        Threshold depth below the equilibrium, > 0.
+    drift : Drift
+        The simulated drift (``plateau``, ``equilibrium``).
+    eta_j, eta_g, alpha, lam : float
+        The model parameters (the specification, §4).
+    beta : float or None
+        beta* of the model.
+    beta_mod : float or None
+        beta_model, the root of the simulated scheme's Phi_eps
+        (:func:`levysde.simulation.scheme.beta_model`); None or NaN: no eps term.
+
+    Returns
+    -------
+    dict or None
+        Keys ``depth_u`` (u), ``beta_star``, ``eps`` (beta_model - beta*),
+        ``drift_saturation`` (:func:`saturation_shift`), ``dt`` (0, not modelled), ``finite_u``
+        (0, not modelled), ``total`` (their sum) and ``beta_expected`` (beta* + total); None
+        without a beta* (no plateau, collapsed phase) or with beta* <= 4e-5 (a tail too long to
+        model). Stored as ``meta.bias_budget`` of a run.
+
+    References
+    ----------
+    The specification, §7 and §8 (:doc:`/specification`); :doc:`/simulate`, "Bias budget".
 
     Examples
     --------
@@ -164,18 +232,47 @@ def bias_budget(u: float, drift: PlateauDrift, eta_j: float, eta_g: float, alpha
 
 
 def tempering_boundary(u: float, beta: float | None, lam: float) -> float | None:
-    """Depth from which the tail's leading term e^{-beta* x} is separated from the tempered
-    single-jump term, when the threshold ``u`` (a depth) is shallower than it; else None.
+    r"""Depth from which the tail's leading term is separated from the tempered single-jump term.
 
-    Beyond the plateau the tail of X holds, besides A e^{-beta* x}, the law of one big jump,
-    B e^{-lam x} x^{-1-alpha} (the tempered Levy density e^{lam zeta} |zeta|^{-1-alpha},
-    docs/specification.md §2, §4). Their ratio falls like e^{-(lam - beta*) x}: when beta* is within a
-    few per cent of lam (the tempering boundary) the second term is not yet small at any
-    simulated threshold and beta_hat(u) lies between beta* and the single jump's local rate
-    lam + (1 + alpha)/u, above beta* (e.g. eta_J = 2, alpha = 1, lam = 1.5: beta* = 1.4853,
-    beta_hat(3) = 1.528 +- 0.010 over 16384 particles). Returns ``1 / (lam - beta*)``, the
-    depth of one e-fold of separation, when ``(lam - beta*) u < 1``; None when the terms are
-    separated at u, without beta* or without tempering (lam = 0).
+    Parameters
+    ----------
+    u : float
+        The threshold, a depth below the equilibrium (> 0).
+    beta : float or None
+        beta* of the model (None or NaN without one).
+    lam : float
+        The tempering rate lam >= 0.
+
+    Returns
+    -------
+    float or None
+        :math:`1/(\lambda - \beta^*)`, the depth of one e-fold of separation, when
+        :math:`(\lambda - \beta^*)\,u < 1` (u is shallower than it: beta_hat(u) is biased
+        upwards); None when the terms are separated at u, without beta*, with
+        :math:`\beta^* \ge \lambda` or without tempering (lam = 0).
+
+    Notes
+    -----
+    Beyond the plateau the tail of X holds, besides :math:`A e^{-\beta^* x}`, the law of one
+    big jump, :math:`B e^{-\lambda x} x^{-1-\alpha}` (the tempered Lévy density
+    :math:`e^{\lambda\zeta}|\zeta|^{-1-\alpha}`, the specification, §2, §4). Their ratio falls
+    like :math:`e^{-(\lambda - \beta^*) x}`: when beta* is within a few per cent of lam (the
+    tempering boundary) the second term is not yet small at any simulated threshold and
+    beta_hat(u) lies between beta* and the single jump's local rate
+    :math:`\lambda + (1 + \alpha)/u`, above beta* (e.g. eta_J = 2, alpha = 1, lam = 1.5:
+    beta* = 1.4853, beta_hat(3) = 1.528 +- 0.010 over 16384 particles).
+
+    References
+    ----------
+    The specification, §2 and §4 (:doc:`/specification`).
+
+    Examples
+    --------
+    >>> b = float(levysde.beta_star(2.0, 0.1, 1.0, 1.0, 1.5))     # eta_J, eta_G, kappa, alpha, lam
+    >>> print(round(b, 4), round(tempering_boundary(3.0, b, 1.5), 1))
+    1.4853 68.0
+    >>> print(tempering_boundary(3.0, 0.8, 2.0))                      # separated at u = 3
+    None
     """
     if beta is None or not math.isfinite(beta) or not lam > 0 or not lam > beta:
         return None
@@ -185,18 +282,47 @@ def tempering_boundary(u: float, beta: float | None, lam: float) -> float | None
 
 def threshold_dependence(est: TailEstimate, scan: Sequence[TailEstimate], *,
                          z_max: float = THRESHOLD_Z) -> tuple[float, float, float] | None:
-    """The finite-threshold check that the budget does not model: does beta_hat change when the
+    r"""The finite-threshold check that the budget does not model: does beta_hat change when the
     threshold goes deeper?
 
-    ``est``: the estimate at the threshold used (:class:`levysde.stats.tails.TailEstimate`); ``scan``:
-    estimates at other thresholds (:meth:`SimulationResult.tail_scan`). For every deeper u' with
-    a finite estimate and error, z = (beta_hat(u') - beta_hat(u)) / sqrt(se'^2 - se^2) (the
-    deeper sample is nested in the shallower one, so the variance of the difference is about
-    the difference of the variances; floored at (se'/2)^2, since the two samples are not
-    exactly nested). Returns (u', beta_hat(u'), z) of the
-    largest |z| if it exceeds ``z_max`` (3.5: ~10 deeper thresholds are compared), else None
-    (also when est has no finite error). A flat scan (saturated drift, exponential tail) gives
-    None; a tail that is not yet exponential at u gives the deepest significant departure.
+    Parameters
+    ----------
+    est : TailEstimate
+        The estimate at the threshold used (:class:`levysde.stats.tails.TailEstimate`).
+    scan : sequence of TailEstimate
+        Estimates at other thresholds (:meth:`SimulationResult.tail_scan`); only the deeper
+        ones with a finite estimate and error are compared.
+    z_max : float, optional
+        Significance bound of :math:`|z|` (default :data:`THRESHOLD_Z` = 3.5: about 10 deeper
+        thresholds are compared).
+
+    Returns
+    -------
+    tuple of (float, float, float) or None
+        ``(u', beta_hat(u'), z)`` of the largest :math:`|z|` if it exceeds ``z_max``, else None
+        (also when ``est`` has no finite error). A flat scan (saturated drift, exponential
+        tail) gives None; a tail that is not yet exponential at u gives the most significant
+        departure.
+
+    Notes
+    -----
+    .. math::
+
+        z = \frac{\hat\beta(u') - \hat\beta(u)}{\sqrt{\max(\mathrm{se}'^2 - \mathrm{se}^2,\ (\mathrm{se}'/2)^2)}},
+
+    since the deeper sample is nested in the shallower one, the variance of the difference is
+    about the difference of the variances (floored, since the two samples are not exactly
+    nested).
+
+    Examples
+    --------
+    >>> from levysde.stats.tails import TailEstimate
+    >>> est = TailEstimate(u=3.0, beta_hat=0.494, se=0.005, n_exceed=1e4, n_excursions=None, n_effective=1e4)
+    >>> deeper = TailEstimate(u=8.0, beta_hat=0.461, se=0.008, n_exceed=500.0, n_excursions=None,
+    ...                       n_effective=3000.0)
+    >>> u2, b2, z = threshold_dependence(est, [deeper])
+    >>> print(u2, b2, round(z, 2))
+    8.0 0.461 -5.28
     """
     if not (est.se is not None and math.isfinite(est.se) and math.isfinite(est.beta_hat)):
         return None

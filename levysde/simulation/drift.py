@@ -32,8 +32,9 @@ def _unit():
 
 @dataclass(frozen=True, eq=False)
 class KernelArgs:
-    """What the compiled drift of the simulator needs (docs/specification.md §3); unpacks as
-    ``kind, params, grid, values``.
+    """What the compiled drift of the simulator needs (the specification, §3).
+
+    Unpacks as ``kind, params, grid, values``; :meth:`Drift.kernel_args` returns one.
 
     Attributes
     ----------
@@ -52,11 +53,19 @@ class KernelArgs:
     Raises
     ------
     ValueError
-        naming ``kind``, ``params``, ``grid`` or ``values`` when one breaks these rules.
+        Naming ``kind``, ``params``, ``grid`` or ``values`` when one breaks these rules.
 
-    Example
-    -------
+    Examples
+    --------
+    The Ornstein-Uhlenbeck drift ``F = -2 (z - 0.5)``:
+
     >>> kind, params, grid, values = KernelArgs(DRIFT_OU, [0.0, 2.0, 0.5])
+    >>> print(kind == DRIFT_OU, params, grid.shape)
+    True [0.  2.  0.5] (1,)
+    >>> KernelArgs(DRIFT_TABULATED, [0.0, 0.0, 0.0], [1.0, 0.0], [0.0, 0.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: grid must be finite and strictly increasing; got 0.0 after 1.0
     """
 
     kind: int
@@ -92,6 +101,30 @@ class Drift(abc.ABC):
     slope_name : str
         The symbol of ``slope`` in error messages (``"gamma"`` for the drifts with a slope
         parameter gamma; an identifier names that parameter).
+
+    Examples
+    --------
+    A drift of one's own: here a linear restoring drift run by the compiled
+    Ornstein-Uhlenbeck kind.
+
+    >>> class Linear(Drift):
+    ...     name = "linear"
+    ...     plateau = None                       # no plateau: the collapsed phase
+    ...     equilibrium = 0.0
+    ...     def __init__(self, gamma):
+    ...         self.gamma = gamma
+    ...     def __call__(self, z):
+    ...         return -self.gamma * np.asarray(z, float)
+    ...     @property
+    ...     def slope(self):
+    ...         return self.gamma
+    ...     def meta(self):
+    ...         return {"drift": self.name, "kappa": None, "gamma": self.gamma, "z0": 0.0}
+    ...     def kernel_args(self):
+    ...         return KernelArgs(DRIFT_OU, [0.0, self.gamma, 0.0])
+    >>> d = Linear(2.0)
+    >>> print(isinstance(d, Drift), float(d(1.5)), d.kernel_args().kind == DRIFT_OU)
+    True -3.0 True
     """
 
     name: str = "drift"
@@ -154,18 +187,36 @@ class _Centred(Drift):
 
 @dataclass(frozen=True)
 class SaturatingDrift(_Centred):
-    """``F(z) = kappa tanh(gamma (z0 - z)/kappa)`` (docs/specification.md §3).
+    r"""The saturating drift :math:`F(z) = \kappa \tanh(\gamma (z_0 - z)/\kappa)` (the specification, §3).
 
-    Linear ``-gamma (z - z0)`` near z0, plateau +kappa on the far left, -kappa on
-    the right. kappa > 0, gamma > 0 (gamma <= 0 is no restoring drift: the particles
-    drift away at speed kappa; ValueError naming gamma), z0 finite. The default,
-    ``SaturatingDrift()``, is the drift of :func:`levysde.simulation.simulate`:
-    kappa = 1, gamma = 1, z0 = 0.
+    Linear, :math:`-\gamma (z - z_0)`, near z0, plateau :math:`+\kappa` on the far left,
+    :math:`-\kappa` on the right. The default, ``SaturatingDrift()``, is the drift of
+    :func:`levysde.simulation.simulate`: kappa = 1, gamma = 1, z0 = 0.
 
-    Example
-    -------
-    >>> SaturatingDrift(kappa=2.0).plateau
-    2.0
+    Parameters
+    ----------
+    kappa : float, optional
+        The plateau kappa > 0 (default :data:`levysde.theory.params.DEFAULTS` ``["kappa"]`` = 1):
+        the kappa of the characteristic equation (the specification, §4).
+    gamma : float, optional
+        Slope at the equilibrium, > 0 (default 1; 1/time). gamma <= 0 is no restoring drift
+        (the particles drift away at speed kappa): a ValueError naming gamma.
+    z0 : float, optional
+        The equilibrium, finite (default 0).
+
+    Raises
+    ------
+    ValueError
+        Naming ``kappa``, ``gamma`` or ``z0`` outside its range (a
+        :class:`levysde.simulation.SimulationInputError` for gamma <= 0).
+
+    Examples
+    --------
+    >>> d = SaturatingDrift(kappa=2.0)
+    >>> print(d.plateau, d.equilibrium, d.slope, round(float(d(-50.0)), 6))
+    2.0 0.0 1.0 2.0
+    >>> print(d.meta())
+    {'drift': 'saturating', 'kappa': 2.0, 'gamma': 1.0, 'z0': 0.0}
     """
 
     kappa: float = DEFAULTS["kappa"]
@@ -193,15 +244,30 @@ class SaturatingDrift(_Centred):
 
 @dataclass(frozen=True)
 class OUDrift(_Centred):
-    """Ornstein-Uhlenbeck ``F(z) = -gamma (z - z0)`` (docs/specification.md §3): no plateau
-    (the structural collapsed control). gamma, z0 finite. gamma <= 0 (no restoring or a repulsive
-    drift) is accepted as a function, but :func:`levysde.simulation.simulate` refuses it
-    (SimulationInputError naming gamma: no stable equilibrium, no stationary law).
+    r"""The Ornstein-Uhlenbeck drift :math:`F(z) = -\gamma (z - z_0)` (the specification, §3).
 
-    Example
-    -------
-    >>> float(OUDrift(gamma=2.0)(1.0))
-    -2.0
+    No plateau: the structural collapsed control (the left tail is the jumps' own, tempered
+    at rate lam).
+
+    Parameters
+    ----------
+    gamma : float, optional
+        The slope, finite (default 1; 1/time). gamma <= 0 (no restoring or a repulsive drift)
+        is accepted as a function, but :func:`levysde.simulation.simulate` refuses it
+        (SimulationInputError naming gamma: no stable equilibrium, no stationary law).
+    z0 : float, optional
+        The equilibrium, finite (default 0).
+
+    Raises
+    ------
+    ValueError
+        Naming ``gamma`` or ``z0`` when not a finite real number.
+
+    Examples
+    --------
+    >>> d = OUDrift(gamma=2.0)
+    >>> print(float(d(1.0)), d.plateau, d.meta())
+    -2.0 None {'drift': 'ou', 'kappa': None, 'gamma': 2.0, 'z0': 0.0}
     """
 
     gamma: float = 1.0
@@ -236,15 +302,23 @@ class TabulatedDrift(Drift):
     equilibrium is the first downward zero crossing of the interpolant (or the
     grid point of smallest |F| when there is none).
 
+    Attributes
+    ----------
+    grid, values : ndarray, shape (m,)
+        The table, read-only float64 copies.
+
     Raises
     ------
     ValueError
-        naming ``grid`` or ``values`` on bad shapes or values.
+        Naming ``grid`` or ``values`` on bad shapes or values.
 
-    Example
-    -------
-    >>> TabulatedDrift([-1.0, 1.0], [1.0, -1.0]).equilibrium
-    0.0
+    Examples
+    --------
+    >>> d = TabulatedDrift([-4.0, -1.0, 1.0, 4.0], [1.5, 1.0, -1.0, -1.5])
+    >>> print(d.equilibrium, d.plateau, d.slope, float(d(-10.0)))
+    0.0 1.5 1.0 1.5
+    >>> print(d)
+    TabulatedDrift(<4 points on [-4, 4]>)
     """
 
     name = "tabulated"

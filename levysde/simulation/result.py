@@ -29,33 +29,83 @@ _ARRAYS = ("hist_edges", "hist_counts", "hist_sums", "hist_outside", "excursion_
 
 @dataclass(frozen=True, kw_only=True)
 class SimulationMeta(Mapping):
-    """The metadata of a simulation run (:func:`levysde.simulation.simulate`), stored as the JSON
-    object ``meta`` of the run's ``.npz`` (docs/simulate.md, "Run files").
+    r"""The metadata of a simulation run (:func:`levysde.simulation.simulate`).
 
-    The fields are the JSON keys, in the order written (:meth:`to_json`). Model: eta_j, eta_g
-    (>= 0), alpha in (0, 2), lam >= 0; drift ("saturating", "ou" or "tabulated"), kappa (its
-    plateau, None for OU), gamma (None for tabulated), z0, and for a tabulated drift
-    drift_grid, drift_values. Scheme: dt, eps (jump cut), seed, t_end, burn_in (time simulated),
-    particles, n_groups, steps, record_steps, record_every, big_jump_rate, sigma_eps2,
-    exp_proposal, window (lo, hi). Run: backend, device, threads, wall_time_s,
-    particle_steps_per_s, cpu_time_s (None on cuda). Theory: beta_theory, beta_model,
-    tail_rate_theory (None when undefined), phase, threshold_u (absolute, on X = -zeta),
-    equilibrium, notes, bias_budget (:func:`levysde.simulation.bias.bias_budget`, None without
-    beta*), compile_time_s (seconds to compile or load the stepper, apart from wall_time_s; None
-    on cuda). ``extra``: keys this version does not know (kept, written back after the others).
+    Stored as the JSON object ``meta`` of the run's ``.npz`` (:doc:`/simulate`, "Run files");
+    the fields are the JSON keys, in the order written (:meth:`to_json`). Also a read-only
+    :class:`collections.abc.Mapping` over those keys (``meta["eps"]``,
+    ``meta.get("bias_budget")``); the package reads the attributes. Fields added after the
+    first run files (record_every, backend, device, notes, cpu_time_s, bias_budget,
+    compile_time_s) are None (notes: empty) when an older file lacks them.
 
-    Fields added after the first run files (record_every, backend, device, notes, cpu_time_s,
-    bias_budget, compile_time_s) are None (notes: empty) when an older file lacks them.
+    Attributes
+    ----------
+    kind : str
+        Always ``"simulation"`` (anything else is a ValueError).
+    version : str
+        The levysde version that wrote the run.
+    eta_j, eta_g, alpha, lam : float
+        The model: eta_J >= 0, eta_G >= 0, alpha in (0, 2), lam >= 0.
+    drift : str
+        ``"saturating"``, ``"ou"`` or ``"tabulated"`` (or a custom drift's name).
+    kappa, gamma : float or None
+        The drift's plateau (None for OU) and slope parameter (None for tabulated).
+    z0 : float
+        The drift's equilibrium parameter.
+    drift_grid, drift_values : tuple of float or None
+        The table of a tabulated drift (None otherwise; not written then).
+    dt, eps : float
+        The time step and the jump cut.
+    seed : int or str
+        The seed.
+    t_end, burn_in : float
+        Time simulated and time before recording, rounded to whole steps.
+    particles, n_groups, steps, record_steps : int
+        Particles, jackknife groups, time steps, recorded steps.
+    record_every : int or None
+        The recording stride.
+    big_jump_rate, sigma_eps2 : float
+        :math:`\Lambda_\epsilon` and :math:`\sigma_\epsilon^2` of the scheme
+        (:mod:`levysde.simulation.scheme`).
+    exp_proposal : bool
+        Whether the big jumps were drawn with the exponential proposal.
+    window : tuple of (float, float)
+        The divergence window (lo, hi).
+    backend, device : str or None
+        ``"cpu"`` or ``"cuda"``, and the CPU or GPU model.
+    threads : int
+        Numba threads (CPU) or threads per block (CUDA).
+    wall_time_s, particle_steps_per_s : float
+        Time of the stepper (compilation excluded) and its speed.
+    cpu_time_s : float or None
+        CPU seconds of the stepper (None on cuda).
+    compile_time_s : float or None
+        Seconds to compile the stepper or load it from Numba's cache, apart from
+        ``wall_time_s`` (None on cuda).
+    beta_theory, beta_model, tail_rate_theory : float or None
+        beta*, the scheme's own rate beta_model and the tail rate of the phase (None when
+        undefined).
+    phase : str
+        The phase of the model (the specification, §4).
+    threshold_u : float
+        The default threshold, absolute, on X = -zeta.
+    equilibrium : float
+        The drift's equilibrium (the histogram's centre).
+    notes : tuple of str
+        Remarks on the run.
+    bias_budget : dict or None
+        :func:`levysde.simulation.bias.bias_budget` at ``threshold_u`` (None without beta*).
+    extra : dict
+        Keys this version does not know (kept, written back after the others).
 
-    A read-only :class:`collections.abc.Mapping` over the JSON keys as well (``meta["eps"]``,
-    ``meta.get("bias_budget")``: the access that docs/simulate.md and earlier scripts use);
-    the package reads the attributes.
-
-    Example
-    -------
-    >>> m = SimulationMeta.from_json(run_file_meta)          # doctest: +SKIP
-    >>> m.equilibrium == m["equilibrium"]                      # doctest: +SKIP
-    True
+    Examples
+    --------
+    >>> res = levysde.simulate(3.0, particles=256, t_end=30.0, burn_in=5.0, dt=0.02, seed=1)
+    >>> m = res.meta
+    >>> print(m.kind, m.particles, m.steps, m.phase, round(m.beta_theory, 4), m.threshold_u)
+    simulation 256 1500 broad 0.8084 3.0
+    >>> print(m["eps"] == m.eps, SimulationMeta.from_json(m.to_json()) == m)
+    True True
     """
 
     kind: str = "simulation"
@@ -115,8 +165,14 @@ class SimulationMeta(Mapping):
                 object.__setattr__(self, name, tuple(v))
 
     def to_json(self) -> dict:
-        """The JSON object of the run file's ``meta`` entry: the fields in order (tuples as lists;
-        drift_grid and drift_values only for a tabulated drift), then ``extra``."""
+        """The JSON object of the run file's ``meta`` entry.
+
+        Returns
+        -------
+        dict
+            The fields in order (tuples as lists; drift_grid and drift_values only for a
+            tabulated drift), then ``extra``.
+        """
         out = {}
         for f in fields(self):
             v = getattr(self, f.name)
@@ -132,6 +188,15 @@ class SimulationMeta(Mapping):
 
         Keys this version does not know go to ``extra``; fields that older files lack get
         their defaults (None; notes empty).
+
+        Parameters
+        ----------
+        obj : str or Mapping
+            The JSON text or the decoded object.
+
+        Returns
+        -------
+        SimulationMeta
 
         Raises
         ------
@@ -163,22 +228,49 @@ class SimulationMeta(Mapping):
 class SimulationResult:
     """Output of :func:`levysde.simulation.simulate` (saved/loaded as ``.npz``, no pickle).
 
+    The tail estimates of :mod:`levysde.stats.tails` read it directly (:meth:`tail`,
+    :meth:`tail_scan`, :meth:`tempering_limited_fit`); :func:`levysde.plotting.plot_simulation`
+    draws it.
+
     Attributes
     ----------
-    hist_edges : (n_bins + 1,) float64, bin edges in zeta (uniform)
-    hist_counts : (n_groups, n_bins) float64, time-averaged number of particles of
-        each group in each bin after burn-in (counts / recorded steps)
-    hist_sums : (n_groups, n_bins) float64, the same average of the sum of zeta
-        over the samples in each bin (makes tail estimates exact at bin edges)
-    hist_outside : (n_groups, 4) float64, [count below, zeta-sum below, count above,
-        zeta-sum above] the histogram range, same averaging
-    excursion_counts : (n_groups, n_bins) float64, number of excursions below the
-        equilibrium (after burn-in) whose minimum fell in each bin (bin 0 also
-        holds minima below the range)
-    final_zeta : (n_particles,) float64
-    meta : :class:`SimulationMeta` (a mapping given here is converted by
-        :meth:`SimulationMeta.from_json`), see :func:`levysde.simulation.simulate`
-    traj_t, traj_zeta : optional (n_rec,) times and (n_traj, n_rec) thinned paths
+    hist_edges : ndarray, shape (n_bins + 1,)
+        Bin edges in zeta (uniform), float64.
+    hist_counts : ndarray, shape (n_groups, n_bins)
+        Time-averaged number of particles of each group in each bin after burn-in (counts /
+        recorded steps).
+    hist_sums : ndarray, shape (n_groups, n_bins)
+        The same average of the sum of zeta over the samples in each bin (makes tail estimates
+        exact at bin edges).
+    hist_outside : ndarray, shape (n_groups, 4)
+        ``[count below, zeta-sum below, count above, zeta-sum above]`` the histogram range,
+        same averaging.
+    excursion_counts : ndarray, shape (n_groups, n_bins)
+        Number of excursions below the equilibrium (after burn-in) whose minimum fell in each
+        bin (bin 0 also holds minima below the range).
+    final_zeta : ndarray, shape (particles,)
+        The final states.
+    meta : SimulationMeta
+        The run's metadata (a mapping given here is converted by
+        :meth:`SimulationMeta.from_json`).
+    traj_t : ndarray, shape (n_rec,), optional
+        Times of the kept trajectory points (None without trajectories).
+    traj_zeta : ndarray, shape (n_traj, n_rec), optional
+        The thinned paths of the first ``traj_particles`` particles.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> res = levysde.simulate(3.0, particles=256, t_end=30.0, burn_in=5.0, dt=0.02, seed=1)
+    >>> print(res.hist_counts.shape, res.threshold_range())
+    (64, 2228) (0.0, 55.7)
+    >>> t = res.tail()                              # at meta.threshold_u = 3
+    >>> print(t.u, bool(abs(t.beta_hat - res.meta.beta_theory) < 4 * t.se))
+    3.0 True
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     back = SimulationResult.load(res.save(os.path.join(d, "run.npz")))
+    >>> print(back.meta == res.meta, bool((back.hist_sums == res.hist_sums).all()))
+    True True
     """
 
     hist_edges: np.ndarray
@@ -196,10 +288,26 @@ class SimulationResult:
             self.meta = SimulationMeta.from_json(self.meta)
 
     def save(self, path: str | os.PathLike[str]) -> str:
-        """Write an uncompressed ``.npz`` at exactly ``path``, atomically
-        (:func:`levysde.io.files.atomic_write`: an interrupted save leaves any earlier file intact and
-        no partial file; a non-regular target such as a FIFO or device is refused with
-        ValueError); returns the path. Overwrites: callers check for an existing file."""
+        """Write an uncompressed ``.npz`` at exactly ``path``, atomically.
+
+        :func:`levysde.io.files.atomic_write`: an interrupted save leaves any earlier file intact
+        and no partial file. Overwrites: callers check for an existing file.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write (no suffix is added).
+
+        Returns
+        -------
+        str
+            The path written.
+
+        Raises
+        ------
+        ValueError
+            For a non-regular target such as a FIFO or device.
+        """
 
         arrays = {k: getattr(self, k) for k in _ARRAYS}
         if self.traj_zeta is not None:
@@ -211,13 +319,26 @@ class SimulationResult:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> SimulationResult:
-        """Read a file written by :meth:`save` (``allow_pickle=False``, through
-        :func:`levysde.io.runfile.read_run`).
+        """Read a file written by :meth:`save`.
 
-        Raises ValueError, one line naming ``path`` and what a simulation run file is, when the
-        file is missing, a directory, not a ``.npz`` archive (or holds pickled objects), a run of
-        another kind (an RNN run), or lacks the arrays or the metadata fields of a simulation run
-        (:meth:`SimulationMeta.from_json`).
+        Read with ``allow_pickle=False``, through :func:`levysde.io.runfile.read_run`.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            A simulation run file.
+
+        Returns
+        -------
+        SimulationResult
+
+        Raises
+        ------
+        ValueError
+            One line naming ``path`` and what a simulation run file is, when the file is
+            missing, a directory, not a ``.npz`` archive (or holds pickled objects), a run of
+            another kind (an RNN run), or lacks the arrays or the metadata fields of a
+            simulation run (:meth:`SimulationMeta.from_json`).
         """
 
         path = os.fspath(path)
@@ -256,22 +377,51 @@ class SimulationResult:
                               f"the histogram (X < {hi:g})")
 
     def tail(self, u: float | None = None, **kwargs: Any) -> TailEstimate:
-        """Left-tail rate estimate at threshold u on X = -zeta (default meta.threshold_u);
-        see :func:`levysde.stats.tails.tail_from_histogram`.
+        """Left-tail rate estimate at threshold u on X = -zeta.
 
-        Raises ValueError naming u unless it is finite and in :meth:`threshold_range`."""
+        Parameters
+        ----------
+        u : float, optional
+            The threshold (absolute), inside :meth:`threshold_range`; default
+            ``meta.threshold_u``.
+        **kwargs
+            Passed on to :func:`levysde.stats.tails.tail_from_histogram`.
+
+        Returns
+        -------
+        TailEstimate
+
+        Raises
+        ------
+        ValueError
+            Naming u unless it is finite and in :meth:`threshold_range`.
+        """
 
         return tail_from_result(self, self._check_u(self.meta.threshold_u if u is None else u),
                                 **kwargs)
 
     def tempering_limited_fit(self, depth: float = 2.0) -> TemperedFit | None:
-        """Tempered-tail fit exp(-b x) x^(-1-alpha) of a collapsed, tempering-limited run (docs/specification.md
-        §4: no Cramer root, eta_J > 0, lam > 0, so the left tail decays like the jump law and b
-        estimates lam; §8), at the threshold ``depth`` (> 0, in zeta units) beyond the equilibrium
-        on X = -zeta; see :func:`levysde.stats.tails.tempered_fit_result`.
+        r"""Tempered-tail fit :math:`e^{-b x} x^{-1-\alpha}` of a collapsed, tempering-limited run.
 
-        Returns the :class:`levysde.stats.tails.TemperedFit`, or None when the run is not tempering-limited.
-        Raises ValueError when the fit cannot be made (too few samples beyond the threshold)."""
+        Collapsed with tempering (the specification, §4: no Cramér root, eta_J > 0, lam > 0),
+        the left tail decays like the jump law and b estimates lam (§8).
+
+        Parameters
+        ----------
+        depth : float, optional
+            The threshold as a depth beyond the equilibrium on X = -zeta, > 0 (default 2).
+
+        Returns
+        -------
+        TemperedFit or None
+            :func:`levysde.stats.tails.tempered_fit_result` at that threshold, or None when the
+            run is not tempering-limited.
+
+        Raises
+        ------
+        ValueError
+            When the fit cannot be made (too few samples beyond the threshold, depth <= 0).
+        """
 
         m = self.meta
         if not (m.phase == "collapsed" and m.eta_j > 0 and m.lam > 0):
@@ -279,9 +429,25 @@ class SimulationResult:
         return tempered_fit_result(self, -m.equilibrium + depth)
 
     def tail_scan(self, us: ArrayLike | None = None, **kwargs: Any) -> list[TailEstimate]:
-        """:func:`levysde.stats.tails.threshold_scan` on this run. The default thresholds (0.5 .. 12
-        beyond the equilibrium) are kept where inside :meth:`threshold_range`; explicit ``us``
-        must all be inside it (ValueError naming u otherwise)."""
+        """:func:`levysde.stats.tails.threshold_scan` on this run.
+
+        Parameters
+        ----------
+        us : array_like, optional
+            Thresholds on X = -zeta, all inside :meth:`threshold_range`; default 0.5, 1, ..., 12
+            beyond the equilibrium, those inside the range.
+        **kwargs
+            Passed on to :func:`levysde.stats.tails.threshold_scan_result`.
+
+        Returns
+        -------
+        list of TailEstimate
+
+        Raises
+        ------
+        ValueError
+            Naming u when an explicit threshold is outside :meth:`threshold_range`.
+        """
 
         if us is None:
             lo, hi = self.threshold_range()

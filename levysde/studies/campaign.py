@@ -35,18 +35,72 @@ LABELS = tuple(lab for lab, _, _ in PAPER_MODELS)
 
 
 class CampaignPaused(RuntimeError):
-    """A run reached the deadline before its last step; its checkpoint is saved, rerun to continue."""
+    """A run reached the deadline before its last step; its checkpoint is saved, rerun to continue.
+
+    Raised by :func:`train_point` (and so by :func:`run_campaign`) when a ``deadline`` stops
+    a run; finished runs stay in the sweep's store. A :class:`RuntimeError`.
+
+    Parameters
+    ----------
+    *args
+        The message (the run, the step reached and the steps asked for).
+
+    Examples
+    --------
+    A deadline already past stops the run at once; the rerun continues from its checkpoint:
+
+    >>> import tempfile, time
+    >>> point = campaign_points("cpu-quick", labels=["diaggate"], seeds=[47], epochs=1)[0]
+    >>> with tempfile.TemporaryDirectory() as runs:
+    ...     try:
+    ...         train_point(point, 0, runs_dir=runs, deadline=time.time())
+    ...     except CampaignPaused as exc:
+    ...         print(exc)
+    ...     print(train_point(point, 0, runs_dir=runs)["finished"])
+    diaggate_s47.npz: step 0 of 3 at the deadline; rerun to continue
+    True
+    """
 
 
 def campaign_points(preset: str, labels=None, seeds=None, device: str | None = None,
                     epochs: int | None = None) -> list[dict]:
-    """The sweep points of a campaign, one per (seed, label), labels varying fastest
-    (so the models of a seed progress together).
+    """The sweep points of a campaign, one per (seed, label), labels varying fastest.
 
-    Each point: ``{"preset", "label", "seed", "run" (file name), "config" (TrainConfig fields)}``.
-    ``labels`` default: all of :data:`levysde.rnn.presets.PAPER_MODELS`; ``seeds`` default: the
-    profile's; ``device`` default: the profile's; ``epochs`` default: the profile's.
-    Raises ValueError for an unknown profile or label."""
+    Labels vary fastest so that the models of a seed progress together.
+
+    Parameters
+    ----------
+    preset : str
+        A profile of :data:`levysde.rnn.presets.PRESETS` (``"paper"``, ``"paper-smoke"``,
+        ``"cpu"``, ``"cpu-quick"``).
+    labels : sequence of str, optional
+        Model labels of :data:`levysde.rnn.presets.PAPER_MODELS` (default: all of them).
+    seeds : sequence of int, optional
+        Run seeds >= 0 (default: the profile's).
+    device : str, optional
+        Torch device of every run (default: the profile's).
+    epochs : int, optional
+        Epochs of every run (default: the profile's).
+
+    Returns
+    -------
+    list of dict
+        Each point ``{"preset", "label", "seed", "run" (file name), "config" (TrainConfig
+        fields)}``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown profile or label, or a bad seed.
+
+    Examples
+    --------
+    >>> points = campaign_points("cpu-quick", labels=["diaggate", "sharedgate"], seeds=[47, 83])
+    >>> print([p["run"] for p in points])
+    ['diaggate_s47.npz', 'sharedgate_s47.npz', 'diaggate_s83.npz', 'sharedgate_s83.npz']
+    >>> print(points[0]["config"]["model"], points[0]["config"]["steps"])
+    diaggate 12
+    """
     check_choice("preset", preset, tuple(PRESETS))
     labels = LABELS if labels is None else tuple(labels)
     for lab in labels:
@@ -90,10 +144,42 @@ def train_run(config: dict, path: str, *, deadline: float | None = None) -> dict
 def train_point(point: dict, seed: int, *, runs_dir: str, deadline: float | None = None) -> dict:
     """Train (or resume, or skip when finished) the run of one campaign point; the sweep's task.
 
-    ``seed`` (the sweep's per-point seed) is unused: the run seed is the point's. ``runs_dir``:
-    where the run files live. ``deadline``: a ``time.time()`` value, see :func:`run_campaign`.
-    Returns the run's summary (step, steps, records, finished, loss, loss_ratio,
-    zeta_window_std, window_masked, train_s). Raises CampaignPaused at the deadline."""
+    Parameters
+    ----------
+    point : dict
+        A point of :func:`campaign_points`.
+    seed : int
+        The sweep's per-point seed, unused: the run seed is the point's.
+    runs_dir : str
+        Directory of the run files (keyword only).
+    deadline : float, optional
+        A ``time.time()`` value: the run stops at its first optimizer step past it, its
+        checkpoint written there (see :func:`run_campaign`).
+
+    Returns
+    -------
+    dict
+        The run's summary: step, steps, records, finished, loss, loss_ratio,
+        zeta_window_std, window_masked, train_s.
+
+    Raises
+    ------
+    CampaignPaused
+        When the deadline stopped the run before its last step.
+    ValueError
+        For an unfinished run file without its checkpoint (never overwritten) or a bad config.
+
+    Examples
+    --------
+    See :class:`CampaignPaused` (a paused run, then resumed) and :func:`run_campaign`.
+
+    >>> import tempfile
+    >>> point = campaign_points("cpu-quick", labels=["diaggate"], seeds=[47], epochs=1)[0]
+    >>> with tempfile.TemporaryDirectory() as runs:
+    ...     summary = train_point(point, 0, runs_dir=runs)
+    >>> print(summary["step"], summary["steps"], summary["finished"])
+    3 3 True
+    """
     del seed
     steps = int(point["config"]["steps"])
     out = _summary(train_run(point["config"], os.path.join(runs_dir, point["run"]), deadline=deadline), steps)
@@ -106,13 +192,57 @@ def train_point(point: dict, seed: int, *, runs_dir: str, deadline: float | None
 def run_campaign(preset: str, out, *, labels=None, seeds=None, device: str | None = None,
                  epochs: int | None = None, scheduler: str = "local", n_workers: int | None = None,
                  deadline: float | None = None, progress: bool = True) -> list[dict]:
-    """Run (or resume) a campaign into directory ``out`` (module docstring); returns the runs'
-    summaries in point order (:func:`train_point`).
+    """Run (or resume) a campaign into directory ``out`` (module docstring).
 
-    ``scheduler``, ``n_workers``: as :func:`levysde.studies.sweep.run_sweep` (local cluster, 2
-    workers, by default). ``deadline``: a ``time.time()`` value after which every run stops at
-    its next optimizer step, checkpoint written (then CampaignPaused is raised; finished runs stay in the store).
-    Raises ValueError (bad arguments, a store of another campaign), CampaignPaused."""
+    Parameters
+    ----------
+    preset : str
+        The profile (:data:`levysde.rnn.presets.PRESETS`).
+    out : str or os.PathLike
+        The campaign directory (created): ``runs/`` and the sweep's store ``sweep/``.
+    labels, seeds, device, epochs : optional
+        As for :func:`campaign_points`.
+    scheduler : str, optional
+        ``"local"`` (default), ``"sequential"`` or ``"tcp://HOST:PORT"``, as for
+        :func:`levysde.studies.sweep.run_sweep` (a tcp cluster's workers must see ``out``).
+    n_workers : int, optional
+        Workers of the local cluster (default 2); ignored for other schedulers.
+    deadline : float, optional
+        A ``time.time()`` value after which every run stops at its next optimizer step,
+        checkpoint written (then CampaignPaused is raised; finished runs stay in the store).
+    progress : bool, optional
+        Progress bar on a terminal (default True).
+
+    Returns
+    -------
+    list of dict
+        The runs' summaries in point order (:func:`train_point`).
+
+    Raises
+    ------
+    ValueError
+        For bad arguments or a store of another campaign.
+    CampaignPaused
+        When the deadline stopped a run.
+    RuntimeError
+        With ``scheduler="local"`` at a script's top level outside the main guard
+        (:func:`levysde.studies.sweep.run_sweep`).
+
+    Examples
+    --------
+    One model, one seed, one epoch (3 optimizer steps), in this process; a second call finds
+    the run finished and only reads it:
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     rows = run_campaign("cpu-quick", out, labels=["diaggate"], seeds=[47], epochs=1,
+    ...                         scheduler="sequential", progress=False)
+    ...     again = run_campaign("cpu-quick", out, labels=["diaggate"], seeds=[47], epochs=1,
+    ...                          scheduler="sequential", progress=False)
+    ...     status = campaign_status(out)
+    >>> print(rows[0]["finished"], again == rows, status[0]["run"], status[0]["step"])
+    True True diaggate_s47.npz 3
+    """
     out = pathlib.Path(out)
     runs = out / "runs"
     runs.mkdir(parents=True, exist_ok=True)
@@ -124,8 +254,33 @@ def run_campaign(preset: str, out, *, labels=None, seeds=None, device: str | Non
 
 
 def campaign_status(out) -> list[dict]:
-    """Progress of every run file under ``OUT/runs`` (torch not needed to read them): one dict
-    per run, sorted by name, with label, seed, and the :func:`train_point` summary keys."""
+    """Progress of every run file under ``OUT/runs`` (torch not needed to read them).
+
+    Parameters
+    ----------
+    out : str or os.PathLike
+        The campaign directory of :func:`run_campaign`.
+
+    Returns
+    -------
+    list of dict
+        One dict per run file, sorted by name: ``run``, ``label``, ``seed`` and the
+        :func:`train_point` summary keys. Empty when there is no run yet.
+
+    Raises
+    ------
+    ValueError
+        When a run file under ``OUT/runs`` cannot be read.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     print(campaign_status(out))             # nothing run yet
+    []
+
+    A campaign with runs: see :func:`run_campaign`.
+    """
     rows = []
     for f in sorted(pathlib.Path(out, "runs").glob("*.npz")):
         res = load_run(str(f))

@@ -36,18 +36,42 @@ _FIXED_DEFAULT = {"eta_j": 3.0, **DEFAULTS}
 
 @dataclass(frozen=True)
 class PhaseDiagram:
-    """beta* and phases on a (ny, nx) grid.
+    """beta* and phases on a (ny, nx) grid of two model parameters.
+
+    Made by :func:`phase_diagram`, drawn by :func:`levysde.plotting.plot_phase_diagram`.
 
     Attributes
     ----------
-    x_name, y_name : axis parameter names (members of :data:`AXES`)
-    x, y : 1-d grids, shapes (nx,), (ny,)
-    fixed : dict of the parameters held fixed
-    beta_star : (ny, nx), NaN where no admissible root
-    phase_code : (ny, nx) int, index into :data:`levysde.theory.PHASES`
-    tail_rate : (ny, nx)
-    threshold_gap : (ny, nx), eta_J - eta_J* (NaN where lam = 0)
-    critical_gap : (ny, nx), beta* - 1 (NaN where no root)
+    x_name, y_name : str
+        The axis parameters (members of :data:`AXES`).
+    x, y : ndarray, shapes (nx,) and (ny,)
+        The grids of the two axes.
+    fixed : dict of str to float
+        The parameters held fixed.
+    beta_star : ndarray, shape (ny, nx)
+        beta*, NaN where there is no admissible root (the specification, §4).
+    phase_code : ndarray of int8, shape (ny, nx)
+        Index into ``phases``.
+    tail_rate : ndarray, shape (ny, nx)
+        The stationary left-tail rate of the phase.
+    threshold_gap : ndarray, shape (ny, nx)
+        eta_J - eta_J* (its zero level set is the threshold curve; NaN where lam = 0).
+    critical_gap : ndarray, shape (ny, nx)
+        beta* - 1 (its zero level set is the critical manifold; NaN where no root).
+    phases : tuple of str
+        The phase names, :data:`levysde.theory.PHASES`.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> d = phase_diagram("alpha", "lam", nx=30, ny=20, eta_j=2.0)
+    >>> print(d.beta_star.shape, d.fixed)
+    (20, 30) {'eta_j': 2.0, 'eta_g': 0.1, 'kappa': 1.0}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     d.save(os.path.join(tmp, "diagram.npz"))
+    ...     with np.load(os.path.join(tmp, "diagram.npz")) as z:
+    ...         print(z["beta_star"].shape, str(z["phases"][0]))
+    (20, 30) collapsed
     """
 
     x_name: str
@@ -63,9 +87,17 @@ class PhaseDiagram:
     phases: tuple = field(default=PHASES)
 
     def save(self, path) -> None:
-        """Write the grid data to exactly ``path`` (an .npz archive, no pickle; numpy's
-        habit of appending ``.npz`` to other names does not apply). The write is atomic:
-        an interrupted save leaves any previous file intact."""
+        """Write the grid data to exactly ``path``, atomically.
+
+        An ``.npz`` archive, no pickle (numpy's habit of appending ``.npz`` to other names does
+        not apply): the arrays and a JSON ``meta`` with the axes and fixed values. An interrupted
+        save leaves any previous file intact.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write.
+        """
 
 
         arrays = dict(x=self.x, y=self.y, beta_star=self.beta_star, phase_code=self.phase_code,

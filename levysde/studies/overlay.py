@@ -24,17 +24,47 @@ __all__ = ["simulated_overlay", "simulate_point"]
 def simulate_point(point: dict, seed: int) -> dict:
     """Sweep task: simulate one grid point with the saturating drift and estimate beta_hat.
 
-    ``point`` holds the five model parameters plus the simulation settings
-    (particles, t_end, burn_in, dt, u: the threshold on X = -zeta; optional backend,
-    "cpu" or "cuda", default "cpu"). Returns
-    beta_hat and its jackknife error at u, beta* and the simulated model's
-    own rate beta_model (docs/specification.md §7, §8). Top-level so that Dask can ship it.
+    Top-level so that Dask can ship it (:func:`levysde.studies.sweep.run_sweep`).
 
-    The drift is the saturating one with gamma = 2 kappa, so that the plateau
-    (where the tail theorem applies) is reached within kappa/gamma = 1/2 of the
-    equilibrium for every kappa: beta* does not depend on gamma, but with the
-    default gamma = 1 and large kappa the plateau sets in only far beyond the
-    thresholds a short run can resolve.
+    Parameters
+    ----------
+    point : dict
+        The five model parameters ``eta_j, eta_g, kappa, alpha, lam`` plus the simulation
+        settings ``particles`` (>= 32: the run has 32 jackknife groups), ``t_end``,
+        ``burn_in``, ``dt`` and ``u`` (the threshold on X = -zeta); optional ``backend``,
+        "cpu" (default) or "cuda".
+    seed : int
+        The run's seed (the sweep's :func:`levysde.studies.sweep.point_seed`).
+
+    Returns
+    -------
+    dict
+        ``beta_hat``, ``se`` (jackknife over 32 groups) and ``n_exceed`` at u; ``beta_theory``
+        (beta*) and ``beta_model`` (the simulated scheme's own rate; NaN when undefined);
+        ``wall_time_s`` of the run.
+
+    Raises
+    ------
+    ValueError
+        As :func:`levysde.simulation.simulate`, for a bad parameter or setting.
+    KeyError
+        When a key of ``point`` is missing.
+
+    Notes
+    -----
+    The drift is the saturating one with gamma = 2 kappa, so that the plateau (where the tail
+    theorem applies) is reached within kappa/gamma = 1/2 of the equilibrium for every kappa:
+    beta* does not depend on gamma, but with the default gamma = 1 and large kappa the plateau
+    sets in only far beyond the thresholds a short run can resolve (the specification, §7, §8,
+    :doc:`/specification`).
+
+    Examples
+    --------
+    >>> point = {"eta_j": 3.0, "eta_g": 0.1, "kappa": 1.0, "alpha": 1.5, "lam": 2.0,
+    ...          "particles": 64, "t_end": 20.0, "burn_in": 5.0, "dt": 0.02, "u": 2.0}
+    >>> r = simulate_point(point, seed=0)
+    >>> print(sorted(r), round(r["beta_theory"], 4))
+    ['beta_hat', 'beta_model', 'beta_theory', 'n_exceed', 'se', 'wall_time_s'] 0.8084
     """
 
     drift = SaturatingDrift(kappa=point["kappa"], gamma=2.0 * point["kappa"])
@@ -54,28 +84,77 @@ def simulated_overlay(diagram: PhaseDiagram, *, nx: int = 4, ny: int = 4, quick:
                       master_seed: int = 0, scheduler: str = "local", n_workers: int | None = None,
                       store=None, progress: bool = True, settings: dict | None = None,
                       connect_timeout: float = 10.0, backend: str = "cpu") -> dict:
-    """Simulate the SDE on a coarse sub-grid of ``diagram`` and measure beta_hat (docs/specification.md §7-§8).
+    """Simulate the SDE on a coarse sub-grid of ``diagram`` and measure beta_hat (the specification, §7-§8).
 
-    The sub-grid has ``nx x ny`` points strictly inside the diagram's ranges; points
-    without an admissible root (collapsed, logarithmic) are skipped. Every point is
-    an independent Dask task seeded from ``master_seed`` and its index
+    The sub-grid has ``nx x ny`` points strictly inside the diagram's ranges (cell centres);
+    points without an admissible root (collapsed, logarithmic) are skipped. Every point is
+    an independent task (:func:`simulate_point`) seeded from ``master_seed`` and its index
     (:func:`levysde.studies.sweep.run_sweep`; bit-identical for any number of workers;
     resumable through ``store``).
 
-    Returns a dict of arrays ``x, y, beta_hat, se, beta_theory, beta_model``,
-    ``near_tempering_boundary`` (bool: beta* so close to lam that beta_hat is biased upwards at the
-    threshold, :func:`levysde.simulation.bias.tempering_boundary`) and the ``wall_s`` of the sweep.
-    ``n_workers`` (default 2) applies to ``scheduler="local"``
-    only. ``connect_timeout`` (seconds) bounds the wait for a
-    ``tcp://`` scheduler; an unreachable one raises ConnectionError (see
-    :func:`levysde.studies.sweep.run_sweep`). ``backend`` ("cpu" or "cuda") is the simulator of
-    every point (:func:`levysde.simulate`); it is part of each point, so a store is resumed
-    only with the backend that wrote it (the two draw different random numbers).
+    Parameters
+    ----------
+    diagram : PhaseDiagram
+        The theory diagram (:func:`levysde.studies.diagram.phase_diagram`); its fixed
+        parameters are those of every point.
+    nx, ny : int, optional
+        Sub-grid size, >= 1 each (default 4 x 4).
+    quick : bool, optional
+        Use :data:`levysde.studies.diagram.SIM_SETTINGS` ``["quick"]`` instead of ``["full"]``.
+    master_seed : int, optional
+        The sweep's seed, >= 0 (default 0).
+    scheduler : str, optional
+        ``"local"`` (default), ``"sequential"`` or ``"tcp://HOST:PORT"``, as for
+        :func:`levysde.studies.sweep.run_sweep`.
+    n_workers : int, optional
+        Workers of the local cluster (default 2); ``scheduler="local"`` only.
+    store : str or os.PathLike, optional
+        Directory of the sweep's per-point files (resume); None keeps nothing.
+    progress : bool, optional
+        Progress bar on a terminal (default True).
+    settings : dict, optional
+        Overrides of the simulation settings (keys of ``SIM_SETTINGS["full"]``: particles,
+        t_end, burn_in, dt, u).
+    connect_timeout : float, optional
+        Seconds to wait for a ``tcp://`` scheduler (default 10); an unreachable one raises
+        ConnectionError.
+    backend : {"cpu", "cuda"}, optional
+        The simulator of every point (:func:`levysde.simulate`); it is part of each point, so a
+        store is resumed only with the backend that wrote it (the two draw different random
+        numbers).
 
-    With ``scheduler="local"`` (the default) the workers are new processes that import the main
-    script again, so a script must call this under ``if __name__ == "__main__":``; an unguarded
-    call at a script's top level raises RuntimeError at once (Notes of
-    :func:`levysde.studies.sweep.run_sweep`).
+    Returns
+    -------
+    dict
+        Arrays ``x``, ``y`` (the simulated points' coordinates), ``beta_hat``, ``se``,
+        ``beta_theory``, ``beta_model``, ``near_tempering_boundary`` (bool: beta* so close to
+        lam that beta_hat is biased upwards at the threshold,
+        :func:`levysde.simulation.bias.tempering_boundary`) and the float ``wall_s`` of the
+        sweep. :func:`levysde.plotting.plot_phase_diagram` draws it as ``overlay``.
+
+    Raises
+    ------
+    ValueError
+        For a ``diagram`` that is not a PhaseDiagram, bad sizes, unknown settings or backend,
+        or no sub-grid point with an admissible root; as :func:`levysde.studies.sweep.run_sweep`
+        for the scheduler and store.
+    ConnectionError
+        When a ``tcp://`` scheduler cannot be reached.
+    RuntimeError
+        With ``scheduler="local"``, when called at a script's top level outside
+        ``if __name__ == "__main__":`` (the workers are new processes that import the main
+        script again; Notes of :func:`levysde.studies.sweep.run_sweep`).
+
+    Examples
+    --------
+    One point, tiny runs, in this process:
+
+    >>> from levysde.studies.diagram import phase_diagram
+    >>> d = phase_diagram(nx=20, ny=20)
+    >>> ov = simulated_overlay(d, nx=1, ny=1, scheduler="sequential", progress=False,
+    ...                        settings={"particles": 64, "t_end": 20.0, "burn_in": 5.0, "u": 2.0})
+    >>> print(ov["x"], ov["y"], np.round(ov["beta_theory"], 4), ov["near_tempering_boundary"])
+    [4.] [1.3] [0.8045] [False]
     """
 
 

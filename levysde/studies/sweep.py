@@ -57,6 +57,29 @@ POLL_S = 0.25
 def point_seed(master_seed: int, index: int) -> int:
     """64-bit seed of grid point ``index`` derived from ``master_seed`` (SeedSequence).
 
+    Parameters
+    ----------
+    master_seed : int
+        The sweep's seed, >= 0.
+    index : int
+        The point's index in the grid, >= 0.
+
+    Returns
+    -------
+    int
+        ``SeedSequence([master_seed, index]).generate_state(1, uint64)[0]``: depends on the
+        two numbers only, not on the number of workers or the order of the points.
+
+    Raises
+    ------
+    ValueError
+        Naming ``master_seed`` or ``index`` when not an integer >= 0.
+
+    References
+    ----------
+    NumPy's ``numpy.random.SeedSequence`` (hash-based seeding of independent streams,
+    after M. E. O'Neill's randutils seed_seq).
+
     Examples
     --------
     >>> print(point_seed(0, 0) != point_seed(0, 1), point_seed(7, 3) == point_seed(7, 3))
@@ -81,8 +104,38 @@ def _save_point(store: pathlib.Path, index: int, point: dict, seed: int, result:
 
 
 def load_point(path) -> tuple[dict, int, dict]:
-    """Read one stored point: (point, seed, result dict). ValueError (one line naming ``path``)
-    when it is not a point file written by :func:`run_sweep`."""
+    """Read one stored point of a sweep's store.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``point_NNNNNN.npz`` file of a store written by :func:`run_sweep`.
+
+    Returns
+    -------
+    point : dict
+        The grid point (as given to the task).
+    seed : int
+        Its seed (:func:`point_seed`).
+    result : dict
+        The task's result; scalars come back as numpy scalars, arrays as arrays.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``path`` when it is not a point file written by :func:`run_sweep`.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> def square(point, seed):
+    ...     return {"y": point["x"] ** 2}
+    >>> with tempfile.TemporaryDirectory() as store:
+    ...     _ = run_sweep(square, [{"x": 1}, {"x": 2}], store=store, scheduler="sequential", progress=False)
+    ...     point, seed, result = load_point(os.path.join(store, "point_000001.npz"))
+    >>> print(point, seed == point_seed(0, 1), int(result["y"]))
+    {'x': 2} True 4
+    """
     check_archive(path, "sweep point file")      # before np.load allocates what the headers declare
     try:
         with np.load(path, allow_pickle=False) as z:
@@ -414,23 +467,35 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
 
     Parameters
     ----------
-    task : picklable top-level function ``(point: dict, seed: int) -> dict`` of
-        scalars/arrays (JSON-able point values).
-    points : list of dicts (the grid), at least one.
-    master_seed : int >= 0; point i gets :func:`point_seed` (master_seed, i).
-    store : directory for the per-point files (created); ``None`` keeps nothing
-        on disk (no resume). A store written with other points or another master
-        seed is refused. Sweeps running at the same time on one store share the
-        points (lock files; module docstring).
-    scheduler : ``"local"``, ``"sequential"`` or a ``"tcp://HOST:PORT"`` address. A Dask
+    task : callable
+        ``task(point: dict, seed: int) -> dict`` of scalars or arrays; a picklable top-level
+        function for a Dask scheduler.
+    points : list of dict
+        The grid, at least one point (JSON-able values).
+    master_seed : int, optional
+        >= 0 (default 0); point i gets :func:`point_seed` ``(master_seed, i)``.
+    store : str or os.PathLike, optional
+        Directory of the per-point files (created); None (default): nothing on disk, no resume.
+        A store of other points or another master seed is refused; sweeps on one store share
+        the points (lock files; module docstring).
+    scheduler : str, optional
+        ``"local"`` (default), ``"sequential"`` or a ``"tcp://HOST:PORT"`` address. A Dask
         scheduler (local or tcp) needs the ``[sweep]`` extra (``pip install 'levysde[sweep]'``);
         ``"sequential"`` runs the points in this process and needs nothing more.
-    n_workers : worker processes of the local cluster (>= 1; default 2); only with
+    n_workers : int, optional
+        Worker processes of the local cluster (>= 1; default 2); only with
         ``scheduler="local"`` (a ValueError otherwise, rather than silently ignored).
-    numba_threads : Numba threads per task (default 1: workers are the parallelism).
-    progress : tqdm bar on stderr when it is a terminal (none in a log file, none without the
-        ``[progress]`` extra, tqdm).
-    connect_timeout : seconds to wait for a ``tcp://`` scheduler (default 10).
+    numba_threads : int or None, optional
+        Numba threads per task (default 1: workers are the parallelism); None: Numba's own.
+    progress : bool, optional
+        tqdm bar on stderr when it is a terminal (default True; none without tqdm).
+    connect_timeout : float, optional
+        Seconds to wait for a ``tcp://`` scheduler, > 0 (default 10).
+
+    Returns
+    -------
+    list of dict
+        The task's results, in point order (stored ones read back from ``store``).
 
     Raises
     ------
@@ -440,14 +505,12 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
         An ImportError, one line naming the extra, for a Dask scheduler without Dask's
         ``distributed``.
     ConnectionError
-        One line, naming the address, when the ``tcp://`` scheduler cannot be reached within
-        ``connect_timeout``.
+        One line, naming the address, when the ``tcp://`` scheduler is not reached in time.
     RuntimeError
-        At once, with ``scheduler="local"``, when the sweep is started at the top level of a script
-        outside ``if __name__ == "__main__":`` (see Notes).
+        At once, with ``scheduler="local"``, when started at the top level of a script outside
+        ``if __name__ == "__main__":`` (see Notes).
     KeyboardInterrupt
-        After a quiet shutdown (module docstring). Errors raised by a task propagate (points
-        finished before it stay on disk).
+        After a quiet shutdown (module docstring). A task's errors propagate (finished points stay).
 
     Notes
     -----
@@ -461,10 +524,16 @@ def run_sweep(task: Callable[[dict, int], dict], points: list[dict], *, master_s
         if __name__ == "__main__":
             main()
 
-    Without the guard every worker would start a sweep of its own while it boots, which
-    multiprocessing refuses, and the workers never come up; run_sweep detects the unguarded
-    call in the script and raises RuntimeError before starting any worker. Interactive
-    shells, notebooks and ``python -c`` need no guard.
+    Without it every booting worker would start a sweep of its own, which multiprocessing
+    refuses: run_sweep detects the unguarded call and raises RuntimeError before starting any
+    worker. Interactive shells, notebooks and ``python -c`` need no guard.
+
+    Examples
+    --------
+    >>> def square(point, seed):
+    ...     return {"y": point["x"] ** 2}
+    >>> run_sweep(square, [{"x": 1}, {"x": 2}, {"x": 3}], scheduler="sequential", progress=False)
+    [{'y': 1}, {'y': 4}, {'y': 9}]
     """
     if not points:
         raise ValueError("points must contain at least one grid point")
