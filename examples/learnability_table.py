@@ -13,7 +13,9 @@ intervals). One row per (model, optimizer), over its measured seeds:
 * alpha_hat: each seed's median over lags, then mean +- sd over seeds;
 * H_N and H_N over significant lags only, at the largest N of the grid: per seed (in the order
   of the seeds column) and their mean;
-* the decay class of the envelope f (how many seeds fall in each class);
+* the decay class of the envelope f (how many seeds fall in each class), the time scale of its
+  exponential fit f ~ exp(-l / tau) (steps), and the log-log slope of the noise scale sigma_hat(l)
+  on f(l) (near 1: the noise falls with f, so |m| / sigma need not follow f), mean +- sd;
 * the master-law slope b of log N(l) on -kappa_alpha log f(l), grid N(l) (the paper's fit) and
   continuous N*(l), per seed with its 90 % bootstrap interval ("-": withheld, too few lags), and
   how many of the seeds with a slope have 1 inside the interval.
@@ -92,6 +94,18 @@ def _consistent(ms):
     return f"{sum(bool(m['consistent_with_1']) for m in with_slope)}/{len(with_slope)}"
 
 
+def _decay_number(decay: dict, which: str) -> float:
+    """``tau``: the time scale of f's exponential fit (steps); ``sigma``: the log-log slope of the
+    noise scale on f (near 1: sigma carries f's decay). NaN where not measured."""
+    if decay.get("status") != "ok":
+        return math.nan
+    if which == "sigma":
+        v = decay.get("sigma_on_f_loglog_slope")
+    else:
+        v = decay.get("fit", {}).get("candidates", {}).get("exponential", {}).get("param")
+    return math.nan if v is None else float(v)
+
+
 def cell_row(model, optimizer, runs) -> dict:
     """The table's entries of one cell from its measured runs (sorted by seed)."""
     runs = sorted(runs, key=lambda r: r["seed"])
@@ -103,6 +117,8 @@ def cell_row(model, optimizer, runs) -> dict:
         d = r["res"].decay
         c = d.get("f_class", "unavailable") if d.get("status") == "ok" else "unavailable"
         classes[c] = classes.get(c, 0) + 1
+    tau_f = [_decay_number(r["res"].decay, "tau") for r in runs]
+    sig_f = [_decay_number(r["res"].decay, "sigma") for r in runs]
     grid = [r["res"].master["grid"] for r in runs]
     cont = [r["res"].master["continuous"] for r in runs]
     return {"model": model, "optimizer": optimizer, "seeds": [r["seed"] for r in runs],
@@ -112,6 +128,7 @@ def cell_row(model, optimizer, runs) -> dict:
             "H_N": ", ".join(_f(h, "g") for h in H), "H_N_mean": _mean_sd(H, ".4g"),
             "H_N_significant": ", ".join(_f(h, "g") for h in Hs), "H_N_significant_mean": _mean_sd(Hs, ".4g"),
             "f_class": ", ".join(f"{k} {v}" for k, v in sorted(classes.items())),
+            "tau_f": _mean_sd(tau_f), "sigma_on_f": _mean_sd(sig_f, ".2f"),
             "slope_grid": "; ".join(_slope(m) for m in grid), "grid_consistent": _consistent(grid),
             "slope_continuous": "; ".join(_slope(m) for m in cont), "continuous_consistent": _consistent(cont)}
 
@@ -119,7 +136,8 @@ def cell_row(model, optimizer, runs) -> dict:
 COLUMNS = (("model", "model"), ("optimizer", "opt."), ("seeds", "seeds"), ("loss_ratio", "loss ratio"),
            ("alpha_hat", "α̂ (median over lags)"), ("H_N", "H_N per seed"), ("H_N_mean", "H_N mean"),
            ("H_N_significant", "H_N sig. per seed"), ("H_N_significant_mean", "H_N sig. mean"),
-           ("f_class", "decay of f"), ("slope_grid", "slope, grid N (90 %)"), ("grid_consistent", "≈ 1"),
+           ("f_class", "decay of f"), ("tau_f", "τ of f (steps)"), ("sigma_on_f", "d log σ̂ / d log f"),
+           ("slope_grid", "slope, grid N (90 %)"), ("grid_consistent", "≈ 1"),
            ("slope_continuous", "slope, N* (90 %)"), ("continuous_consistent", "≈ 1"))
 
 
