@@ -59,31 +59,10 @@ napoleon_use_keyword = False
 suppress_warnings = ["myst.xref_missing", "ref.python"]
 
 
-#: Key formulas rendered (MathJax) under the docstrings on the API page. The docstrings keep
-#: plain-text maths for help(); these are the same formulas, from docs/specification.md.
+#: Key formulas rendered (MathJax) under a function's docstring on its API page, for the
+#: functions whose docstrings give them only in plain text (docs/specification.md). A docstring
+#: whose Notes already show TeX maths gets no rubric (see _append_formula): the formula is there.
 API_FORMULAS = {
-    "levysde.theory.levy.c_alpha":
-        r"c_\alpha = \frac{-1}{2\,\Gamma(-\alpha)\cos(\pi\alpha/2)} = \frac{\Gamma(1+\alpha)\sin(\pi\alpha/2)}{\pi},"
-        r"\qquad c_1 = \frac{1}{\pi}",
-    "levysde.theory.levy.psi":
-        r"\Psi(\beta) = \log\mathbb{E}\,e^{\beta J_1} = -\eta_J\,"
-        r"\frac{(\lambda-\beta)^\alpha + (\lambda+\beta)^\alpha - 2\lambda^\alpha}{2\cos(\pi\alpha/2)},"
-        r"\qquad \lvert\beta\rvert \le \lambda \quad (+\infty \text{ outside})",
-    "levysde.theory.levy.psi_adjoint": r"\Psi^*(\beta) = \Psi(-\beta)",
-    "levysde.theory.levy.char_exponent":
-        r"\log\mathbb{E}\,e^{i\xi J_1} = -\eta_J\,"
-        r"\frac{(\lambda-i\xi)^\alpha + (\lambda+i\xi)^\alpha - 2\lambda^\alpha}{2\cos(\pi\alpha/2)}",
-    "levysde.theory.levy.variance":
-        r"\operatorname{Var} J_1 = \Psi''(0) = -\eta_J\,\frac{\alpha(\alpha-1)\lambda^{\alpha-2}}{\cos(\pi\alpha/2)}",
-    "levysde.theory.levy.cumulant4":
-        r"k_4 = -\eta_J\,\frac{\alpha(\alpha-1)(\alpha-2)(\alpha-3)\lambda^{\alpha-4}}{\cos(\pi\alpha/2)}",
-    "levysde.theory.phases.phi": r"\Phi(\beta) = \eta_G\beta^2 + \Psi^*(\beta) - \kappa\beta",
-    "levysde.theory.phases.beta_star":
-        r"\beta^* \in (0, \lambda]: \quad \Phi(\beta^*)/\beta^* = 0",
-    "levysde.theory.phases.eta_j_star":
-        r"\eta_J^* = \frac{\lambda(\kappa - \eta_G\lambda)}{\Psi_1(\lambda)}, \qquad"
-        r"\Psi_1(\lambda) = \frac{(2\lambda)^\alpha - 2\lambda^\alpha}{-2\cos(\pi\alpha/2)}",
-    "levysde.theory.phases.eta_j_critical": r"\eta_J^{\mathrm{crit}} = \frac{\kappa - \eta_G}{\Psi_1(1)}",
     "levysde.simulation.scheme.default_eps": r"\varepsilon = (\eta_J\,dt)^{1/\alpha}",
     "levysde.simulation.scheme.big_jump_rate":
         r"\Lambda_\varepsilon = 2\eta_J c_\alpha \lambda^\alpha\,\Gamma(-\alpha, \lambda\varepsilon)"
@@ -91,23 +70,6 @@ API_FORMULAS = {
     "levysde.simulation.scheme.small_jump_variance":
         r"\sigma_\varepsilon^2 = 2\eta_J c_\alpha \lambda^{\alpha-2}\,\gamma(2-\alpha, \lambda\varepsilon)"
         r"\quad (\lambda > 0), \qquad \frac{2\eta_J c_\alpha\varepsilon^{2-\alpha}}{2-\alpha} \quad (\lambda = 0)",
-    "levysde.simulation.simulate": r"d\zeta = F(\zeta)\,dt + \sqrt{2\eta_G}\,dW + dJ",
-    "levysde.theory.envelope_map.envelope":
-        r"f(\ell) = \int_0^\infty e^{-\ell/\tau} p(\tau)\,d\tau = \mathbb{E}_\rho\big[\exp(-\ell e^{\zeta})\big]",
-    "levysde.theory.envelope_map.envelope_hist":
-        r"\int_a^b \exp(-\ell e^{z})\,dz = E_1(\ell e^{a}) - E_1(\ell e^{b})",
-    "levysde.theory.envelope_map.tauberian_prediction": r"f(\ell) \sim A\,\Gamma(\beta)\,\ell^{-\beta}",
-    "levysde.stats.tails.tail_fit":
-        r"\hat\beta = \frac{1}{\operatorname{mean}(X - u \mid X > u)}, \quad X = -\zeta, \qquad"
-        r"\hat A = \hat\beta\,\hat p\,e^{\hat\beta u}",
-    "levysde.stats.tails.hill_rate": r"\hat\beta = \frac{1}{\operatorname{mean}(X - u \mid X > u)}, \quad X = -\zeta",
-    "levysde.theory.learnability.kappa_alpha": r"\kappa_\alpha = \frac{\alpha_g}{\alpha_g - 1}",
-    "levysde.theory.learnability.sample_complexity": r"N(\ell) = C f(\ell)^{-\kappa_\alpha}",
-    "levysde.theory.learnability.learnability_window": r"H_N = \sup\{\ell : C f(\ell)^{-\kappa_\alpha} \le N\}",
-    "levysde.theory.learnability.window_scaling_law":
-        r"H_N = \frac{\tau}{\kappa_\alpha}\ln\frac{N}{C}, \qquad"
-        r"H_N = \Big(\frac{N}{C}\Big)^{1/(\beta\kappa_\alpha)}, \qquad"
-        r"H_N = \exp\Big(\Big(\frac{N}{C}\Big)^{1/(\gamma\kappa_\alpha)}\Big)",
 }
 _formulas_used: set = set()
 
@@ -158,12 +120,27 @@ def _prepare_docstring(app, what, name, obj, options, lines):
     lines[:] = out
 
 
+def _notes_have_math(lines) -> bool:
+    """Whether the Notes of a docstring (after napoleon: ``.. rubric:: Notes`` up to the next
+    rubric) hold TeX maths, a ``.. math::`` block or a ``:math:`` role."""
+    notes = False
+    for ln in lines:
+        s = ln.strip()
+        if s.startswith(".. rubric::"):
+            notes = s == ".. rubric:: Notes"
+        elif notes and (s.startswith(".. math::") or ":math:`" in s):
+            return True
+    return False
+
+
 def _append_formula(app, what, name, obj, options, lines):
-    """After napoleon: the rendered formula of API_FORMULAS, if any."""
+    """After napoleon: the rendered formula of API_FORMULAS, unless the Notes show maths
+    already (the formula would be shown twice)."""
     tex = API_FORMULAS.get(name)
     if tex is not None:
         _formulas_used.add(name)
-        lines += ["", ".. rubric:: Formula", "", ".. math::", "", "   " + tex, ""]
+        if not _notes_have_math(lines):
+            lines += ["", ".. rubric:: Formula", "", ".. math::", "", "   " + tex, ""]
 
 
 def _check_formulas(app, exception):

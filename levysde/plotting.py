@@ -743,25 +743,55 @@ def plot_learnability(res, path, *, title=None) -> str:
 
 
 def plot_learnability_windows(curves, path, *, title=None, which="H_N") -> str:
-    """The learnability window against the sample size for several trained configurations: one
-    line per configuration, the mean over its seeds, with a band of +- one standard deviation
-    over seeds (when there are two or more), N on a log axis.
+    """The learnability window against the sample size for several trained configurations.
+
+    One line per configuration, the mean over its seeds, with a band of +- one standard
+    deviation over seeds (when there are two or more), N on a log axis (the learnability
+    paper's window figure; docs/learnability.md).
 
     Parameters
     ----------
-    curves : list of dicts with ``label`` (str), ``N`` (n,) sample sizes > 0 and ``H`` (seeds, n)
-        the window of each seed at those N (NaN: not available); optional ``color``, ``linestyle``
-    path : output file (its suffix names the format)
-    title : figure title
-    which : the y-axis label's name of the window (e.g. ``"H_N"`` or ``"H_N (significant lags)"``)
+    curves : list of dict
+        One dict per configuration, with ``label`` (str, shown in the legend with its number
+        of seeds), ``N`` (array of shape (n,): sample sizes > 0) and ``H`` (array of shape
+        (seeds, n) or (n,): the window of each seed at those N, in steps; NaN where not
+        available); optional ``color`` and ``linestyle`` (matplotlib values).
+    path : str or os.PathLike
+        Output file; its suffix names the format (no suffix: PNG), as for :func:`save_figure`.
+    title : str, optional
+        Figure title (default: none).
+    which : str, optional
+        The name of the window on the y-axis label (default ``"H_N"``; e.g.
+        ``"H_N (significant lags)"``).
 
     Returns
     -------
-    str : the path written.
+    str
+        The path written.
 
     Raises
     ------
-    ValueError : no curves, a curve whose ``H`` does not match its ``N``, or a file that cannot be written.
+    ValueError
+        When there are no curves, a curve's ``H`` does not have one column per ``N``, or the
+        file cannot be written (or has a format matplotlib does not write).
+
+    Examples
+    --------
+    Two configurations, two seeds each, on four sample sizes (one window not available):
+
+    >>> import os, tempfile
+    >>> N = [100, 1000, 10000, 100000]
+    >>> curves = [{"label": "diaggate-adamw", "N": N, "H": [[8, 32, 64, 128], [16, 32, 96, 192]]},
+    ...           {"label": "gru-adamw", "N": N, "H": [[4, 8, np.nan, 64], [4, 16, 32, 64]],
+    ...            "linestyle": "--"}]
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     written = plot_learnability_windows(curves, os.path.join(d, "windows.svg"), title="H_N")
+    ...     print(os.path.basename(written), os.path.getsize(written) > 0)
+    windows.svg True
+    >>> plot_learnability_windows([{"label": "x", "N": N, "H": [1, 2]}], "windows.png")
+    Traceback (most recent call last):
+    ...
+    ValueError: curves[0] (x): H has 2 columns for 4 N
     """
     if not curves:
         raise ValueError("curves: at least one is needed")

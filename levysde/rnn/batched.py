@@ -1,9 +1,9 @@
-"""Several seeds of one configuration trained in one process as one batched model (docs/rnn.md).
+r"""Several seeds of one configuration trained in one process as one batched model (docs/rnn.md).
 
 A training campaign runs the same configuration for many seeds. On a CPU a training step of
 a narrow leaky cell is mostly per-operation overhead (a few microseconds per torch call, about
-twenty calls per time step through autograd, on tensors of B x H floats); as H grows towards
-128 the matrix products take over. :func:`train_seeds` trains S seeds at once, so the
+twenty calls per time step through autograd, on tensors of :math:`B \times H` floats); as H
+grows towards 128 the matrix products take over. :func:`train_seeds` trains S seeds at once, so the
 overhead is paid once for all S and the products are larger:
 
 * **Stacked weights.** Seed s's model is built exactly as a separate run builds it
@@ -11,27 +11,34 @@ overhead is paid once for all S and the products are larger:
   weight are stacked along a leading seed axis, and every matrix product of a step is one
   batched product (``torch.baddbmm``) over the S seeds.
 * **Hand-written backpropagation through time** (:func:`leaky_loss_grads`). The forward pass
-  keeps ``h_t``, the candidate ``tanh`` and the gate; the backward pass runs the adjoint
-  recursion of the leaky cell ``h_t = h_{t-1} + a_t (htilde_t - h_{t-1})``::
+  keeps :math:`h_t`, the candidate :math:`\tilde h_t = \tanh(\cdot)` and the gate :math:`a_t`;
+  the backward pass runs the adjoint recursion of the leaky cell
+  :math:`h_t = h_{t-1} + a_t (\tilde h_t - h_{t-1})`:
 
-      g_t     = dL/dh_t (readout) + dL/dh_t (from t + 1)
-      dz_c    = g_t a_t (1 - htilde_t^2)                          candidate pre-activation
-      dz_a    = g_t (htilde_t - h_{t-1}) a_t (1 - a_t)            gate (SharedGate: summed over q)
-      dL/dh_{t-1} = g_t (1 - a_t) + [dz_c, dz_a] W_rec
+  .. math::
 
-  and the weight gradients are one product over all T steps at the end,
-  ``dW_rec = sum_t dz_t^T h_{t-1}``, ``dU = sum_t dz_t^T x_t``, ``db = sum_t dz_t``
+      g_t &= \frac{\partial L}{\partial h_t}\Big|_{\text{readout}}
+             + \frac{\partial L}{\partial h_t}\Big|_{\text{from } t+1}, \\
+      dz^c_t &= g_t\, a_t (1 - \tilde h_t^2)
+             \quad \text{(candidate pre-activation)}, \\
+      dz^a_t &= g_t (\tilde h_t - h_{t-1})\, a_t (1 - a_t)
+             \quad \text{(gate; SharedGate: summed over } q\text{)}, \\
+      \frac{\partial L}{\partial h_{t-1}} &= g_t (1 - a_t) + [dz^c_t, dz^a_t]\, W_\mathrm{rec},
+
+  and the weight gradients are one product over all :math:`T` steps at the end,
+  :math:`dW_\mathrm{rec} = \sum_t dz_t^\top h_{t-1}`, :math:`dU = \sum_t dz_t^\top x_t`,
+  :math:`db = \sum_t dz_t`
   (Werbos 1990, "Backpropagation through time: what it does and how to do it",
   Proc. IEEE 78(10)). It is the gradient autograd computes for the separate run, summed in
   another order (float32 reassociation only).
-* **Per seed, as separate runs.** Each seed's loss is the mean over its own batch; each
-  seed's gradient is clipped by its own global norm (the formula of
-  ``torch.nn.utils.clip_grad_norm_``: factor ``min(1, clip / (||g||_2 + 1e-6))``, the
-  norm over all of that seed's parameters); the optimizer (SGD, Adam, AdamW: element-wise
-  updates) has the separate run's parameter groups (learning rates, weight decay) on the
-  stacked tensors, so each seed's slice is updated as its own optimizer would. Every seed
-  draws its batches (the ``lagged`` epoch shuffle, or the batch of ``(seed, step)``) and its
-  injected forcing from its own seed.
+* **Per seed, as separate runs.** Each seed's loss is the mean over its own batch; each seed's
+  gradient is clipped by its own global norm (the formula of ``torch.nn.utils.clip_grad_norm_``:
+  factor :math:`\min(1, c / (\lVert g\rVert_2 + 10^{-6}))` with :math:`c` = ``clip``, the norm
+  over all of that seed's parameters); the optimizer (SGD, Adam, AdamW: element-wise updates)
+  has the separate run's parameter groups (learning rates, weight decay) on the stacked tensors,
+  so each seed's slice is updated as its own optimizer would. Every seed draws its batches (the
+  ``lagged`` epoch shuffle, or the batch of ``(seed, step)``) and its injected forcing from its
+  own seed.
 * **Records and files per seed.** Before each record the stacked weights and optimizer
   moments are copied back into each seed's own run (:class:`levysde.rnn.trainer.TrainingRun`),
   which records on its probe batch and writes its run file and checkpoint exactly as a separate

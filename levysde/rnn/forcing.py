@@ -1,19 +1,20 @@
-"""Slow-mode update-space forcing: the anti-collapse paper's Path A negative control (docs/rnn.md).
+r"""Slow-mode update-space forcing: the anti-collapse paper's Path A negative control (docs/rnn.md).
 
 After every optimizer step (after clipping, weight decay and the AdamW update), on the rows
 of the neuron tensors (leaky cells: ``W``, ``U``, ``b``, and for DiagGate ``W_a``, ``U_a``,
 ``b_a``; the readout and SharedGate's shared gate belong to no unit) that belong to the
 *slow* units ``S``:
 
-* ``Delta`` = the realized update of those rows (after minus before the step), per tensor;
-* ``X`` i.i.d. standard symmetric alpha-stable (E exp(ikX) = exp(-|k|^alpha),
+* :math:`\Delta` = the realized update of those rows (after minus before the step), per tensor;
+* :math:`X` i.i.d. standard symmetric alpha-stable (:math:`\mathbb{E}\,e^{ikX} = e^{-|k|^\alpha}`,
   Chambers-Mallows-Stuck, :func:`levysde.rnn.tasks.sas_noise`), soft-tapered
-  ``X <- c tanh(X / c)`` (c = ``taper``, 100 in the paper);
-* ``rows_S <- rows_S + sigma X`` with ``sigma = scale * RMS(Delta)``
-  (``RMS = ||Delta||_2 / sqrt(numel)``; scale 1 in the paper), so the forcing is
-  self-calibrated to the size of the optimizer's own update.
+  :math:`X \leftarrow c \tanh(X / c)` (:math:`c` = ``taper``, 100 in the paper);
+* :math:`\mathrm{rows}_S \leftarrow \mathrm{rows}_S + \sigma X` with
+  :math:`\sigma = s\,\mathrm{RMS}(\Delta)`,
+  :math:`\mathrm{RMS}(\Delta) = \lVert\Delta\rVert_2 / \sqrt{n}` over the :math:`n` entries
+  (:math:`s` = ``scale``, 1 in the paper), so the forcing is self-calibrated to the size of the optimizer's own update.
 
-The slow units are the first ``ceil(q H)`` units at the start and, after every record
+The slow units are the first :math:`\lceil qH \rceil` units at the start and, after every record
 (checkpoint) past step 0, the units whose windowed time scale ``zeta_window`` is at or below
 its ``q`` quantile (numpy's linear ``nanquantile`` over the units with a finite
 ``zeta_window``: the longest tau); units whose windowed fit is non-decaying (NaN) are not

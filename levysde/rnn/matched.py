@@ -1,27 +1,36 @@
-"""The learnability paper's matched statistic of a trained network, per lag (torch; docs/learnability.md).
+r"""The learnability paper's matched statistic of a trained network, per lag (torch; docs/learnability.md).
 
-For a trained model, its task and a diagnostic set of sequences ``(x, y)``, at every lag l and
-every step t of the loss window with ``t >= l``::
+For a trained model, its task and a diagnostic set of sequences :math:`(x, y)`, at every lag
+:math:`\ell` and every step :math:`t \ge \ell` of the loss window:
 
-    psi_t(l) = sum_q mu^(q)_{t,l} delta^(q)_t v^(q)_{t-l}
+.. math::
 
-* ``delta_t = W_out^T (y_hat_t - y_t)``: the output error sent back to the units (the gradient
-  of ``(y_hat - y)^2 / 2`` with respect to ``h_t``);
-* ``v_t = (d h_t / d theta)[w]``: a Jacobian-vector product of the hidden states along one fixed
-  random direction ``w`` of the trainable parameters (standard normal entries from a generator
-  seeded by ``w_seed``, normalised to ``||w||_2 = 1`` over all of them jointly), by forward-mode
-  automatic differentiation (:func:`torch.func.jvp`);
-* ``mu_{t,l} = mu0 + mu1``, the first-order diagonal transport over the window of the l steps
-  ending at t: ``mu0 = prod_{p=t-l+1}^{t} r_p`` (retention r, clamped to [1e-12, 1]) and
-  ``mu1 = mu0 sum_p rdiag_p / r_p``, where ``rdiag = J^(qq) - r`` is the first-order diagonal
-  correction of the one-step Jacobian (:class:`levysde.rnn.models.Trace`; ``first_order=False``
-  keeps mu0 only).
+    \psi_t(\ell) = \sum_q \mu^{(q)}_{t,\ell}\,\delta^{(q)}_t\,v^{(q)}_{t-\ell}
 
-The envelope ``f(l)`` is the mean of ``|mu0 + mu1|`` over sequences, units and every window of l
-consecutive steps inside the loss window.
+* :math:`\delta_t = W_\mathrm{out}^\top(\hat y_t - y_t)`: the output error sent back to the units
+  (the gradient of :math:`(\hat y - y)^2/2` with respect to :math:`h_t`);
+* :math:`v_t = (\partial h_t/\partial\theta)[w]`: a Jacobian-vector product of the hidden states
+  along one fixed random direction :math:`w` of the trainable parameters (standard normal
+  entries from a generator seeded by ``w_seed``, normalised to :math:`\lVert w\rVert_2 = 1` over
+  all of them jointly), by forward-mode automatic differentiation (:func:`torch.func.jvp`);
+* :math:`\mu_{t,\ell} = \mu_0 + \mu_1`, the first-order diagonal transport over the window of the
+  :math:`\ell` steps ending at :math:`t`:
+
+  .. math::
+
+      \mu_0 = \prod_{p=t-\ell+1}^{t} r_p, \qquad
+      \mu_1 = \mu_0 \sum_{p=t-\ell+1}^{t} \frac{r^\mathrm{diag}_p}{r_p},
+
+  with the retention :math:`r` clamped to :math:`[10^{-12}, 1]` and
+  :math:`r^\mathrm{diag} = J^{(qq)} - r` (``rdiag``) the first-order diagonal correction of the
+  one-step Jacobian (:class:`levysde.rnn.models.Trace`; ``first_order=False`` keeps
+  :math:`\mu_0` only).
+
+The envelope :math:`f(\ell)` is the mean of :math:`|\mu_0 + \mu_1|` over sequences, units and
+every window of :math:`\ell` consecutive steps inside the loss window.
 
 What is returned is not the samples but their **sufficient sums per sequence** (count, sum of
-psi, and the empirical characteristic function's cos/sin sums on a grid,
+:math:`\psi`, and the empirical characteristic function's cos/sin sums on a grid,
 :mod:`levysde.stats.stable_fit`), with the per-sequence envelope: the numpy layer
 (:mod:`levysde.inference.learnability_measure`) fits the alpha-stable law, the SNR rule and
 the master law from them, and resamples whole sequences for the errors. The characteristic

@@ -1,38 +1,52 @@
-"""Training loop that records empirical time-scale trajectories (docs/specification.md §1, §9).
+r"""Training loop that records empirical time-scale trajectories (docs/specification.md §1, §9).
 
 At steps 0, K, 2K, ... and at the last step (K = ``record_every``), on a fixed probe batch:
 
-* ``mu_bar_q = mean_{b, t >= loss_from}[-log r_t^(q)]``, ``zeta_q = log mu_bar_q``.
-  ``-log r`` comes from the gate pre-activation (softplus), so saturated gates never give
-  log(0). Floor: ``mu_bar_q`` is raised to :data:`MU_FLOOR` (= 1e-12, a time scale of
-  1e12 steps) if smaller; each raise is counted in ``zeta_clips``.
-* ``mu_bar^(1)_q = mean[-log |J_t^(qq)|]`` from the analytic Jacobian diagonal
-  (:mod:`levysde.rnn.models`); ``|J|`` below :data:`JAC_FLOOR` (= 1e-30) is raised to it and
-  counted (``jac_clips``); neurons with ``mu_bar^(1)_q <= 0`` (expanding) get NaN in
-  ``zeta_jac`` and are counted (``jac_masked``): a negative number is never logged.
-* ``Lambda_q``: SGD -> lr; Adam/AdamW -> ``g^T diag(lr_p P) g / g^T g`` over neuron q's
-  parameter rows (:meth:`RNNModel.neuron_rows`; the readout is not included), ``P =
-  diag(1/(sqrt(v_hat) + eps))``, ``v_hat`` = Adam's bias-corrected second moment in float64
-  (before the first step: ``g^2``, the value Adam's first step uses), g = gradient of the
-  probe loss, ``lr_p`` the learning rate of the tensor holding the entry (one lr for all
-  without width scaling: then ``lr * g^T P g / g^T g``, docs/specification.md §9). If ``g^T g = 0`` the
-  quotient is undefined and the mean of ``lr_p P`` over the rows is used instead. A
-  non-finite second moment (a gradient beyond float32 range poisons Adam: its steps become
-  0, Lambda 0 and the envelope 0/0) or a Lambda that is not finite and > 0 stops the run
-  with :class:`TrainingDiverged`; a non-finite envelope is never written.
+* :math:`\bar\mu_q = \operatorname{mean}_{b,\, t \ge t_0}[-\log r^{(q)}_t]` (:math:`t_0` =
+  ``loss_from``), :math:`\zeta_q = \log \bar\mu_q`. :math:`-\log r` comes from the gate
+  pre-activation (softplus), so saturated gates never give :math:`\log 0`. Floor:
+  :math:`\bar\mu_q` is raised to :data:`MU_FLOOR` (= 1e-12, a time scale of 1e12 steps) if
+  smaller; each raise is counted in ``zeta_clips``.
+* :math:`\bar\mu^{(1)}_q = \operatorname{mean}[-\log |J^{(qq)}_t|]` from the analytic Jacobian
+  diagonal (:mod:`levysde.rnn.models`); :math:`|J|` below :data:`JAC_FLOOR` (= 1e-30) is raised
+  to it and counted (``jac_clips``); neurons with :math:`\bar\mu^{(1)}_q \le 0` (expanding) get
+  NaN in ``zeta_jac`` and are counted (``jac_masked``): a negative number is never logged.
+* :math:`\Lambda_q`: SGD: the learning rate; Adam/AdamW:
+
+  .. math::
+
+      \Lambda_q = \frac{g^\top \operatorname{diag}(\eta_p P)\, g}{g^\top g},
+      \qquad P = \operatorname{diag}\Big(\frac{1}{\sqrt{\hat v} + \epsilon}\Big),
+
+  over neuron q's parameter rows (:meth:`RNNModel.neuron_rows`; the readout is not included),
+  :math:`\hat v` = Adam's bias-corrected second moment in float64 (before the first step:
+  :math:`g^2`, the value Adam's first step uses), :math:`g` = gradient of the probe loss,
+  :math:`\eta_p` the learning rate of the tensor holding the entry (without width scaling one
+  for all, :math:`\eta` = ``lr``: then :math:`\eta\, g^\top P g / g^\top g`,
+  docs/specification.md §9). If
+  :math:`g^\top g = 0` the quotient is undefined and the mean of :math:`\eta_p P` over the rows
+  is used instead. A non-finite second moment (a gradient beyond float32 range poisons Adam:
+  its steps become 0, :math:`\Lambda` 0 and the envelope 0/0) or a :math:`\Lambda` that is not
+  finite and > 0 stops the run with :class:`TrainingDiverged`; a non-finite envelope is never
+  written.
 * the probe loss, its ratio to the trivial predictor's loss (``loss_ratio``,
   :func:`levysde.rnn.learned.learned_diagnostic`; above :data:`DIVERGED_RATIO` = 1e6 the run has
   diverged and stops with :class:`TrainingDiverged`), and the ELR envelope
-  ``f(l) = sum_q Lambda_q exp(-l mu_bar_q) / sum_q Lambda_q``
+
+  .. math::
+
+      f(\ell) = \frac{\sum_q \Lambda_q\, e^{-\ell \bar\mu_q}}{\sum_q \Lambda_q}
+
   on an integer log grid of exactly ``n_lags`` lags ``1..lag_max`` (:func:`integer_lag_grid`);
   optionally the measured transport. Numpy warnings from non-finite intermediate values
   (a diverging run) are silenced here; divergence is reported by :class:`TrainingDiverged`.
 
 Injected forcing (negative control, anti-collapse paper): after every optimizer step,
-``p <- p + inject_scale * X`` on the selected entries (``inject_target``: ``recurrent`` =
-hidden-to-hidden weights; ``gate`` = retention-gate parameters), X i.i.d. standard symmetric
-alpha-stable (characteristic function exp(-|k|^alpha)), Chambers-Mallows-Stuck
-(:func:`sas_noise`), drawn from a generator seeded by ``(seed, step)``.
+:math:`p \leftarrow p + s X` (:math:`s` = ``inject_scale``) on the selected entries
+(``inject_target``: ``recurrent`` = hidden-to-hidden weights; ``gate`` = retention-gate
+parameters), :math:`X` i.i.d. standard symmetric alpha-stable (characteristic function
+:math:`e^{-|k|^\alpha}`), Chambers-Mallows-Stuck (:func:`sas_noise`), drawn from a generator
+seeded by ``(seed, step)``.
 
 Slow-mode update-space forcing (``slow_forcing_alpha``; the anti-collapse paper's Path A):
 after every optimizer step, alpha-stable noise scaled by the RMS of the realized update is
@@ -40,34 +54,43 @@ added to the rows of the slow units, chosen again from ``zeta_window`` at every 
 (:mod:`levysde.rnn.forcing`); the mask in force after each record is stored as ``slow_mask``.
 
 Records at full size: the probe batch is processed in blocks of :func:`record_rows` sequences
-(at most :data:`RECORD_ENTRIES` = 2^25 entries B T H per block): the probe loss's gradient is
-accumulated over the blocks (each block's mean loss weighted by its share of the batch) and
+(at most :data:`RECORD_ENTRIES` = :math:`2^{25}` entries :math:`B T H` per block): the probe
+loss's gradient is accumulated over the blocks (each block's mean loss weighted by its share of the batch) and
 every recorded average is the share-weighted combination of the blocks' averages, so a
 record of 6000 sequences of 1280 steps at H = 512 needs a few GB, and the result does not
 depend on the block size beyond float round-off.
 
 Width-scaled learning rate (``lr_scaling = "mup"``, the default): ``lr`` is the Adam/AdamW
-learning rate at the base width ``lr_base_width`` H0 (default 64); the matrices whose fan-in
-is H (hidden-to-hidden, gate-on-h and readout weights, :meth:`RNNModel.width_scaled`) get
-``lr * H0 / H``, input weights and biases ``lr``: the maximal-update parametrisation's rule
-for Adam (Yang et al. 2021, "Tensor Programs V", arXiv 2203.03466, Table 3), which keeps the
-per-step change of each pre-activation O(1) as H grows. With a width-independent lr AdamW
-saturates the gates at H = 1024 (measured: lr 3e-3 never learns, 3e-4 does; the rule gives
-1.9e-4). SGD is not scaled (``lr`` as given). ``lr_scaling = "none"``: one lr for all.
-Gradient clipping (max norm ``clip``, default 1) is on by default.
+learning rate :math:`\eta` at the base width :math:`H_0` = ``lr_base_width`` (default 64); the
+matrices whose fan-in is :math:`H` (hidden-to-hidden, gate-on-h and readout weights,
+:meth:`RNNModel.width_scaled`) get :math:`\eta H_0 / H`, input weights and biases :math:`\eta`:
+the maximal-update parametrisation's rule for Adam (Yang et al. 2021, "Tensor Programs V", arXiv
+2203.03466, Table 3), which keeps the per-step change of each pre-activation O(1) as H grows.
+With a width-independent lr AdamW saturates the gates at H = 1024 (measured: lr 3e-3 never
+learns, 3e-4 does; the rule gives 1.9e-4). SGD is not scaled (``lr`` as given).
+``lr_scaling = "none"``: one lr for all. Gradient clipping (max norm ``clip``, default 1) is on
+by default.
 
 ``longmem`` task: chunk s of the streams is the batch of step s; the network's hidden state
 (and the teacher's) is carried from chunk to chunk, detached: truncated backpropagation
 through time over one chunk. Both states are in the checkpoint.
 
 Windowed first-order transport time scale (``window_lags = (lo, hi, n)``, leaky models, the
-anti-collapse paper's time scale): per unit, over every window of ``l`` steps inside the probe
-window, ``mu = mu0 + mu1``, ``mu0 = prod_p leak_p`` (leak = r, clamped to [1e-12, 1]),
-``mu1 = mu0 sum_p rdiag_p / leak_p`` (``rdiag`` = :attr:`Trace.rdiag`, the one-step Jacobian
-diagonal minus the retention); ``m_q(l) = mean_{b, t} log max(|mu|, 1e-30)`` on the integer lags
-``int(linspace(lo, hi, n))`` (:func:`window_lag_grid`), fitted by least squares as
-``a_q + b_q l``; ``zeta_window = log(-b_q)`` (tau = -1/b_q), NaN where ``b_q >= 0``
-(counted in ``window_masked``). :func:`window_zeta`.
+anti-collapse paper's time scale): per unit :math:`q`, over every window of :math:`\ell` steps
+inside the probe window,
+
+.. math::
+
+    \mu = \mu_0 + \mu_1, \qquad \mu_0 = \prod_p r_p, \qquad
+    \mu_1 = \mu_0 \sum_p \frac{r^\mathrm{diag}_p}{r_p}, \qquad
+    m_q(\ell) = \operatorname{mean}_{b,t} \log\max(|\mu|, 10^{-30}),
+
+with the leak :math:`r` (the retention) clamped to :math:`[10^{-12}, 1]` and
+:math:`r^\mathrm{diag}` = :attr:`Trace.rdiag` (the one-step Jacobian diagonal minus the
+retention), on the integer lags ``int(linspace(lo, hi, n))`` (:func:`window_lag_grid`).
+:math:`m_q(\ell)` is fitted by least squares as :math:`a_q + b_q \ell`; then
+:math:`\zeta^\mathrm{window}_q = \log(-b_q)` (``zeta_window``; :math:`\tau = -1/b_q`), NaN where
+:math:`b_q \ge 0` (counted in ``window_masked``). :func:`window_zeta`.
 
 Epoch-based task (``lagged``): the batch of step s is rows :meth:`Task.epoch_indices` of the
 fixed training set; with ``record_epochs = E`` the records are at step 0, after epoch 1,

@@ -122,13 +122,52 @@ def _summary(res: dict, steps: int) -> dict:
 
 
 def train_run(config: dict, path: str, *, deadline: float | None = None) -> dict:
-    """Train the run ``path`` of TrainConfig fields ``config`` to its last step: skip it when its
-    run file is finished, resume it from its checkpoint when it is not, start it otherwise.
+    """Train one run to its last step: skip it when finished, resume it from its checkpoint, or start it.
 
-    ``deadline``: a ``time.time()`` value; the run stops at its first optimizer step past it,
-    its checkpoint written there. Returns the run-file arrays (:func:`levysde.io.runfile.load_run`;
-    finished or not: compare ``step[-1]`` with ``config["steps"]``). Raises ValueError for an
-    unfinished run file without its checkpoint (never overwritten) or a bad config."""
+    The run is the run file ``path`` of the TrainConfig fields ``config``: a finished run file
+    (its last record at ``config["steps"]``) is only read; an unfinished one continues from its
+    checkpoint (:func:`levysde.io.runfile.checkpoint_path`; on CPU exactly as an uninterrupted
+    run); without a run file the run starts. The task of both campaigns (:func:`train_point`,
+    :func:`levysde.studies.learnability_campaign.learnability_point`).
+
+    Parameters
+    ----------
+    config : dict
+        The fields of :class:`levysde.rnn.trainer.TrainConfig` (e.g. a point's ``"config"``
+        from :func:`campaign_points` or :func:`levysde.rnn.presets.preset_config`).
+    path : str
+        The run file (``.npz``); its checkpoint lies beside it.
+    deadline : float, optional
+        A ``time.time()`` value (keyword only): the run stops at its first optimizer step past
+        it, its checkpoint written there. Default None: no deadline.
+
+    Returns
+    -------
+    dict
+        The run-file arrays (:func:`levysde.io.runfile.load_run`), finished or not: compare
+        ``step[-1]`` with ``config["steps"]``.
+
+    Raises
+    ------
+    ValueError
+        For an unfinished run file without its checkpoint (never overwritten) or a bad
+        config.
+
+    Examples
+    --------
+    A deadline already past stops the run at step 0; the next call resumes it to its last
+    step, and a third only reads the finished file:
+
+    >>> import os, tempfile, time
+    >>> cfg = campaign_points("cpu-quick", labels=["diaggate"], seeds=[47], epochs=1)[0]["config"]
+    >>> with tempfile.TemporaryDirectory() as runs:
+    ...     path = os.path.join(runs, "diaggate_s47.npz")
+    ...     paused = train_run(cfg, path, deadline=time.time())
+    ...     done = train_run(cfg, path)
+    ...     again = train_run(cfg, path)
+    >>> print(paused["step"][-1], done["step"][-1], cfg["steps"], list(again["step"]) == list(done["step"]))
+    0 3 3 True
+    """
     ckpt = checkpoint_path(path)
     cfg = TrainConfig(**config)
     if os.path.exists(path):
