@@ -321,14 +321,14 @@ def fit_from_sums(s: ArrayLike, u: float, start: tuple | None = None) -> Tempere
     (True, True)
     """
     check_real("u", u, 0.0, lo_open=True, why="the threshold")
-    s = np.asarray(s, dtype=float)
-    if s.ndim == 2:
-        s = s.sum(axis=0)
-    n = int(round(s[0]))
+    t = np.asarray(s, dtype=float)
+    if t.ndim == 2:
+        t = t.sum(axis=0)
+    n = int(round(t[0]))
     nan2 = np.full((2, 2), np.nan)
     if n < 3:
         return TemperedParetoFit(math.nan, math.nan, float(u), n, nan2, math.nan, False, False)
-    mean_log, mean_y = s[1] / s[0], s[2] / s[0]
+    mean_log, mean_y = t[1] / t[0], t[2] / t[0]
     lo, hi = (ALPHA_RANGE[0], THETA_RANGE[0] + _THETA_MIN), (ALPHA_RANGE[1], THETA_RANGE[1])
     if start is not None and all(math.isfinite(v) for v in start):
         x0 = (float(np.clip(start[0], lo[0], hi[0])), float(np.clip(start[1] * u, lo[1], hi[1])))
@@ -387,13 +387,13 @@ def fit_lam_given_alpha(s: ArrayLike, u: float, alpha: float) -> tuple:
     """
     check_real("u", u, 0.0, lo_open=True, why="the threshold")
     check_real("alpha", alpha, *ALPHA_RANGE)
-    s = np.asarray(s, dtype=float)
-    if s.ndim == 2:
-        s = s.sum(axis=0)
-    n = s[0]
+    t = np.asarray(s, dtype=float)
+    if t.ndim == 2:
+        t = t.sum(axis=0)
+    n = t[0]
     if n < 3:
         return math.nan, math.nan
-    mean_y = s[2] / n
+    mean_y = t[2] / n
 
     def score(lt):
         return _stats(float(alpha), math.exp(lt))[2] - mean_y
