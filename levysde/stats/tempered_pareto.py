@@ -258,11 +258,26 @@ class TemperedParetoFit:
 
     Attributes
     ----------
-    alpha, lam : the estimates (NaN when the fit failed); u : the threshold; n : exceedances
-    cov : (2, 2) inverse observed information of (alpha, lam) (NaN where singular)
-    loglik : the maximised log likelihood of y = x/u (the Jacobian -n log u left out)
-    at_bound : whether an estimate lies on the edge of :data:`ALPHA_RANGE` or :data:`THETA_RANGE`
-    converged : whether the optimiser reported success
+    alpha, lam : float
+        The estimates (NaN when the fit failed).
+    u : float
+        The threshold.
+    n : int
+        The number of exceedances.
+    cov : numpy.ndarray, shape (2, 2)
+        Inverse observed information of (alpha, lam) (NaN where singular).
+    loglik : float
+        The maximised log likelihood of y = x/u (the Jacobian -n log u left out).
+    at_bound : bool
+        Whether an estimate lies on the edge of :data:`ALPHA_RANGE` or :data:`THETA_RANGE`.
+    converged : bool
+        Whether the optimiser reported success.
+
+    Examples
+    --------
+    >>> f = fit(sample(np.random.default_rng(2), 5000, 1.5, 1.0, 1.0), 1.0)
+    >>> f.n, f.u, f.cov.shape, bool(f.lam_se > 0)
+    (5000, 1.0, (2, 2), True)
     """
 
     alpha: float
