@@ -484,3 +484,43 @@ def test_train_shows_gate_saturation(tmp_path, capsys):
 
     d = json.loads(out)
     assert 0.0 <= d["saturated"] <= 1.0 and "saturation_note" in d
+
+
+# ------------------------------------------------------------------------- API edge cases
+def test_require_unknown_module_raises_missing_extra_not_keyerror():
+    from levysde.core.extras import MissingExtraError, install_hint, require
+
+    with pytest.raises(MissingExtraError, match="no_such_module_xyz"):
+        require("no_such_module_xyz.sub", "a feature")
+    with pytest.raises(ValueError, match="module"):
+        install_hint("no_such_module_xyz", "a feature")
+
+
+def test_checkpoint_path_accepts_pathlike(tmp_path):
+    from levysde.io.runfile import checkpoint_path
+
+    assert checkpoint_path(tmp_path / "run") == str(tmp_path / "run") + ".ckpt"
+    assert checkpoint_path(tmp_path / "run.npz") == str(tmp_path / "run") + ".ckpt"
+
+
+def test_valid_lag_max_validates_zeta_min_and_factor():
+    from levysde.theory.envelope_map import valid_lag_max
+
+    with pytest.raises(ValueError, match="zeta_min"):
+        valid_lag_max(float("nan"))
+    with pytest.raises(ValueError, match="factor"):
+        valid_lag_max(-1.0, factor=-2.0)
+    with pytest.raises(ValueError, match="factor"):
+        valid_lag_max(-1.0, factor=0.0)
+    assert valid_lag_max(-800.0) == float("inf")
+    assert valid_lag_max(-2.0, factor=3.0) == pytest.approx(3.0 * np.exp(2.0), rel=1e-15)
+
+
+def test_read_checkpoint_taus_validates_min_checkpoints(tmp_path):
+    from levysde.io.checkpoint_taus import read_checkpoint_taus
+
+    np.save(tmp_path / "ckpt_0001_taus.npy", np.array([10.0, 20.0]))
+    for bad in (0, -1, 2.5, "x"):
+        with pytest.raises(ValueError, match="min_checkpoints"):
+            read_checkpoint_taus(tmp_path, min_checkpoints=bad)
+    assert read_checkpoint_taus(tmp_path, min_checkpoints=1).epoch.tolist() == [1]
