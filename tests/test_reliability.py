@@ -524,3 +524,29 @@ def test_read_checkpoint_taus_validates_min_checkpoints(tmp_path):
         with pytest.raises(ValueError, match="min_checkpoints"):
             read_checkpoint_taus(tmp_path, min_checkpoints=bad)
     assert read_checkpoint_taus(tmp_path, min_checkpoints=1).epoch.tolist() == [1]
+
+
+def test_estimate_drift_validates_dz_dt_min_count():
+    from levysde.inference.drift_fit import estimate_drift
+
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=200)
+    dz = -0.1 * z + 0.01 * rng.normal(size=200)
+    dt = np.ones(200)
+    with pytest.raises(ValueError, match="dt"):
+        estimate_drift(z, dz, np.zeros(200), bins=5)
+    with pytest.raises(ValueError, match="dz"):
+        estimate_drift(z, np.full(200, np.nan), dt, bins=5)
+    for bad in (0, 1, 2.5):
+        with pytest.raises(ValueError, match="min_count"):
+            estimate_drift(z, dz, dt, bins=5, min_count=bad)
+
+
+def test_hill_index_validates_min_exceed():
+    from levysde.stats.tails import hill_index
+
+    sizes = np.random.default_rng(1).pareto(1.5, size=500) + 1.0
+    for bad in (0, -3, 2.5):
+        with pytest.raises(ValueError, match="min_exceed"):
+            hill_index(sizes, 1.0, min_exceed=bad)
+    assert len(hill_index(sizes, 1.0, factors=(1.0,), min_exceed=1)) == 1
