@@ -550,3 +550,31 @@ def test_hill_index_validates_min_exceed():
         with pytest.raises(ValueError, match="min_exceed"):
             hill_index(sizes, 1.0, min_exceed=bad)
     assert len(hill_index(sizes, 1.0, factors=(1.0,), min_exceed=1)) == 1
+
+
+def test_plot_envelope_error_names_the_python_parameter(tmp_path):
+    pytest.importorskip("matplotlib")
+    from levysde.plotting import plot_envelope
+
+    lags = np.geomspace(1, 100, 10)
+    with pytest.raises(ValueError, match=r"^path: ") as exc:
+        plot_envelope(lags, lags ** -0.5, str(tmp_path))
+    assert "--plot" not in str(exc.value)
+
+
+def test_predict_validates_n_boot_and_no_jump_eta_j_star():
+    from levysde.inference.sde_fit import fit_sde, predict
+
+    rng = np.random.default_rng(3)
+    T, H = 400, 64
+    z = np.empty((T, H))
+    z[0] = rng.normal(size=H)
+    for t in range(1, T):
+        z[t] = z[t - 1] + 0.05 * np.tanh(-z[t - 1]) + 0.1 * rng.normal(size=H)
+    fit = fit_sde(z, np.arange(T))
+    assert fit.noise.mode != "jumps"
+    for bad in (0, -1, 2.5):
+        with pytest.raises(ValueError, match="n_boot"):
+            predict(fit, n_boot=bad)
+    p = predict(fit, n_boot=20)
+    assert not p.eta_j_star.ok and "jump" in p.eta_j_star.flag
