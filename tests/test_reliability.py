@@ -578,3 +578,24 @@ def test_predict_validates_n_boot_and_no_jump_eta_j_star():
             predict(fit, n_boot=bad)
     p = predict(fit, n_boot=20)
     assert not p.eta_j_star.ok and "jump" in p.eta_j_star.flag
+
+
+def test_psi_mp_carries_dps_digits_and_validates():
+    import mpmath
+
+    from levysde.theory.levy import psi_mp
+
+    assert mpmath.mp.dps == 15
+    v = psi_mp("0.1", alpha="1.3", lam="0.7", eta_j="2", dps=40)
+    with mpmath.workdps(80):                 # independent closed form at 80 digits
+        a, lam, b, e = mpmath.mpf("1.3"), mpmath.mpf("0.7"), mpmath.mpf("0.1"), mpmath.mpf(2)
+        ref = -e * ((lam - b) ** a + (lam + b) ** a - 2 * lam ** a) / (2 * mpmath.cos(mpmath.pi * a / 2))
+        assert abs(v - ref) / abs(ref) < mpmath.mpf(10) ** -38
+    for kw, name in ((dict(alpha=2.5, lam=1.0), "alpha"), (dict(alpha=0.0, lam=1.0), "alpha"),
+                     (dict(alpha=1.5, lam=-1.0), "lam"), (dict(alpha=1.5, lam="nan"), "lam")):
+        with pytest.raises(ValueError, match=name):
+            psi_mp(0.1, **kw)
+    with pytest.raises(ValueError, match="beta"):
+        psi_mp("nan", alpha=1.5, lam=1.0)
+    with pytest.raises(ValueError, match="eta_j"):
+        psi_mp(0.1, alpha=1.5, lam=1.0, eta_j=-1)
