@@ -900,7 +900,7 @@ def tempered_fit_result(res: HistogramRun, u: float, **kwargs: Any) -> TemperedF
     2.0 1.5 True
     """
     return tempered_fit(res.hist_edges, res.hist_counts, u, alpha=res.meta.alpha,
-                        x0=-res.meta.equilibrium, outside=res.hist_outside, **kwargs)
+                        x0=0.0 - res.meta.equilibrium, outside=res.hist_outside, **kwargs)
 
 
 # --- amplitude and rate from samples (the Tauberian input) -----------------------------------
