@@ -599,3 +599,19 @@ def test_psi_mp_carries_dps_digits_and_validates():
         psi_mp("nan", alpha=1.5, lam=1.0)
     with pytest.raises(ValueError, match="eta_j"):
         psi_mp(0.1, alpha=1.5, lam=1.0, eta_j=-1)
+
+
+def test_resumed_sweep_point_has_the_fresh_python_types(tmp_path):
+    from levysde.studies.sweep import run_sweep
+
+    def task(point, seed):
+        return {"n": point["x"] * 2, "y": point["x"] / 4, "ok": True, "v": np.arange(3.0)}
+
+    pts = [{"x": 1}, {"x": 2}]
+    fresh = run_sweep(task, pts, store=str(tmp_path), scheduler="sequential", progress=False)
+    resumed = run_sweep(task, pts, store=str(tmp_path), scheduler="sequential", progress=False)
+    for a, b in zip(fresh, resumed):
+        ra, rb = (r if isinstance(r, dict) else r.result for r in (a, b))
+        for key in ("n", "y", "ok"):
+            assert type(rb[key]) is type(ra[key]) and rb[key] == ra[key], (key, ra[key], rb[key])
+        assert np.array_equal(rb["v"], ra["v"])
