@@ -615,3 +615,22 @@ def test_resumed_sweep_point_has_the_fresh_python_types(tmp_path):
         for key in ("n", "y", "ok"):
             assert type(rb[key]) is type(ra[key]) and rb[key] == ra[key], (key, ra[key], rb[key])
         assert np.array_equal(rb["v"], ra["v"])
+
+
+def test_fit_slope_and_classify_decay_validate_their_window_arguments():
+    from levysde.theory.envelope_decay import classify_decay, fit_slope
+
+    lags = np.geomspace(1, 1e4, 80)
+    f = lags ** -0.7
+    for kw, name in ((dict(f_floor=-1.0), "f_floor"), (dict(f_floor=float("nan")), "f_floor"),
+                     (dict(f_start=float("nan")), "f_start"), (dict(f_start=0.0), "f_start"),
+                     (dict(min_points=0), "min_points"), (dict(min_points=2.5), "min_points"),
+                     (dict(min_decades=-1.0), "min_decades")):
+        with pytest.raises(ValueError, match=name):
+            fit_slope(lags, f, **kw)
+    for kw, name in ((dict(f_floor=-1.0), "f_floor"), (dict(f_start=1e-301), "f_start"),
+                     (dict(lag_min=float("nan")), "lag_min"), (dict(lag_min=0.5), "lag_min"),
+                     (dict(min_points=0), "min_points"), (dict(min_points=2.5), "min_points")):
+        with pytest.raises(ValueError, match=name):
+            classify_decay(lags, f, **kw)
+    assert fit_slope(lags, f).slope == pytest.approx(-0.7, abs=1e-9)
