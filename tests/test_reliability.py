@@ -610,7 +610,7 @@ def test_resumed_sweep_point_has_the_fresh_python_types(tmp_path):
     pts = [{"x": 1}, {"x": 2}]
     fresh = run_sweep(task, pts, store=str(tmp_path), scheduler="sequential", progress=False)
     resumed = run_sweep(task, pts, store=str(tmp_path), scheduler="sequential", progress=False)
-    for a, b in zip(fresh, resumed):
+    for a, b in zip(fresh, resumed, strict=True):
         ra, rb = (r if isinstance(r, dict) else r.result for r in (a, b))
         for key in ("n", "y", "ok"):
             assert type(rb[key]) is type(ra[key]) and rb[key] == ra[key], (key, ra[key], rb[key])

@@ -438,8 +438,8 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
     ValueError
         For ``dz`` not finite or ``dt`` not finite and > 0 (or either not of the shape of
         ``z``), ``min_count`` not an integer >= 2, fewer than ``3 * min_count`` increments
-        (fewer than ``2 * min_count`` is refused first), ``bins`` < 3, ``drift_fraction`` outside (0, 1], or when fewer than 3 bins are
-        populated (zeta takes too few distinct values).
+        (fewer than ``2 * min_count`` is refused first), ``bins`` < 3, ``drift_fraction``
+        outside (0, 1], or when fewer than 3 bins are populated (zeta takes too few distinct values).
 
     Notes
     -----

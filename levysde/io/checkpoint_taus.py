@@ -135,7 +135,8 @@ def read_checkpoint_taus(path: str | os.PathLike[str], *, min_checkpoints: int =
     Raises
     ------
     ValueError
-        ``min_checkpoints`` is not an integer >= 1. One line naming the directory or file: the path is missing or not a directory; fewer
+        ``min_checkpoints`` is not an integer >= 1. One line naming the directory or file: the
+        path is missing or not a directory; fewer
         than ``min_checkpoints`` ``ckpt_<epoch>_taus.npy`` files; two files for one epoch; a
         file that is not a .npy array, holds objects or a non-float dtype, is not 1-d, is empty,
         has more than :data:`MAX_UNITS` units or a different number of units than the others;
