@@ -634,3 +634,12 @@ def test_fit_slope_and_classify_decay_validate_their_window_arguments():
         with pytest.raises(ValueError, match=name):
             classify_decay(lags, f, **kw)
     assert fit_slope(lags, f).slope == pytest.approx(-0.7, abs=1e-9)
+
+
+def test_check_array_increasing_with_allowed_nan_checks_the_other_entries():
+    from levysde.core.validate import check_array
+
+    out = check_array("x", [1.0, np.nan, 2.0, 3.0], allow_nan=True, increasing=True)
+    assert np.isnan(out[1]) and out[3] == 3.0
+    with pytest.raises(ValueError, match=r"x must .*got 1\.5 after 2\.0"):
+        check_array("x", [1.0, 2.0, np.nan, 1.5], allow_nan=True, increasing=True)
