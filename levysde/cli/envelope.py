@@ -177,8 +177,7 @@ def _plot(args, out, lags, f, plot_path) -> str:
             f_label=(f"asymptotic prediction {out['form']}" if model and out.get("form") else None),
             title=f"levysde envelope: {out['source']}")
     except ValueError as exc:
-        msg = str(exc)
-        raise ValueError("--plot: " + msg.removeprefix("path: ")) from None
+        raise ValueError("--plot: " + str(exc).removeprefix("path: ")) from None
     return f"levysde envelope: plot written to {written}\n"
 
 
