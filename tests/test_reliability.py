@@ -585,8 +585,8 @@ def test_psi_mp_carries_dps_digits_and_validates():
 
     from levysde.theory.levy import psi_mp
 
-    assert mpmath.mp.dps == 15
-    v = psi_mp("0.1", alpha="1.3", lam="0.7", eta_j="2", dps=40)
+    with mpmath.workdps(15):                 # the caller's precision: the default 15 digits
+        v = psi_mp("0.1", alpha="1.3", lam="0.7", eta_j="2", dps=40)
     with mpmath.workdps(80):                 # independent closed form at 80 digits
         a, lam, b, e = mpmath.mpf("1.3"), mpmath.mpf("0.7"), mpmath.mpf("0.1"), mpmath.mpf(2)
         ref = -e * ((lam - b) ** a + (lam + b) ** a - 2 * lam ** a) / (2 * mpmath.cos(mpmath.pi * a / 2))

@@ -222,7 +222,7 @@ def sample(rng: np.random.Generator, n: int, alpha: float, lam: float, u: float)
     return out[:n]
 
 
-def sums(x: ArrayLike, u: float, groups: ArrayLike | None = None, n_groups: int | None = None):
+def sums(x: ArrayLike, u: float, groups: ArrayLike | None = None, n_groups: int | None = None) -> np.ndarray:
     """Per-group sufficient statistics of the exceedances of u: (count, sum log(x/u), sum x/u).
 
     Parameters
