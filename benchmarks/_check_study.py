@@ -502,7 +502,7 @@ def _cov_cell(c):
 def markdown(runs: dict) -> str:
     """Markdown tables of one or more summaries side by side (``runs``: column title -> summary)."""
     names = list(runs)
-    head = "| | " + " | ".join(names) + " | goal |\n|---|" + "---|" * (len(names) + 1)
+    head = "| | " + " | ".join(names) + " | target |\n|---|" + "---|" * (len(names) + 1)
     lines = ["**Positives far from the boundaries** (block `far`):", "", head]
 
     def row(label, f, goal=""):

@@ -333,7 +333,7 @@ def plot_envelope(lags, f, path, *, beta=None, slope=None, slope_window=None, fi
 
     written = str(path) if os.path.splitext(str(path))[1] else str(path) + ".png"
     if os.path.isdir(str(path)) or os.path.isdir(written):
-        raise ValueError(f"--plot: {path} is a directory, not an image file name")
+        raise ValueError(f"path: {path} is a directory, not an image file name")
     plt = pyplot()
 
     lags = np.asarray(lags, dtype=float)
@@ -388,7 +388,7 @@ def plot_envelope(lags, f, path, *, beta=None, slope=None, slope_window=None, fi
         try:
             save_figure(fig, path, dpi=120, bbox_inches=None)
         except (OSError, ValueError) as exc:
-            raise ValueError(f"--plot: cannot write {path}: {exc}") from None
+            raise ValueError(f"path: cannot write {path}: {exc}") from None
     finally:
         plt.close(fig)
     return written
@@ -736,7 +736,7 @@ def plot_learnability(res, path, *, title=None) -> str:
         try:
             written = save_figure(fig, path, dpi=120)
         except (OSError, ValueError) as exc:
-            raise ValueError(f"--plot: cannot write {path}: {exc}") from None
+            raise ValueError(f"path: cannot write {path}: {exc}") from None
     finally:
         plt.close(fig)
     return written

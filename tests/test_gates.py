@@ -15,6 +15,7 @@ from levysde.inference.check import check_trajectories, stationarity_test
 from levysde.inference.independence import independence_test
 from levysde.inference.phase_call import ADMISSIBLE_Z, admissibility_test, closure_test, phase_odds
 from levysde.stats.jackknife import jackknife_se
+from levysde.theory import classify
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
@@ -152,3 +153,23 @@ def test_broad_set_is_called_broad_and_collapsed_set_is_not_called_concentrated(
     assert rep.phase != "concentrated" and rep.phase != "broad"
     assert rep.beta_dynamics.ok and rep.beta_dynamics.value > 2.0          # an empirical root beyond lam
     assert rep.as_json()["admissibility"]["evidence"] in ("lambda_not_identified", "root_beyond_lambda")
+
+
+@pytest.mark.slow
+def test_root_at_or_beyond_an_identified_lam_is_not_called_broad():
+    """A collapsed set with lam = 0.7 < 1 (eta_J = 0.85 eta_J*: no root in (0, lam)) reads a rate below 1,
+    like a broad set. Where lam_hat is identified (the characteristic-function fit) and the dynamics'
+    root is at or beyond it, broad is not called: the call is "collapsed" (root significantly beyond
+    lam_hat) or none (tempering). Independent generator, saturating drift gamma = 1.5 kappa."""
+    eg, k, a, lam = 0.2, 1.0, 1.2, 0.7
+    ej = 0.85 * classify(1.0, eta_g=eg, kappa=k, alpha=a, lam=lam).eta_j_star
+    assert str(classify(ej, eta_g=eg, kappa=k, alpha=a, lam=lam).phase) == "collapsed"
+    z, t, _ = gen.simulate(gen.Drift("saturating", kappa=k, gamma=1.5 * k, z0=0.5), eta_j=ej, eta_g=eg, alpha=a,
+                           lam=lam, n_neurons=1024, n_records=400, record_dt=0.3, burn_in=60.0, seed=31)
+    d = check_trajectories(z, t, seed=1, n_boot=30, closing_loop=False).as_json()
+    adm = d["admissibility"]
+    assert adm["lam_hat"] is not None and adm["lam_hat_source"].startswith("characteristic-function")
+    assert d["beta_dynamics"] >= adm["lam_hat"]
+    assert d["phase"] in (None, "collapsed")
+    if d["phase"] is None:
+        assert "tempering" in " ".join(d["phase_withheld"])

@@ -484,3 +484,162 @@ def test_train_shows_gate_saturation(tmp_path, capsys):
 
     d = json.loads(out)
     assert 0.0 <= d["saturated"] <= 1.0 and "saturation_note" in d
+
+
+# ------------------------------------------------------------------------- API edge cases
+def test_require_unknown_module_raises_missing_extra_not_keyerror():
+    from levysde.core.extras import MissingExtraError, install_hint, require
+
+    with pytest.raises(MissingExtraError, match="no_such_module_xyz"):
+        require("no_such_module_xyz.sub", "a feature")
+    with pytest.raises(ValueError, match="module"):
+        install_hint("no_such_module_xyz", "a feature")
+
+
+def test_checkpoint_path_accepts_pathlike(tmp_path):
+    from levysde.io.runfile import checkpoint_path
+
+    assert checkpoint_path(tmp_path / "run") == str(tmp_path / "run") + ".ckpt"
+    assert checkpoint_path(tmp_path / "run.npz") == str(tmp_path / "run") + ".ckpt"
+
+
+def test_valid_lag_max_validates_zeta_min_and_factor():
+    from levysde.theory.envelope_map import valid_lag_max
+
+    with pytest.raises(ValueError, match="zeta_min"):
+        valid_lag_max(float("nan"))
+    with pytest.raises(ValueError, match="factor"):
+        valid_lag_max(-1.0, factor=-2.0)
+    with pytest.raises(ValueError, match="factor"):
+        valid_lag_max(-1.0, factor=0.0)
+    assert valid_lag_max(-800.0) == float("inf")
+    assert valid_lag_max(-2.0, factor=3.0) == pytest.approx(3.0 * np.exp(2.0), rel=1e-15)
+
+
+def test_read_checkpoint_taus_validates_min_checkpoints(tmp_path):
+    from levysde.io.checkpoint_taus import read_checkpoint_taus
+
+    np.save(tmp_path / "ckpt_0001_taus.npy", np.array([10.0, 20.0]))
+    for bad in (0, -1, 2.5, "x"):
+        with pytest.raises(ValueError, match="min_checkpoints"):
+            read_checkpoint_taus(tmp_path, min_checkpoints=bad)
+    assert read_checkpoint_taus(tmp_path, min_checkpoints=1).epoch.tolist() == [1]
+
+
+def test_estimate_drift_validates_dz_dt_min_count():
+    from levysde.inference.drift_fit import estimate_drift
+
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=200)
+    dz = -0.1 * z + 0.01 * rng.normal(size=200)
+    dt = np.ones(200)
+    with pytest.raises(ValueError, match="dt"):
+        estimate_drift(z, dz, np.zeros(200), bins=5)
+    with pytest.raises(ValueError, match="dz"):
+        estimate_drift(z, np.full(200, np.nan), dt, bins=5)
+    for bad in (0, 1, 2.5):
+        with pytest.raises(ValueError, match="min_count"):
+            estimate_drift(z, dz, dt, bins=5, min_count=bad)
+
+
+def test_hill_index_validates_min_exceed():
+    from levysde.stats.tails import hill_index
+
+    sizes = np.random.default_rng(1).pareto(1.5, size=500) + 1.0
+    for bad in (0, -3, 2.5):
+        with pytest.raises(ValueError, match="min_exceed"):
+            hill_index(sizes, 1.0, min_exceed=bad)
+    assert len(hill_index(sizes, 1.0, factors=(1.0,), min_exceed=1)) == 1
+
+
+def test_plot_envelope_error_names_the_python_parameter(tmp_path):
+    pytest.importorskip("matplotlib")
+    from levysde.plotting import plot_envelope
+
+    lags = np.geomspace(1, 100, 10)
+    with pytest.raises(ValueError, match=r"^path: ") as exc:
+        plot_envelope(lags, lags ** -0.5, str(tmp_path))
+    assert "--plot" not in str(exc.value)
+
+
+def test_predict_validates_n_boot_and_no_jump_eta_j_star():
+    from levysde.inference.sde_fit import fit_sde, predict
+
+    rng = np.random.default_rng(3)
+    T, H = 400, 64
+    z = np.empty((T, H))
+    z[0] = rng.normal(size=H)
+    for t in range(1, T):
+        z[t] = z[t - 1] + 0.05 * np.tanh(-z[t - 1]) + 0.1 * rng.normal(size=H)
+    fit = fit_sde(z, np.arange(T))
+    assert fit.noise.mode != "jumps"
+    for bad in (0, -1, 2.5):
+        with pytest.raises(ValueError, match="n_boot"):
+            predict(fit, n_boot=bad)
+    p = predict(fit, n_boot=20)
+    assert not p.eta_j_star.ok and "jump" in p.eta_j_star.flag
+
+
+def test_psi_mp_carries_dps_digits_and_validates():
+    import mpmath
+
+    from levysde.theory.levy import psi_mp
+
+    assert mpmath.mp.dps == 15
+    v = psi_mp("0.1", alpha="1.3", lam="0.7", eta_j="2", dps=40)
+    with mpmath.workdps(80):                 # independent closed form at 80 digits
+        a, lam, b, e = mpmath.mpf("1.3"), mpmath.mpf("0.7"), mpmath.mpf("0.1"), mpmath.mpf(2)
+        ref = -e * ((lam - b) ** a + (lam + b) ** a - 2 * lam ** a) / (2 * mpmath.cos(mpmath.pi * a / 2))
+        assert abs(v - ref) / abs(ref) < mpmath.mpf(10) ** -38
+    for kw, name in ((dict(alpha=2.5, lam=1.0), "alpha"), (dict(alpha=0.0, lam=1.0), "alpha"),
+                     (dict(alpha=1.5, lam=-1.0), "lam"), (dict(alpha=1.5, lam="nan"), "lam")):
+        with pytest.raises(ValueError, match=name):
+            psi_mp(0.1, **kw)
+    with pytest.raises(ValueError, match="beta"):
+        psi_mp("nan", alpha=1.5, lam=1.0)
+    with pytest.raises(ValueError, match="eta_j"):
+        psi_mp(0.1, alpha=1.5, lam=1.0, eta_j=-1)
+
+
+def test_resumed_sweep_point_has_the_fresh_python_types(tmp_path):
+    from levysde.studies.sweep import run_sweep
+
+    def task(point, seed):
+        return {"n": point["x"] * 2, "y": point["x"] / 4, "ok": True, "v": np.arange(3.0)}
+
+    pts = [{"x": 1}, {"x": 2}]
+    fresh = run_sweep(task, pts, store=str(tmp_path), scheduler="sequential", progress=False)
+    resumed = run_sweep(task, pts, store=str(tmp_path), scheduler="sequential", progress=False)
+    for a, b in zip(fresh, resumed, strict=True):
+        ra, rb = (r if isinstance(r, dict) else r.result for r in (a, b))
+        for key in ("n", "y", "ok"):
+            assert type(rb[key]) is type(ra[key]) and rb[key] == ra[key], (key, ra[key], rb[key])
+        assert np.array_equal(rb["v"], ra["v"])
+
+
+def test_fit_slope_and_classify_decay_validate_their_window_arguments():
+    from levysde.theory.envelope_decay import classify_decay, fit_slope
+
+    lags = np.geomspace(1, 1e4, 80)
+    f = lags ** -0.7
+    for kw, name in ((dict(f_floor=-1.0), "f_floor"), (dict(f_floor=float("nan")), "f_floor"),
+                     (dict(f_start=float("nan")), "f_start"), (dict(f_start=0.0), "f_start"),
+                     (dict(min_points=0), "min_points"), (dict(min_points=2.5), "min_points"),
+                     (dict(min_decades=-1.0), "min_decades")):
+        with pytest.raises(ValueError, match=name):
+            fit_slope(lags, f, **kw)
+    for kw, name in ((dict(f_floor=-1.0), "f_floor"), (dict(f_start=1e-301), "f_start"),
+                     (dict(lag_min=float("nan")), "lag_min"), (dict(lag_min=0.5), "lag_min"),
+                     (dict(min_points=0), "min_points"), (dict(min_points=2.5), "min_points")):
+        with pytest.raises(ValueError, match=name):
+            classify_decay(lags, f, **kw)
+    assert fit_slope(lags, f).slope == pytest.approx(-0.7, abs=1e-9)
+
+
+def test_check_array_increasing_with_allowed_nan_checks_the_other_entries():
+    from levysde.core.validate import check_array
+
+    out = check_array("x", [1.0, np.nan, 2.0, 3.0], allow_nan=True, increasing=True)
+    assert np.isnan(out[1]) and out[3] == 3.0
+    with pytest.raises(ValueError, match=r"x must .*got 1\.5 after 2\.0"):
+        check_array("x", [1.0, 2.0, np.nan, 1.5], allow_nan=True, increasing=True)

@@ -638,11 +638,11 @@ def test_simulation_eps_bounds_the_eps_bias():
     assert r.meta["eps"] == pytest.approx(eps)
 
 
-def _tempered_run(b, alpha, phase, *, depth=2.0, groups=8, n=3000, seed=21):
+def _tempered_run(b, alpha, phase, *, depth=2.0, groups=8, n=3000, seed=21, eq=0.5):
     """A SimulationResult whose X = -zeta beyond the equilibrium + depth has the exact density
     prop. to exp(-b y) y^(-1-alpha), y = X - x0 (rejection from d + Exp(b), acceptance (y/d)^(-1-alpha))."""
     rng = np.random.default_rng(seed)
-    eq = 0.5                                             # zeta of the equilibrium: x0 = -0.5
+    # eq: zeta of the equilibrium (default x0 = -0.5)
     ys = []
     for _ in range(groups):
         y = depth + rng.exponential(1 / b, size=8 * n)
@@ -671,8 +671,14 @@ def test_tempering_limited_fit_recovers_the_tempering_rate():
     assert fit.u == pytest.approx(-0.5 + 2.0) and fit.n_exceed == 8 * 3000
     assert 0 < fit.se < 0.1 and abs(fit.b - b) < 4 * fit.se, fit
     assert _tempered_run(b, alpha, "broad").tempering_limited_fit() is None
-    with pytest.raises(ValueError, match="u must exceed"):
-        _tempered_run(b, alpha, "collapsed").tempering_limited_fit(depth=-1.0)
+    for bad in (-1.0, 0.0, float("nan")):
+        with pytest.raises(ValueError, match="depth"):
+            _tempered_run(b, alpha, "collapsed").tempering_limited_fit(depth=bad)
+
+
+def test_tempering_limited_fit_reports_x0_plus_zero_at_equilibrium_zero():
+    fit = _tempered_run(2.0, 1.5, "collapsed", eq=0.0, groups=2, n=500).tempering_limited_fit()
+    assert fit.x0 == 0.0 and np.copysign(1.0, fit.x0) == 1.0
 
 
 @pytest.mark.parametrize("kw, name", [

@@ -168,13 +168,16 @@ def _plot(args, out, lags, f, plot_path) -> str:
     if out.get("decay_fit"):
         fit_window = (out["decay_fit"]["lag_lo"], out["decay_fit"]["lag_hi"])
     model = args.run_file is None
-    written = plot_envelope(
-        np.asarray(lags), None if f is None else np.asarray(f, dtype=float), plot_path,
-        beta=None if model else out.get("beta_theory"),
-        slope=None if model else out.get("slope"),
-        slope_window=out.get("slope_lag_range"), fit_window=fit_window,
-        f_label=(f"asymptotic prediction {out['form']}" if model and out.get("form") else None),
-        title=f"levysde envelope: {out['source']}")
+    try:
+        written = plot_envelope(
+            np.asarray(lags), None if f is None else np.asarray(f, dtype=float), plot_path,
+            beta=None if model else out.get("beta_theory"),
+            slope=None if model else out.get("slope"),
+            slope_window=out.get("slope_lag_range"), fit_window=fit_window,
+            f_label=(f"asymptotic prediction {out['form']}" if model and out.get("form") else None),
+            title=f"levysde envelope: {out['source']}")
+    except ValueError as exc:
+        raise ValueError("--plot: " + str(exc).removeprefix("path: ")) from None
     return f"levysde envelope: plot written to {written}\n"
 
 

@@ -126,7 +126,11 @@ def run(args) -> int:
     if plot_path:
         from levysde.plotting import plot_learnability
 
-        where = f"levysde learnability: plot written to {plot_learnability(res, plot_path, title=_title(info))}\n"
+        try:
+            written = plot_learnability(res, plot_path, title=_title(info))
+        except ValueError as exc:
+            raise ValueError("--plot: " + str(exc).removeprefix("path: ")) from None
+        where = f"levysde learnability: plot written to {written}\n"
     if args.json:
         sys.stderr.write(where)
         emit(json.dumps(report, indent=2, allow_nan=False) + "\n")

@@ -73,8 +73,9 @@ def install_hint(module: str, feature: str, error: ImportError | None = None) ->
 
     Raises
     ------
-    KeyError
-        When the top-level package of ``module`` is not one of :data:`EXTRAS`.
+    ValueError
+        When the top-level package of ``module`` is not one of :data:`EXTRAS` (``module``
+        must name matplotlib, distributed, tqdm or torch).
 
     Examples
     --------
@@ -82,6 +83,8 @@ def install_hint(module: str, feature: str, error: ImportError | None = None) ->
     figures needs matplotlib, which is not installed: pip install 'levysde[plot]'
     """
     top = module.split(".")[0]
+    if top not in EXTRAS:
+        raise ValueError(f"module must be one of the optional dependencies {sorted(EXTRAS)}, got {module!r}")
     missing = error is None or (isinstance(error, ModuleNotFoundError) and error.name in (top, module))
     why = "which is not installed" if missing else f"which fails to import ({' '.join(str(error).split())})"
     return f"{feature} needs {top}, {why}: pip install 'levysde[{EXTRAS[top]}]'"
@@ -117,4 +120,8 @@ def require(module: str, feature: str) -> types.ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise MissingExtraError(install_hint(module, feature, exc), name=module.split(".")[0]) from exc
+        top = module.split(".")[0]
+        if top not in EXTRAS:
+            raise MissingExtraError(f"{feature} needs {top}, which does not import "
+                                    f"({' '.join(str(exc).split())})", name=top) from exc
+        raise MissingExtraError(install_hint(module, feature, exc), name=top) from exc

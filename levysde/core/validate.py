@@ -387,7 +387,8 @@ def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = N
     allow_inf, allow_nan : bool
         Whether +-inf (NaN) entries pass; by default every entry must be finite.
     increasing : bool
-        Whether the entries (1-d) must be strictly increasing.
+        Whether the entries (1-d) must be strictly increasing. With ``allow_nan`` the order is
+        checked over the entries that are not NaN (a NaN breaks no order).
     why : str
         Reason for the range, appended to the range error in parentheses.
 
@@ -447,11 +448,14 @@ def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = N
         need += " (or NaN)"
     if np.any(bad):
         raise ValueError(f"{name} must be {need}{_suffix(why)}; got {float(arr[bad].flat[0])!r}")
-    down = np.flatnonzero(~(np.diff(arr.ravel()) > 0)) if increasing else np.empty(0, dtype=np.intp)
+    seq = arr.ravel()
+    if increasing and allow_nan:
+        seq = seq[~np.isnan(seq)]                # the order is checked over the non-NaN entries
+    down = np.flatnonzero(~(np.diff(seq) > 0)) if increasing else np.empty(0, dtype=np.intp)
     if len(down):
         i = down[0]
-        raise ValueError(f"{name} must be {need}{_suffix(why)}; got {float(arr.flat[i + 1])!r} after "
-                         f"{float(arr.flat[i])!r}")
+        raise ValueError(f"{name} must be {need}{_suffix(why)}; got {float(seq[i + 1])!r} after "
+                         f"{float(seq[i])!r}")
     return arr
 
 

@@ -1041,13 +1041,31 @@ def _model_checks(rep: CheckReport) -> None:
 
 
 def _lam_for_bound(rep: CheckReport):
-    """(lam_hat, replicates) of the jump fit when the jump law is identified, else (unavailable, None)."""
+    """(lam_hat, replicates, source) for the tempering gate: the characteristic-function fit's lam_hat
+    where lam itself is identified (jumps fitted, status OK, a finite error, its jackknife bias at most
+    JACKKNIFE_BIAS_LIMIT of its error), else (unavailable with the reason, None, "").
+
+    The gate needs lam, not the whole jump law: alpha, eta_J or eta_G need not pass their checks
+    (the model check ``jump_fit``). Where lam is OK its error covered the truth 0.88 / 0.98 of the time
+    on the independent generator (docs/calibration.md): conservative."""
     f = rep.fit
-    g = rep.model_checks.get("jump_fit")
-    if f is None or g is None or not g.passed:
-        return unavailable(g.reason if g is not None else "no SDE fit", Status.NOT_IDENTIFIED), None
-    reps = floored_replicates(f.replicates, getattr(f.noise, "model_se", np.full(4, np.nan)))
-    return f.noise.lam, (reps[:, 4] if reps.shape[0] >= 3 else None)
+    if f is None:
+        return unavailable("no SDE fit", Status.NOT_IDENTIFIED), None, ""
+    n = f.noise
+    lam = n.lam
+    if n.mode != "jumps":
+        why = "no jump fit (" + (n.eta_j.flag or "no jumps detected") + ")"
+        return unavailable(why, Status.NOT_IDENTIFIED), None, ""
+    if not (lam.status is Status.OK and lam.ok and math.isfinite(lam.se) and lam.se > 0):
+        return unavailable("lam_hat " + (lam.flag or str(lam.status)), Status.NOT_IDENTIFIED), None, ""
+    reps = floored_replicates(f.replicates, getattr(n, "model_se", np.full(4, np.nan)))
+    loo = reps[:, 4] if reps.shape[0] >= 3 else None
+    if loo is not None:
+        b = jackknife_bias(f.replicates[:, 4], lam.value)
+        if math.isfinite(b) and abs(b) > JACKKNIFE_BIAS_LIMIT * lam.se:
+            return unavailable(f"lam_hat: jackknife bias {b / lam.se:+.2f} se (> {JACKKNIFE_BIAS_LIMIT:g})",
+                               Status.NOT_IDENTIFIED), None, ""
+    return lam, loo, "characteristic-function fit of the increments (lam_hat identified)"
 
 
 def _gates(rep: CheckReport, R: int, Q: int) -> None:
@@ -1071,8 +1089,8 @@ def _gates(rep: CheckReport, R: int, Q: int) -> None:
     rep.add_gate("dynamics", bd.status is Status.OK and bd.ok, "beta_dynamics: " + (bd.flag or str(bd.status)),
                  status=Status.UNAVAILABLE)
     dyn_loo = _dyn_loo(rep.dynamics)
-    lam, lam_loo = _lam_for_bound(rep)
-    adm = rep.admissibility = admissibility_test(bd, lam, beta_loo=dyn_loo, lam_loo=lam_loo)
+    lam, lam_loo, source = _lam_for_bound(rep)
+    adm = rep.admissibility = admissibility_test(bd, lam, beta_loo=dyn_loo, lam_loo=lam_loo, source=source)
     c = rep.closure = closure_test(bt, bd, tail_loo=rep.tail_loo, dyn_loo=dyn_loo)
     if adm.status is Status.FAILED:               # the root lies beyond lam: no admissible root
         rep.add_gate("tempering", True)
@@ -1095,14 +1113,18 @@ def _gates(rep: CheckReport, R: int, Q: int) -> None:
     if side == "concentrated":
         rep.add_gate("tempering", adm.status is Status.OK, "tempering: " + adm.reason,
                      status=Status.FAILED if adm.status is Status.OK else Status.UNAVAILABLE)
+    elif math.isfinite(adm.z) and adm.z <= 0:    # lam_hat identified, the root at or beyond it
+        rep.add_gate("tempering", False, "tempering: the root is at or beyond the tempering cut-off (" + adm.reason
+                     + "): the data's best estimate has no admissible root, and a collapsed set with lam < 1 reads "
+                     "as broad", status=Status.UNAVAILABLE)
     else:
         rep.add_gate("tempering", True)
     rep.call = side
     rep.evidence = (f"closure: beta_tail and beta_dynamics agree (z = {c.z:+.2f}), beta_combined = "
                     f"{c.combined.value:.3g} +- {c.combined.se:.2g}; "
-                    + (adm.reason if side == "concentrated" else
-                       "broad is called without a bound on lam (a collapsed set with a cut-off lam < 1 would read as "
-                       "broad: its time scales have an infinite mean as well)"))
+                    + (adm.reason if side == "concentrated" or math.isfinite(adm.z) else
+                       "broad is called without a bound on lam (lam_hat not identified; a collapsed set with a cut-off "
+                       "lam < 1 would read as broad: its time scales have an infinite mean as well)"))
 
 
 def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "gate",

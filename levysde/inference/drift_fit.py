@@ -414,7 +414,7 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
         Share of the z mass (from the left) whose bins form the left region of the plateau fit,
         in (0, 1].
     min_count : int, default 20
-        Fewest increments for a bin to enter the fit.
+        Fewest increments for a bin to enter the fit, >= 2.
     start : tuple of 3 floats, optional
         Start ``(kappa, log width, z0)`` of the form fit (:func:`fit_saturating`).
     edges : array_like, optional
@@ -436,9 +436,10 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
     Raises
     ------
     ValueError
-        For fewer than ``3 * min_count`` increments (fewer than ``2 * min_count`` is refused
-        first), ``bins`` < 3, ``drift_fraction`` outside (0, 1], or when fewer than 3 bins are
-        populated (zeta takes too few distinct values).
+        For ``dz`` not finite or ``dt`` not finite and > 0 (or either not of the shape of
+        ``z``), ``min_count`` not an integer >= 2, fewer than ``3 * min_count`` increments
+        (fewer than ``2 * min_count`` is refused first), ``bins`` < 3, ``drift_fraction``
+        outside (0, 1], or when fewer than 3 bins are populated (zeta takes too few distinct values).
 
     Notes
     -----
@@ -472,7 +473,10 @@ def estimate_drift(z, dz, dt, *, bins: int = 60, drift_fraction: float = 0.6,
     (0.47, <Status.OK: 'ok'>, True)
     """
     z = np.asarray(z, dtype=float)
-    v = np.asarray(dz, dtype=float) / np.asarray(dt, dtype=float)
+    dz = check_array("dz", dz, shape=z.shape)
+    dt = check_array("dt", dt, shape=z.shape, lo=0.0, lo_open=True)
+    min_count = check_int("min_count", min_count, 2, why="a bin's standard error needs 2 increments")
+    v = dz / dt
     bins = check_int("bins", bins, 3)
     check_real("drift_fraction", drift_fraction, 0.0, 1.0, lo_open=True)
     if z.size < 2 * min_count:

@@ -295,6 +295,8 @@ class Admissibility:
         The cut-off used and its error.
     reason : str
         What was found, in words.
+    source : str
+        Where lam_hat came from ("" without one).
 
     Examples
     --------
@@ -312,15 +314,16 @@ class Admissibility:
     lam_hat: float
     lam_se: float
     reason: str
+    source: str = ""
 
     def as_json(self) -> dict:
         return {"status": str(self.status), "evidence": self.evidence, "z": finite_or_none(self.z),
                 "lam_hat": finite_or_none(self.lam_hat), "lam_hat_se": finite_or_none(self.lam_se),
-                "reason": self.reason}
+                "lam_hat_source": self.source or None, "reason": self.reason}
 
 
 def admissibility_test(beta: Estimate, lam: Estimate, *, beta_loo=None, lam_loo=None,
-                       z_crit: float = ADMISSIBLE_Z) -> Admissibility:
+                       z_crit: float = ADMISSIBLE_Z, source: str = "") -> Admissibility:
     r"""Is ``beta`` (the tail rate / the dynamics' root) inside the domain (0, lam) of the jumps'
     Laplace exponent (docs/specification.md §4)?
 
@@ -344,6 +347,8 @@ def admissibility_test(beta: Estimate, lam: Estimate, *, beta_loo=None, lam_loo=
         difference is then their jackknife.
     z_crit : float, default :data:`ADMISSIBLE_Z`
         One-sided critical value (the normal 1 % level).
+    source : str, optional
+        Where lam came from (reported in ``Admissibility.source``).
 
     Returns
     -------
@@ -375,12 +380,12 @@ def admissibility_test(beta: Estimate, lam: Estimate, *, beta_loo=None, lam_loo=
     """
     if not _usable(beta):
         return Admissibility(Status.NOT_IDENTIFIED, "lambda_not_identified", float("nan"), float("nan"),
-                             float("nan"), f"no beta to compare with lam: {beta.flag or beta.status}")
+                             float("nan"), f"no beta to compare with lam: {beta.flag or beta.status}", source)
     if not (lam.status is Status.OK and lam.ok and math.isfinite(lam.se) and lam.se > 0):
         return Admissibility(Status.NOT_IDENTIFIED, "lambda_not_identified", float("nan"), lam.value, lam.se,
                              "the jumps' tempering cut-off lam is not identified ("
                              + (lam.flag or str(lam.status)) + "): a root in (0, lam) (concentrated) and no root "
-                             "(collapsed, the empirical root then lies beyond lam) cannot be told apart")
+                             "(collapsed, the empirical root then lies beyond lam) cannot be told apart", source)
     se = math.hypot(beta.se, lam.se)
     if beta_loo is not None and lam_loo is not None:
         bl, ll = np.asarray(beta_loo, dtype=float), np.asarray(lam_loo, dtype=float)
@@ -390,9 +395,9 @@ def admissibility_test(beta: Estimate, lam: Estimate, *, beta_loo=None, lam_loo=
     z = (lam.value - beta.value) / se
     txt = f"lam_hat {lam.value:.3g} +- {lam.se:.2g} vs beta {beta.value:.3g} +- {beta.se:.2g} (z = {z:+.2f})"
     if z > z_crit:
-        return Admissibility(Status.OK, "root_below_lambda", z, lam.value, lam.se, "root below lam: " + txt)
+        return Admissibility(Status.OK, "root_below_lambda", z, lam.value, lam.se, "root below lam: " + txt, source)
     if z < -z_crit:
         return Admissibility(Status.FAILED, "root_beyond_lambda", z, lam.value, lam.se,
-                             "no admissible root: the root lies beyond the tempering cut-off, " + txt)
+                             "no admissible root: the root lies beyond the tempering cut-off, " + txt, source)
     return Admissibility(Status.NOT_IDENTIFIED, "lambda_not_identified", z, lam.value, lam.se,
-                         f"root and tempering cut-off not significantly apart (|z| <= {z_crit:g}): {txt}")
+                         f"root and tempering cut-off not significantly apart (|z| <= {z_crit:g}): {txt}", source)

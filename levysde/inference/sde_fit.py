@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from levysde.core.status import Estimate, Status, unavailable, with_se
-from levysde.core.validate import check_array, check_real
+from levysde.core.validate import check_array, check_int, check_real
 from levysde.inference.drift_fit import DriftEstimate, estimate_drift, increments, kappa_flag, restoring_plateau
 from levysde.inference.noise_fit import NoiseEstimate, edge_flags, estimate_noise, floor_se
 from levysde.stats.jackknife import jackknife_se, neuron_groups
@@ -287,7 +287,8 @@ class Prediction:
         :math:`\beta^*`, the root of the characteristic equation, with its jackknife error;
         unavailable when there is no admissible root.
     eta_j_star : levysde.core.status.Estimate
-        The threshold jump intensity :math:`\eta_J^*` with its error; unavailable for lam = 0.
+        The threshold jump intensity :math:`\eta_J^*` with its error; unavailable for lam = 0
+        and without fitted jumps.
     phase : str
         The phase of the point estimate (:func:`levysde.theory.classify`), or "unavailable".
     phase_probabilities : dict
@@ -396,7 +397,7 @@ def predict(fit: SDEFit, *, n_boot: int = 400, seed: int = 0) -> Prediction:
     fit : SDEFit
         From :func:`fit_sde`.
     n_boot : int, default 400
-        Normal draws of the parameters for the phase probabilities (>= 1).
+        Normal draws of the parameters for the phase probabilities, an integer >= 1.
     seed : int, default 0
         Seed of the draws.
 
@@ -404,7 +405,14 @@ def predict(fit: SDEFit, *, n_boot: int = 400, seed: int = 0) -> Prediction:
     -------
     Prediction
         beta*, eta_J*, the phase, its probabilities and the tail rate; status UNAVAILABLE (phase
-        "unavailable") without a restoring plateau or eta_G.
+        "unavailable") without a restoring plateau or eta_G. Without jumps (Gaussian noise
+        fit) eta_J* is unavailable: the threshold depends on a tempering the data do not
+        constrain.
+
+    Raises
+    ------
+    ValueError
+        If ``n_boot`` is not an integer >= 1.
 
     Notes
     -----
@@ -439,6 +447,7 @@ def predict(fit: SDEFit, *, n_boot: int = 400, seed: int = 0) -> Prediction:
     {'concentrated': 1.0}
     """
 
+    n_boot = check_int("n_boot", n_boot, 1)
     k, j = fit.kappa, fit.noise
     g = j.eta_g
     if not restoring_plateau(k):
@@ -486,5 +495,8 @@ def predict(fit: SDEFit, *, n_boot: int = 400, seed: int = 0) -> Prediction:
             probs["no plateau"] = float(1 - keep.mean())
     beta = Estimate(float(r.beta_star), b_se, flag) if np.isfinite(r.beta_star) else \
         unavailable(f"no admissible root: {r.phase}")
-    star = Estimate(float(r.eta_j_star), s_se) if np.isfinite(r.eta_j_star) else unavailable("lam = 0")
+    if not has_jumps:
+        star = unavailable("no jumps fitted: eta_J* needs alpha and lam, which Gaussian noise does not determine")
+    else:
+        star = Estimate(float(r.eta_j_star), s_se) if np.isfinite(r.eta_j_star) else unavailable("lam = 0")
     return Prediction(beta, star, str(r.phase), probs, float(r.tail_rate), p)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from levysde.core.validate import check_int
+
 __all__ = ["CheckpointTaus", "read_checkpoint_taus", "CKPT_TAU_PATTERN", "MAX_UNITS", "MAX_CHECKPOINTS"]
 
 #: file names of the author's per-checkpoint time scales: ``ckpt_<epoch>_taus.npy``
@@ -122,7 +124,8 @@ def read_checkpoint_taus(path: str | os.PathLike[str], *, min_checkpoints: int =
     path : str or path-like
         The ``checkpoint_taus`` directory, or a model directory that contains one.
     min_checkpoints : int, optional
-        Fewest checkpoint files required (default 1; a trajectory needs 2 or more).
+        Fewest checkpoint files required, an integer >= 1 (default 1; a trajectory needs 2
+        or more).
 
     Returns
     -------
@@ -132,7 +135,8 @@ def read_checkpoint_taus(path: str | os.PathLike[str], *, min_checkpoints: int =
     Raises
     ------
     ValueError
-        One line naming the directory or file: the path is missing or not a directory; fewer
+        ``min_checkpoints`` is not an integer >= 1. One line naming the directory or file: the
+        path is missing or not a directory; fewer
         than ``min_checkpoints`` ``ckpt_<epoch>_taus.npy`` files; two files for one epoch; a
         file that is not a .npy array, holds objects or a non-float dtype, is not 1-d, is empty,
         has more than :data:`MAX_UNITS` units or a different number of units than the others;
@@ -154,6 +158,7 @@ def read_checkpoint_taus(path: str | os.PathLike[str], *, min_checkpoints: int =
     >>> ct.epoch.tolist(), ct.n_censored.tolist()
     ([1, 40], [1, 0])
     """
+    min_checkpoints = check_int("min_checkpoints", min_checkpoints, 1)
     p = os.fspath(path)
     if not os.path.exists(p):
         raise ValueError(f"no such directory: {p}")
@@ -170,9 +175,9 @@ def read_checkpoint_taus(path: str | os.PathLike[str], *, min_checkpoints: int =
         if e in by_epoch:
             raise ValueError(f"{d}: two files for epoch {e}: {by_epoch[e]} and {name}")
         by_epoch[e] = name
-    if len(by_epoch) < max(1, int(min_checkpoints)):
+    if len(by_epoch) < min_checkpoints:
         raise ValueError(f"{d}: {len(by_epoch)} ckpt_<epoch>_taus.npy file(s); need at least "
-                         f"{max(1, int(min_checkpoints))}")
+                         f"{min_checkpoints}")
     if len(by_epoch) > MAX_CHECKPOINTS:
         raise ValueError(f"{d}: {len(by_epoch)} checkpoint files; at most {MAX_CHECKPOINTS} are read")
     epochs = sorted(by_epoch)

@@ -256,12 +256,12 @@ def load_run(path: str | os.PathLike[str]) -> dict[str, Any]:
     return data
 
 
-def checkpoint_path(run_path: str) -> str:
+def checkpoint_path(run_path: str | os.PathLike[str]) -> str:
     """Checkpoint file that goes with run file ``run_path``: ``RUN.npz`` -> ``RUN.ckpt``.
 
     Parameters
     ----------
-    run_path : str
+    run_path : str or path-like
         The run file; a name without the ``.npz`` suffix gets ``.ckpt`` appended.
 
     Returns
@@ -274,8 +274,9 @@ def checkpoint_path(run_path: str) -> str:
     >>> print(checkpoint_path('runs/diag.npz'))
     runs/diag.ckpt
     """
-    root, ext = os.path.splitext(run_path)
-    return (root if ext == ".npz" else run_path) + ".ckpt"
+    p = os.fspath(run_path)
+    root, ext = os.path.splitext(p)
+    return (root if ext == ".npz" else p) + ".ckpt"
 
 
 def check_writable(path: str, what: str = "output") -> None:

@@ -420,13 +420,15 @@ class SimulationResult:
         Raises
         ------
         ValueError
-            When the fit cannot be made (too few samples beyond the threshold, depth <= 0).
+            Naming ``depth`` when it is not a finite real > 0; when the fit cannot be made (too
+            few samples beyond the threshold).
         """
 
+        depth = check_real("depth", depth, 0.0, lo_open=True)
         m = self.meta
         if not (m.phase == "collapsed" and m.eta_j > 0 and m.lam > 0):
             return None
-        return tempered_fit_result(self, -m.equilibrium + depth)
+        return tempered_fit_result(self, 0.0 - m.equilibrium + depth)
 
     def tail_scan(self, us: ArrayLike | None = None, **kwargs: Any) -> list[TailEstimate]:
         """:func:`levysde.stats.tails.threshold_scan` on this run.

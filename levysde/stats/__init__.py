@@ -4,6 +4,8 @@ and by the inference layer alike.
 * ``tails``: the stationary left tail: Hill-type rates on samples and histograms, threshold
   scans, the tempered fit, the tail amplitude (docs/specification.md §7, §8);
 * ``jackknife``: the delete-a-group jackknife: groups, standard error, bias;
+* ``tempered_pareto``: the tempered Pareto law ``x^(-1-alpha) e^(-lam x)`` above a threshold (the
+  jump sizes of a tempered stable law): density, exact samples, peaks-over-threshold MLE;
 * ``stable_fit``: the symmetric alpha-stable fit by the empirical characteristic function, from
   per-group sums (so that resampling groups costs no second pass over the samples).
 
@@ -17,6 +19,7 @@ __getattr__, __dir__, __all__ = lazy.attach(
     submod_attrs={
         "stable_fit": ["ECF_POINTS", "ECF_U_RANGE", "ECF_PHI2_RANGE", "ecf_grid", "ecf_sums", "ecf_points",
                        "fit_from_sums", "robust_half_iqr"],
+        "tempered_pareto": ["TemperedParetoFit"],
         "jackknife": ["JACKKNIFE_BIAS_LIMIT", "jackknife_bias", "jackknife_se", "neuron_groups"],
         "tails": [
             "CHECK_LEVEL",

@@ -57,7 +57,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize, stats
 
-from levysde.core.validate import check_array, check_real, check_samples
+from levysde.core.validate import check_array, check_int, check_real, check_samples
 from levysde.stats.jackknife import jackknife_se
 
 __all__ = ["TailEstimate", "hill_rate", "hill_index", "tail_from_samples", "tail_from_histogram",
@@ -202,7 +202,7 @@ def hill_index(sizes: ArrayLike, u: float, *, factors: tuple[float, ...] = (1.0,
     factors : tuple of float, optional
         Thresholds :math:`u_i = u \cdot \mathrm{factor}_i`, each factor > 0 (default 1, 1.5, 2, 3).
     min_exceed : int, optional
-        Fewest sizes beyond a threshold for it to be reported (default 10).
+        Fewest sizes beyond a threshold for it to be reported, an integer >= 1 (default 10).
 
     Returns
     -------
@@ -213,7 +213,8 @@ def hill_index(sizes: ArrayLike, u: float, *, factors: tuple[float, ...] = (1.0,
     Raises
     ------
     ValueError
-        Naming ``sizes`` (empty or not finite), ``u`` (not > 0) or ``factors`` (not > 0).
+        Naming ``sizes`` (empty or not finite), ``u`` (not > 0), ``factors`` (not > 0) or
+        ``min_exceed`` (not an integer >= 1).
 
     Notes
     -----
@@ -241,6 +242,7 @@ def hill_index(sizes: ArrayLike, u: float, *, factors: tuple[float, ...] = (1.0,
     z = check_array("sizes", sizes, min_size=1).ravel()
     check_real("u", u, 0.0, lo_open=True, why="the smallest size of the scan")
     check_array("factors", factors, ndim=1, min_size=1, lo=0.0, lo_open=True)
+    min_exceed = check_int("min_exceed", min_exceed, 1)
     z = z[z > 0]
     out = []
     for q in factors:
@@ -910,7 +912,7 @@ def tempered_fit_result(res: HistogramRun, u: float, **kwargs: Any) -> TemperedF
     2.0 1.5 True
     """
     return tempered_fit(res.hist_edges, res.hist_counts, u, alpha=res.meta.alpha,
-                        x0=-res.meta.equilibrium, outside=res.hist_outside, **kwargs)
+                        x0=0.0 - res.meta.equilibrium, outside=res.hist_outside, **kwargs)
 
 
 # --- amplitude and rate from samples (the Tauberian input) -----------------------------------

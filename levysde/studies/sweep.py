@@ -118,7 +118,8 @@ def load_point(path) -> tuple[dict, int, dict]:
     seed : int
         Its seed (:func:`point_seed`).
     result : dict
-        The task's result; scalars come back as numpy scalars, arrays as arrays.
+        The task's result; scalars come back as Python scalars (int, float, bool, str: the
+        values a fresh run of the task gives for Python scalars), arrays as arrays.
 
     Raises
     ------
@@ -133,14 +134,14 @@ def load_point(path) -> tuple[dict, int, dict]:
     >>> with tempfile.TemporaryDirectory() as store:
     ...     _ = run_sweep(square, [{"x": 1}, {"x": 2}], store=store, scheduler="sequential", progress=False)
     ...     point, seed, result = load_point(os.path.join(store, "point_000001.npz"))
-    >>> print(point, seed == point_seed(0, 1), int(result["y"]))
+    >>> print(point, seed == point_seed(0, 1), result["y"])
     {'x': 2} True 4
     """
     check_archive(path, "sweep point file")      # before np.load allocates what the headers declare
     try:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
-            result = {k[2:]: (z[k][()] if z[k].ndim == 0 else z[k]) for k in z.files if k.startswith("r_")}
+            result = {k[2:]: (z[k].item() if z[k].ndim == 0 else z[k]) for k in z.files if k.startswith("r_")}
         return meta["point"], meta["seed"], result
     except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
         raise ValueError(f"cannot read sweep point {path!r}: not a point file of levysde.studies.sweep "

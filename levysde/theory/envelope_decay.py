@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from levysde.core.jsonable import finite_or_none
-from levysde.core.validate import check_array, check_real
+from levysde.core.validate import check_array, check_int, check_real
 
 __all__ = ['local_slope', 'fit_slope', 'SlopeFit', 'classify_decay', 'DecayClass', 'DECAY_CLASSES', 'MIN_LOG_DECAY',
            'MIN_SLOPE_DECADES']
@@ -164,7 +164,7 @@ def fit_slope(lags: ArrayLike, f: ArrayLike, *, lag_range: tuple[float, float] |
     f_start : float, optional
         The default window starts where f has fallen to f_start (default 0.5).
     min_points : int, optional
-        Fewest lags in the window (default 4).
+        Fewest lags in the window, an integer >= 2 (default 4).
     min_decades : float, optional
         Fewest decades of lag the window must span, >= 0 (default :data:`MIN_SLOPE_DECADES`).
 
@@ -176,7 +176,9 @@ def fit_slope(lags: ArrayLike, f: ArrayLike, *, lag_range: tuple[float, float] |
     Raises
     ------
     ValueError
-        For bad input, fewer than ``min_points`` lags in the window, or a window of fewer than
+        For bad input (naming the argument: ``f_floor`` < 0, ``f_start`` <= ``f_floor``,
+        ``min_points`` not an integer >= 2, ``min_decades`` < 0), fewer than ``min_points``
+        lags in the window, or a window of fewer than
         ``min_decades`` decades of lag (default :data:`MIN_SLOPE_DECADES`: an exponent from a
         shorter range is withheld; 0 disables the rule).
 
@@ -198,6 +200,10 @@ def fit_slope(lags: ArrayLike, f: ArrayLike, *, lag_range: tuple[float, float] |
     -0.8 2.0 11
     """
     lag, fv = _check_curve(lags, f)
+    f_floor = check_real("f_floor", f_floor, 0.0)
+    f_start = check_real("f_start", f_start, f_floor, lo_open=True, why="above f_floor")
+    min_points = check_int("min_points", min_points, 2, why="a line needs 2 points")
+    min_decades = check_real("min_decades", min_decades, 0.0)
     if lag_range is not None:
         lo, hi = (float(v) for v in check_array("lag_range", lag_range, shape=(2,), lo=0.0, lo_open=True))
         if not lo < hi:
@@ -218,7 +224,7 @@ def fit_slope(lags: ArrayLike, f: ArrayLike, *, lag_range: tuple[float, float] |
                          f"(f in ({f_floor:g}, {f_start:g}]); need >= {min_points}: extend the lags")
     lo_, hi_ = float(lag[ok][0]), float(lag[ok][-1])
     decades = math.log10(hi_ / lo_)
-    if decades < check_real("min_decades", min_decades, 0.0) * (1 - 1e-12):
+    if decades < min_decades * (1 - 1e-12):
         raise ValueError(f"lags: the slope window spans lags {lo_:.3g} to {hi_:.3g}, {decades:.2g} decades; a "
                          f"power-law exponent needs >= {min_decades:g} decade (extend the lags or the "
                          f"spectrum)")
@@ -307,9 +313,9 @@ def classify_decay(lags: ArrayLike, f: ArrayLike, *, f_floor: float = 1e-300, f_
     f_start : float, optional
         Lags with f > f_start are left out (the bulk; default 0.5).
     lag_min : float, optional
-        Lags below it are left out (default e, where log log l = 0).
+        Lags below it are left out, > 1 (default e, where log log l = 0).
     min_points : int, optional
-        Fewest lags in the window (default 6).
+        Fewest lags in the window, an integer >= 4 (default 6).
 
     Returns
     -------
@@ -320,7 +326,8 @@ def classify_decay(lags: ArrayLike, f: ArrayLike, *, f_floor: float = 1e-300, f_
     ------
     ValueError
         For bad input (naming the argument: non-finite or negative f, lags that are not positive
-        and increasing), fewer than ``min_points`` lags in the window, or an f that does not
+        and increasing, ``f_floor`` < 0, ``f_start`` <= ``f_floor``, ``lag_min`` <= 1,
+        ``min_points`` not an integer >= 4), fewer than ``min_points`` lags in the window, or an f that does not
         decay on it (falls by less than :data:`MIN_LOG_DECAY` in log f: a constant or rising
         envelope has no decay class).
 
@@ -351,6 +358,10 @@ def classify_decay(lags: ArrayLike, f: ArrayLike, *, f_floor: float = 1e-300, f_
     exponential 50.0
     """
     lag, fv = _check_curve(lags, f)
+    f_floor = check_real("f_floor", f_floor, 0.0)
+    f_start = check_real("f_start", f_start, f_floor, lo_open=True, why="above f_floor")
+    lag_min = check_real("lag_min", lag_min, 1.0, lo_open=True, why="log log l is defined for l > 1")
+    min_points = check_int("min_points", min_points, 4, why="three forms of two parameters each are compared")
     ok = _fit_window(lag, fv, f_floor, f_start, lag_min)
     if np.count_nonzero(ok) < min_points:
         raise ValueError(f"lags: only {np.count_nonzero(ok)} lags with l >= {lag_min:g} and f in "

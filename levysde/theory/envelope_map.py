@@ -848,14 +848,18 @@ def valid_lag_max(zeta_min: float, factor: float = 1.0) -> float:
     zeta_min : float
         The smallest zeta of the data (log of the smallest decay rate).
     factor : float, optional
-        Multiple of the longest time scale to allow, > 0 (default 1). Neither argument is
-        validated: a NaN ``zeta_min`` gives NaN.
+        Multiple of the longest time scale to allow, finite and > 0 (default 1).
 
     Returns
     -------
     float
         :math:`\ell_{\max} = \text{factor}\cdot e^{-\zeta_{\min}} = \text{factor}\cdot\tau_{\max}`
         in steps; +inf beyond the double range.
+
+    Raises
+    ------
+    ValueError
+        If ``zeta_min`` is not a finite real or ``factor`` is not a finite real > 0.
 
     Notes
     -----
@@ -875,5 +879,7 @@ def valid_lag_max(zeta_min: float, factor: float = 1.0) -> float:
     >>> print(valid_lag_max(-5.0))
     148.4131591025766
     """
+    zeta_min = check_real("zeta_min", zeta_min)
+    factor = check_real("factor", factor, 0.0, lo_open=True)
     with np.errstate(over="ignore"):
-        return float(factor * np.exp(-float(zeta_min)))
+        return float(factor * np.exp(-zeta_min))

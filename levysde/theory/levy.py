@@ -697,22 +697,26 @@ def psi_mp(beta: float | str | mpmath.mpf, *, alpha: float | str | mpmath.mpf, l
     beta : float, str or mpmath.mpf
         Real argument (a string such as ``"0.1"`` is read exactly at mpmath precision).
     alpha : float, str or mpmath.mpf
-        Stability index, in (0, 2). Not validated: a value outside gives the closed form's
-        number, which is meaningless there.
+        Stability index, in (0, 2).
     lam : float, str or mpmath.mpf
-        Tempering, >= 0.
+        Tempering, finite and >= 0.
     eta_j : float, str or mpmath.mpf, optional
         Jump intensity, >= 0 (default 1).
     dps : int, optional
-        Correct decimal digits wanted (default 40).
+        Correct decimal digits wanted, an integer >= 1 (default 40).
 
     Returns
     -------
     mpmath.mpf
         :math:`\Psi(\beta)`; 0 for beta = 0 or eta_j = 0, ``+inf`` for lam = 0 or
-        :math:`|\beta| > \lambda`. The value is rounded on return to the caller's precision
-        (``mpmath.mp.dps``, 15 unless changed): set ``mpmath.mp.dps`` (or use
-        ``mpmath.workdps``) to at least ``dps`` to keep every digit.
+        :math:`|\beta| > \lambda`. The number carries ``dps`` digits whatever the caller's
+        ``mpmath.mp.dps`` (arithmetic on it afterwards is at the caller's precision).
+
+    Raises
+    ------
+    ValueError
+        If ``alpha`` is not in (0, 2), ``lam`` or ``eta_j`` is not a finite real >= 0,
+        ``beta`` is not a finite real (NaN included), or ``dps`` is not an integer >= 1.
 
     Notes
     -----
@@ -731,20 +735,29 @@ def psi_mp(beta: float | str | mpmath.mpf, *, alpha: float | str | mpmath.mpf, l
 
     Examples
     --------
-    >>> print(mpmath.nstr(psi_mp(0.5, alpha=1.5, lam=2.0, eta_j=3.0), 15))   # at the caller's mp.dps
-    0.282369232654185
-    >>> with mpmath.workdps(30):
-    ...     print(mpmath.nstr(psi_mp(0.5, alpha=1.5, lam=2.0, eta_j=3.0, dps=30), 25))
+    >>> print(mpmath.nstr(psi_mp(0.5, alpha=1.5, lam=2.0, eta_j=3.0, dps=30), 25))
     0.2823692326541852719711555
     """
-    alpha = mpmath.mpf(alpha)
-    lam = mpmath.mpf(lam)
-    eta_j = mpmath.mpf(eta_j)
-    beta = abs(mpmath.mpf(beta))
-    if eta_j == 0 or beta == 0:
-        return mpmath.mpf(0)
-    if lam == 0 or beta > lam:
-        return mpmath.inf
+    dps = check_int("dps", dps, 1)
+    with mpmath.workdps(dps + 20):
+        def real(name, value, lo, hi, lo_open, rng):
+            try:
+                v = mpmath.mpf(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"{name} must be a real number {rng}, got {value!r}") from None
+            if not mpmath.isfinite(v) or (lo is not None and (v <= lo if lo_open else v < lo)) \
+                    or (hi is not None and v >= hi):
+                raise ValueError(f"{name} must be a finite real {rng}, got {value!r}")
+            return v
+        alpha = real("alpha", alpha, 0, 2, True, "in (0, 2)")
+        lam = real("lam", lam, 0, None, False, ">= 0")
+        eta_j = real("eta_j", eta_j, 0, None, False, ">= 0")
+        beta = abs(real("beta", beta, None, None, False, "(finite)"))
+    with mpmath.workdps(dps):
+        if eta_j == 0 or beta == 0:
+            return mpmath.mpf(0)
+        if lam == 0 or beta > lam:
+            return mpmath.inf
     x = beta / lam
     extra = 10 + int(2 * max(0, -mpmath.log10(x))) + \
         (int(max(0, -mpmath.log10(abs(alpha - 1)))) if alpha != 1 else 0)
@@ -756,4 +769,5 @@ def psi_mp(beta: float | str | mpmath.mpf, *, alpha: float | str | mpmath.mpf, l
         else:
             val = -eta_j * ((lam - beta) ** alpha + (lam + beta) ** alpha - 2 * lam ** alpha) \
                 / (2 * mpmath.cos(mpmath.pi * alpha / 2))
-    return +val
+    with mpmath.workdps(dps):
+        return +val                      # an mpf of dps digits, whatever the caller's mp.dps
