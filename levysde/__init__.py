@@ -1,8 +1,14 @@
-"""levysde: why trained recurrent networks forget slowly (a power law) or fast.
+r"""levysde: why trained recurrent networks forget slowly (a power law) or fast.
 
-The per-neuron log decay rate zeta_q of a trained RNN moves during training like the 1-d SDE
-``dzeta = F(zeta) dt + sqrt(2 eta_G) dW + dJ`` with J a symmetric tempered alpha-stable Levy
-process. This package computes the theory (the spectral exponent beta*, threshold, phases),
+The per-neuron log decay rate :math:`\zeta_q` of a trained RNN moves during training like the
+1-d SDE
+
+.. math::
+
+    d\zeta = F(\zeta)\, dt + \sqrt{2 \eta_G}\, dW + dJ
+
+with :math:`J` a symmetric tempered :math:`\alpha`-stable Levy process. This package computes
+the theory (the spectral exponent :math:`\beta^*`, threshold, phases),
 simulates the SDE, maps time-scale spectra to forgetting envelopes and checks all of it against
 trained networks (docs/theory.md, docs/specification.md).
 

@@ -125,8 +125,9 @@ class Estimate:
         available value (``ok`` is then still True); None when there is nothing to say.
     log_se : float, default NaN
         For positive estimates whose error is multiplicative (e.g. kappa_hat): the standard
-        error of log(value); the k-sigma interval is then ``value * exp(+-k log_se)`` and ``se``
-        is its delta-method size ``value * log_se``. NaN when the interval is symmetric,
+        error of :math:`\log(\mathrm{value})`; the :math:`k`-sigma interval is then
+        :math:`v\, e^{\pm k s}` (:math:`v` = ``value``, :math:`s` = ``log_se``) and ``se`` is its
+        delta-method size :math:`v s`. NaN when the interval is symmetric,
         value +- k se.
     status : Status, default ``Status.OK``
         The outcome; code branches on it, never on ``flag``. OK with a non-finite ``value``

@@ -86,16 +86,24 @@ class Independence:
 def independence_test(zeta, step=None, *, level: float = INDEPENDENCE_LEVEL) -> Independence:
     r"""Test the neurons for a common component in their increments at the same record.
 
-    For each record r with Q_r >= 2 finite increments ``dZ_{r,q}`` (to the next record), the
-    cross-sectional mean ``m_r`` and standard deviation ``s_r`` are formed. Independent neurons give
-    ``Var(m_r) = Var(dZ_r)/Q_r``, so ``t_r = sqrt(Q_r) (m_r - mhat_r) / s_r`` is a self-normalised
-    mean, approximately standard normal for Q_r in the hundreds whatever the increments' law
-    (jumps included), where ``mhat_r`` is a straight line in the record time fitted to ``m_r``
-    (ordinary least squares: a slow common relaxation of the mean is not a shock). The statistic is
-    ``S = sum_r t_r^2``, compared with chi-square on ``df = R' - 2`` degrees of freedom (R' records
-    used); the neurons are called dependent when ``P(chi2_df >= S) < level``. Under a common shock
-    with correlation rho between two neurons' increments, ``S/df`` is about ``1 + (Q - 1) rho``:
-    with Q = 256 neurons and 50 records a correlation of 0.01 is found with high power.
+    For each record :math:`r` with :math:`Q_r \ge 2` finite increments :math:`dZ_{r,q}` (to the
+    next record), the cross-sectional mean :math:`m_r` and standard deviation :math:`s_r` are
+    formed. Independent neurons give :math:`\operatorname{Var}(m_r) = \operatorname{Var}(dZ_r)/Q_r`,
+    so
+
+    .. math::
+
+        t_r = \sqrt{Q_r}\, (m_r - \hat m_r) / s_r
+
+    is a self-normalised mean, approximately standard normal for :math:`Q_r` in the hundreds
+    whatever the increments' law (jumps included), where :math:`\hat m_r` is a straight line in
+    the record time fitted to :math:`m_r` (ordinary least squares: a slow common relaxation of the
+    mean is not a shock). The statistic is :math:`S = \sum_r t_r^2`, compared with chi-square on
+    :math:`\mathrm{df} = R' - 2` degrees of freedom (:math:`R'` records used); the neurons are
+    called dependent when :math:`P(\chi^2_{\mathrm{df}} \ge S) <` ``level``. Under a common shock
+    with correlation :math:`\rho` between two neurons' increments, :math:`S/\mathrm{df}` is about
+    :math:`1 + (Q - 1) \rho`: with :math:`Q = 256` neurons and 50 records a correlation of 0.01 is
+    found with high power.
 
     Parameters
     ----------

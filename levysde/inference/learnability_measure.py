@@ -1,44 +1,58 @@
-"""The empirical learnability window of a trained network and its master law (docs/learnability.md).
+r"""The empirical learnability window of a trained network and its master law (docs/learnability.md).
 
-Input: the per-sequence sufficient sums of the matched statistic ``psi_t(l)`` at every lag
+Input: the per-sequence sufficient sums of the matched statistic :math:`\psi_t(l)` at every lag
 (:func:`levysde.rnn.matched.matched_sums`, or any synthetic source with the same layout). Output
-(:func:`measure_learnability`), per lag l:
+(:func:`measure_learnability`), per lag :math:`l`:
 
-* the mean ``m(l)`` of psi (its modulus enters: the paper orients psi by the sign of its mean)
-  and its bootstrap error;
-* the symmetric alpha-stable fit of psi's fluctuations, ``alpha_hat(l)``, ``sigma_hat(l)``, by
-  the empirical characteristic function (:mod:`levysde.stats.stable_fit`; Koutrouvelis 1980),
-  with bootstrap errors;
-* the SNR rule of the learnability paper: ``SNR(l, N) = |m| N^(1 - 1/alpha) / sigma``
-  (alpha clipped to [1, 2]); ``N(l)`` = the first N of the grid with ``SNR > eps``, and its
-  continuous counterpart ``N*(l) = (eps sigma / |m|)^kappa``, ``kappa = alpha / (alpha - 1)``
-  (alpha clipped to [1.01, 2]), the exact crossing the grid rounds up;
-* the envelope ``f(l)`` = mean |mu0 + mu1|;
-* ``H_N = max{l : N(l) <= N}`` (0 when no lag qualifies) at every N of the grid: from the grid
-  N(l) of every lag (the paper's), of the lags whose mean is significant (|m| > 2 bootstrap
-  standard errors), and from N*(l) of those.
+* the mean :math:`m(l)` of :math:`\psi` (its modulus enters: the paper orients :math:`\psi` by
+  the sign of its mean) and its bootstrap error;
+* the symmetric :math:`\alpha`-stable fit of :math:`\psi`'s fluctuations,
+  :math:`\hat\alpha(l)`, :math:`\hat\sigma(l)`, by the empirical characteristic function
+  (:mod:`levysde.stats.stable_fit`; Koutrouvelis 1980), with bootstrap errors;
+* the SNR rule of the learnability paper:
 
-The SNR rule uses the full-sample mean as if it were exact. Without signal the sample mean of n
-samples is ``sigma n^(1/alpha - 1) Z``, so the rule "detects" a lag with no signal at
-``N_max`` with probability ``2 (1 - F_alpha(eps (n/N_max)^(1 - 1/alpha)))``
-(:func:`false_detection_probability`): a lag with ``N(l) = N`` is told apart from no signal only
-when ``n >> N eps^(-kappa)`` (1.3e6 samples per lag for N = 12800, eps = 0.1, alpha = 2; 1.3e7
-for alpha = 1.5). The significance flag and the significant-lag windows guard against this.
+  .. math::
 
-The **master law** ``N(l) = C f(l)^(-kappa)`` (docs/specification.md §6) is tested by the slope b
-of ``log N(l)`` on ``x(l) = -kappa(l) log f(l)`` (the theory: b = 1), on the grid N(l) (the
-paper's fit) and on N*(l), each with a percentile interval from a bootstrap over sequences
-(every replicate redoes the whole chain: mean, alpha, sigma, f, N, slope). The decay class of f
-(:func:`levysde.theory.envelope_decay.classify_decay`) fixes how H_N should grow with N
-(exponential f: logarithmically; polynomial f: as a power; logarithmic f: exponentially,
-:func:`levysde.theory.learnability.window_scaling_law`); the prediction with C from the data is
-set beside the measured H_N.
+      \mathrm{SNR}(l, N) = |m|\, N^{1 - 1/\alpha} / \sigma
 
-Sources: the learnability paper (arXiv 2512.05790, from v4: N(l) ∝ f(l)^(-kappa_alpha)) and its
-code (``lorenzolivi/learnability`` at d5efbd2: ``compute_snr``, ``N_required_at_eps``,
-``compute_H_N``, ``fit_master_proportionality.py``: eps = 0.1, the N grid 25 ... 12800, alpha
-floored at 1.01 in kappa). The bootstrap intervals, N*(l), the significance of m(l) and the
-false-detection rate are this package's additions (docs/learnability.md).
+  (:math:`\alpha` clipped to :math:`[1, 2]`); :math:`N(l)` = the first :math:`N` of the grid with
+  :math:`\mathrm{SNR} > \varepsilon`, and its continuous counterpart
+  :math:`N^*(l) = (\varepsilon \sigma / |m|)^\kappa`, :math:`\kappa = \alpha / (\alpha - 1)`
+  (:math:`\alpha` clipped to :math:`[1.01, 2]`), the exact crossing the grid rounds up;
+* the envelope :math:`f(l)` = mean :math:`|\mu_0 + \mu_1|`;
+* :math:`H_N = \max\{l : N(l) \le N\}` (0 when no lag qualifies) at every :math:`N` of the grid:
+  from the grid :math:`N(l)` of every lag (the paper's), of the lags whose mean is significant
+  (:math:`|m| >` 2 bootstrap standard errors), and from :math:`N^*(l)` of those.
+
+The SNR rule uses the full-sample mean as if it were exact. Without signal the sample mean of
+:math:`n` samples is :math:`\sigma n^{1/\alpha - 1} Z`, so the rule "detects" a lag with no
+signal at :math:`N_{\max}` with probability
+
+.. math::
+
+    2 \big(1 - F_\alpha(\varepsilon (n/N_{\max})^{1 - 1/\alpha})\big)
+
+(:func:`false_detection_probability`): a lag with :math:`N(l) = N` is told apart from no signal
+only when :math:`n \gg N \varepsilon^{-\kappa}` (:math:`1.3 \cdot 10^6` samples per lag for
+:math:`N = 12800`, :math:`\varepsilon = 0.1`, :math:`\alpha = 2`; :math:`1.3 \cdot 10^7` for
+:math:`\alpha = 1.5`). The significance flag and the significant-lag windows guard against this.
+
+The **master law** :math:`N(l) = C f(l)^{-\kappa}` (docs/specification.md §6) is tested by the
+slope :math:`b` of :math:`\log N(l)` on :math:`x(l) = -\kappa(l) \log f(l)` (the theory:
+:math:`b = 1`), on the grid :math:`N(l)` (the paper's fit) and on :math:`N^*(l)`, each with a
+percentile interval from a bootstrap over sequences (every replicate redoes the whole chain:
+mean, :math:`\alpha`, :math:`\sigma`, :math:`f`, :math:`N`, slope). The decay class of :math:`f`
+(:func:`levysde.theory.envelope_decay.classify_decay`) fixes how :math:`H_N` should grow with
+:math:`N` (exponential :math:`f`: logarithmically; polynomial :math:`f`: as a power; logarithmic
+:math:`f`: exponentially, :func:`levysde.theory.learnability.window_scaling_law`); the prediction
+with :math:`C` from the data is set beside the measured :math:`H_N`.
+
+Sources: the learnability paper (arXiv 2512.05790, from v4: :math:`N(l) \propto f(l)^{-\kappa_\alpha}`)
+and its code (``lorenzolivi/learnability`` at d5efbd2: ``compute_snr``, ``N_required_at_eps``,
+``compute_H_N``, ``fit_master_proportionality.py``: :math:`\varepsilon = 0.1`, the :math:`N` grid
+25 ... 12800, :math:`\alpha` floored at 1.01 in :math:`\kappa`). The bootstrap intervals,
+:math:`N^*(l)`, the significance of :math:`m(l)` and the false-detection rate are this package's
+additions (docs/learnability.md).
 """
 from __future__ import annotations
 
@@ -175,7 +189,7 @@ class MatchedSums:
 MIN_DISTINCT_N = 3
 
 def snr(mean_abs: ArrayLike, sigma: ArrayLike, alpha: ArrayLike, N: ArrayLike) -> NDArray[np.float64]:
-    r"""``SNR = |m| N^(1 - 1/alpha) / sigma`` with alpha clipped to [1, 2] (the paper's rule).
+    r""":math:`\mathrm{SNR} = |m| N^{1 - 1/\alpha} / \sigma` with :math:`\alpha` clipped to [1, 2] (the paper's rule).
 
     Parameters
     ----------
@@ -223,7 +237,7 @@ def snr(mean_abs: ArrayLike, sigma: ArrayLike, alpha: ArrayLike, N: ArrayLike) -
 
 
 def required_n(mean_abs, sigma, alpha, N_grid=N_GRID, eps: float = SNR_EPS) -> NDArray[np.float64]:
-    """``N(l)``, the first N of ``N_grid`` with ``SNR(l, N) > eps``.
+    r""":math:`N(l)`, the first :math:`N` of ``N_grid`` with :math:`\mathrm{SNR}(l, N) > \varepsilon`.
 
     Parameters
     ----------
@@ -262,7 +276,7 @@ def _kappa(alpha):
 
 
 def required_n_continuous(mean_abs, sigma, alpha, eps: float = SNR_EPS) -> NDArray[np.float64]:
-    r"""``N*(l) = (eps sigma / |m|)^kappa``: the exact N where the SNR crosses eps.
+    r""":math:`N^*(l) = (\varepsilon \sigma / |m|)^\kappa`: the exact :math:`N` where the SNR crosses eps.
 
     The grid value :func:`required_n` is the first grid point above it.
 
@@ -305,7 +319,7 @@ def required_n_continuous(mean_abs, sigma, alpha, eps: float = SNR_EPS) -> NDArr
 
 
 def empirical_window(lags: ArrayLike, n_req: ArrayLike, N: ArrayLike) -> NDArray[np.float64]:
-    r"""The learnability window ``H_N = max{l : N(l) <= N}`` for every N.
+    r"""The learnability window :math:`H_N = \max\{l : N(l) \le N\}` for every :math:`N`.
 
     Parameters
     ----------
@@ -340,7 +354,7 @@ def empirical_window(lags: ArrayLike, n_req: ArrayLike, N: ArrayLike) -> NDArray
 
 
 def master_slope(x: ArrayLike, y: ArrayLike, w: ArrayLike | None = None) -> tuple[float, float, float]:
-    r"""Slope, intercept and R^2 of the (weighted) least-squares line ``y = a + b x``.
+    r"""Slope, intercept and :math:`R^2` of the (weighted) least-squares line :math:`y = a + b x`.
 
     Used for the master law: y = log N(l) on x = -kappa log f(l), where the theory gives b = 1.
 
@@ -402,11 +416,18 @@ def false_detection_probability(n_samples: ArrayLike, alpha: float, *, N_max: fl
     r"""Probability that the SNR rule detects a lag **without signal** within the grid, for n
     i.i.d. symmetric alpha-stable samples and alpha, sigma known.
 
-    With m = 0 the sample mean is ``sigma n^(1/alpha - 1) Z``, Z standard symmetric alpha-stable
-    (stability of sums), so ``SNR(N_max) > eps`` exactly when
-    ``|Z| > eps (n / N_max)^(1 - 1/alpha)``: probability ``2 (1 - F_alpha(that))``, F_alpha the
-    standard SaS distribution function (scipy ``levy_stable``, beta = 0). Dependent samples
-    (e.g. within a sequence) make it larger: n is then an effective sample size.
+    With :math:`m = 0` the sample mean is :math:`\sigma n^{1/\alpha - 1} Z`, :math:`Z` standard
+    symmetric :math:`\alpha`-stable (stability of sums), so
+    :math:`\mathrm{SNR}(N_{\max}) > \varepsilon` exactly when
+    :math:`|Z| > \varepsilon (n / N_{\max})^{1 - 1/\alpha}`: probability
+
+    .. math::
+
+        2 \big(1 - F_\alpha(\varepsilon (n / N_{\max})^{1 - 1/\alpha})\big),
+
+    :math:`F_\alpha` the standard symmetric :math:`\alpha`-stable distribution function (scipy
+    ``levy_stable``, beta = 0). Dependent samples (e.g. within a sequence) make it larger:
+    :math:`n` is then an effective sample size.
 
     Parameters
     ----------
@@ -508,7 +529,7 @@ class LearnabilityMeasurement:
         class fit and the predicted H_N with C from the data (``prediction``), and
         ``sigma_on_f_loglog_slope``; ``status`` "unavailable" with a ``reason`` otherwise.
     alpha_pooled : float
-        Median alpha_hat over the significant lags (over all lags when none is).
+        Median :math:`\hat\alpha` over the significant lags (over all lags when none is).
     n_boot : int
         Bootstrap replicates.
     seed : int
@@ -663,12 +684,13 @@ def measure_learnability(sums: MatchedSums | dict, *, N_grid: ArrayLike = N_GRID
 
     Notes
     -----
-    The fit of the master law uses the lags where alpha_hat > 1.01 and f > 0, and: for the grid
-    version (the paper's: x with each lag's own kappa(alpha_hat(l))), N(l) found in the grid; for
-    N*(l), the mean clearly resolved (|m| > 3 bootstrap SE), with one kappa (the median alpha_hat
-    of those lags) in x and in N* (the theory's single alpha_g): the lags from the first resolved
-    one up to the second unresolved one after it (so that no lag is picked for its own noise),
-    weighted by the inverse bootstrap variance of log N*(l). The lag set is fixed on the full
+    The fit of the master law uses the lags where :math:`\hat\alpha > 1.01` and :math:`f > 0`, and:
+    for the grid version (the paper's: :math:`x` with each lag's own :math:`\kappa(\hat\alpha(l))`),
+    :math:`N(l)` found in the grid; for :math:`N^*(l)`, the mean clearly resolved
+    (:math:`|m| >` 3 bootstrap SE), with one :math:`\kappa` (the median :math:`\hat\alpha`
+    of those lags) in :math:`x` and in :math:`N^*` (the theory's single :math:`\alpha_g`): the lags from the
+    first resolved one up to the second unresolved one after it (so that no lag is picked for its own noise),
+    weighted by the inverse bootstrap variance of :math:`\log N^*(l)`. The lag set is fixed on the full
     sample; a replicate drops the lags where its own N is undefined. The interval is the percentile
     interval of the replicates' slopes; "consistent" means 1 lies inside it.
 

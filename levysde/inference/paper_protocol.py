@@ -753,7 +753,7 @@ def kappa_tail_sweep(tau, epoch=None, *, qs: Sequence[float] = PAPER_KAPPA_SWEEP
 
 def tau_envelope(tau: ArrayLike, lags: ArrayLike | None = None, *, censored: ArrayLike | None = None,
                  reading: str = "censored") -> tuple[np.ndarray, np.ndarray]:
-    r"""The envelope of a tau spectrum, ``f(l) = (1/H) sum_q exp(-l / tau_q)`` (docs/specification.md §5).
+    r"""The envelope of a tau spectrum, :math:`f(l) = \frac{1}{H} \sum_q e^{-l / \tau_q}` (docs/specification.md §5).
 
     Parameters
     ----------

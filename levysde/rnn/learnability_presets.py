@@ -1,4 +1,4 @@
-"""Named profiles of the learnability paper's experiment, as data (docs/learnability.md, "Profiles").
+r"""Named profiles of the learnability paper's experiment, as data (docs/learnability.md, "Profiles").
 
 Torch-free: a profile is a table of :class:`levysde.rnn.trainer.TrainConfig` fields plus the
 epochs, seeds and the matched-statistic settings; :func:`learnability_config` turns (profile,
@@ -7,7 +7,7 @@ model, optimizer, seed) into the fields of one run. The paper's settings (arXiv 
 
 * ``learnability`` (the paper's): ConstGate, SharedGate, DiagGate, GRU, LSTM; H = 128, D = 16,
   T = 1024, LayerNorm before tanh (leaky models), orthogonal init with the retention gate's
-  weights at 0 and its bias at s0 = 0.05 (time scale ``-1/log(1 - s0)`` = 19.5 steps; ConstGate's
+  weights at 0 and its bias at s0 = 0.05 (time scale :math:`-1/\log(1 - s_0)` = 19.5 steps; ConstGate's
   fixed gate s = 0.05); the ``lagged`` task with the fixed lags 32, 64, 128, 192, 256
   (coefficients 0.6 ... 0.26, noise 0.3); 8000 training and 8000 diagnostic sequences; batch
   512, 750 epochs (about 12,000 steps), learning rate 1e-3, weight decay 1e-4, clipping 1.0; seeds

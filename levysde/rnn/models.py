@@ -1,51 +1,80 @@
-"""Gated recurrent models with per-neuron retention and one-step Jacobian diagonal (docs/specification.md §9).
+r"""Gated recurrent models with per-neuron retention and one-step Jacobian diagonal (docs/specification.md §9).
 
 Shapes: inputs ``x`` are ``(B, T, n_in)`` (batch first), outputs ``(B, T, n_out)``,
-hidden size ``H``. Every model has a linear readout ``y_t = V h_t + c``.
+hidden size :math:`H`. Every model has a linear readout :math:`y_t = V h_t + c`.
 
-Leaky family (one shared implementation, :class:`_Leaky`)::
+Leaky family (one shared implementation, :class:`_Leaky`):
 
-    h_t = (1 - a_t) * h_{t-1} + a_t * tanh(W h_{t-1} + U x_t + b)
+.. math::
 
-========== ============================================================== ===================
-model      gate a_t                                                       retention r_t^(q)
-========== ============================================================== ===================
-ConstGate  buffer, fixed at init, never trained (scalar or per neuron)    1 - a^(q)
-SharedGate ``sigmoid(w.h_{t-1} + u.x_t + b_a)``, one scalar for all q      1 - a_t
-DiagGate   ``sigmoid(W_a h_{t-1} + U_a x_t + b_a)``, one per neuron        1 - a_t^(q)
-GRU        update gate z_t of torch's nn.GRU, ``h_t = (1-z) n + z h``     z_t^(q)
-LSTM       forget gate f_t of torch's nn.LSTM (bias_ih + bias_hh)         f_t^(q)
-========== ============================================================== ===================
+    h_t = (1 - a_t)\, h_{t-1} + a_t \tanh(W h_{t-1} + U x_t + b)
+
+.. list-table::
+   :header-rows: 1
+
+   * - model
+     - gate :math:`a_t`
+     - retention :math:`r_t^{(q)}`
+   * - ConstGate
+     - buffer, fixed at init, never trained (scalar or per neuron)
+     - :math:`1 - a^{(q)}`
+   * - SharedGate
+     - :math:`\sigma(w \cdot h_{t-1} + u \cdot x_t + b_a)`, one scalar for all :math:`q`
+     - :math:`1 - a_t`
+   * - DiagGate
+     - :math:`\sigma(W_a h_{t-1} + U_a x_t + b_a)`, one per neuron
+     - :math:`1 - a_t^{(q)}`
+   * - GRU
+     - update gate :math:`z_t` of torch's nn.GRU, :math:`h_t = (1-z)\, n + z\, h`
+     - :math:`z_t^{(q)}`
+   * - LSTM
+     - forget gate :math:`f_t` of torch's nn.LSTM (bias_ih + bias_hh)
+     - :math:`f_t^{(q)}`
 
 Training uses the fast path (``forward``; torch's fused kernels for GRU/LSTM).
 Recording uses :meth:`RNNModel.trace`, a hand-written loop over the *same*
-weights that also returns ``-log r`` (computed stably as a softplus of the gate
-pre-activation, so saturated gates never give log(0)) and the diagonal
-``J_t^(qq)`` of the one-step state Jacobian:
+weights that also returns :math:`-\log r` (computed stably as a softplus of the gate
+pre-activation, so saturated gates never give :math:`\log 0`) and the diagonal
+:math:`J_t^{(qq)}` of the one-step state Jacobian:
 
-* leaky cells: ``J = (1 - a) + a (1 - htilde^2) W_qq + (htilde - h_{t-1}) da/dh_q``
-  with ``da/dh_q = a(1-a) w_q`` (SharedGate), ``a_q(1-a_q) (W_a)_qq`` (DiagGate), 0 (ConstGate);
-* GRU: ``J = z + (1-z)(1-n^2)[r W_hn,qq + (W_hn h + b_hn)_q r(1-r) W_hr,qq] + (h - n) z(1-z) W_hz,qq``;
-* LSTM: the state that carries memory is the cell c. ``J_t^(qq) = d c_t^(q) / d c_{t-1}^(q)``
-  *through* ``h_{t-1} = o_{t-1} tanh(c_{t-1})`` (o_{t-1} held fixed, it depends on
-  earlier inputs only): ``J = f + o_{t-1}(1 - tanh^2 c_{t-1}) [c_{t-1} f(1-f) W_hf,qq +
-  g i(1-i) W_hi,qq + i (1-g^2) W_hg,qq]``. With frozen weights it reduces to f.
+* leaky cells: :math:`J = (1 - a) + a (1 - \tilde h^2) W_{qq} + (\tilde h - h_{t-1})\, \partial a/\partial h_q`
+  with :math:`\partial a/\partial h_q = a(1-a) w_q` (SharedGate), :math:`a_q(1-a_q) (W_a)_{qq}`
+  (DiagGate), 0 (ConstGate);
+* GRU:
+
+  .. math::
+
+      J = z + (1-z)(1-n^2)\,[r W_{hn,qq} + (W_{hn} h + b_{hn})_q\, r(1-r) W_{hr,qq}]
+          + (h - n)\, z(1-z) W_{hz,qq};
+
+* LSTM: the state that carries memory is the cell :math:`c`.
+  :math:`J_t^{(qq)} = \partial c_t^{(q)} / \partial c_{t-1}^{(q)}`
+  *through* :math:`h_{t-1} = o_{t-1} \tanh(c_{t-1})` (:math:`o_{t-1}` held fixed, it depends on
+  earlier inputs only):
+
+  .. math::
+
+      J = f + o_{t-1}(1 - \tanh^2 c_{t-1})\, [c_{t-1} f(1-f) W_{hf,qq}
+          + g\, i(1-i) W_{hi,qq} + i (1-g^2) W_{hg,qq}].
+
+  With frozen weights it reduces to :math:`f`.
 
 Initialisation (``init``):
 
-* ``"default"``: torch's defaults (uniform +-1/sqrt(H) for every weight and bias);
+* ``"default"``: torch's defaults (uniform :math:`\pm 1/\sqrt{H}` for every weight and bias);
   ConstGate uses the scalar constant ``gate_a`` for every neuron.
-* ``"chrono"`` (Tallec & Ollivier 2018): time-scale spread. Draw ``T_q ~ U[1, t_max - 1]``
+* ``"chrono"`` (Tallec & Ollivier 2018): time-scale spread. Draw :math:`T_q \sim U[1, t_{\max} - 1]`
   per neuron; the retention gate bias is set so that the gate's time scale is about
-  ``1 + T_q``: leaky cells ``b_a^(q) = -log T_q`` (so ``a = 1/(1+T_q)``; ConstGate gets the
-  constants ``a_q = 1/(1+T_q)``; SharedGate uses one draw for its single gate),
-  GRU ``b_z = +log T_q``, LSTM ``b_f = +log T_q`` and ``b_i = -log T_q``. The bias is put in
-  ``bias_ih`` and the matching rows of ``bias_hh`` are zeroed.
+  :math:`1 + T_q`: leaky cells :math:`b_a^{(q)} = -\log T_q` (so :math:`a = 1/(1+T_q)`; ConstGate
+  gets the constants :math:`a_q = 1/(1+T_q)`; SharedGate uses one draw for its single gate),
+  GRU :math:`b_z = +\log T_q`, LSTM :math:`b_f = +\log T_q` and :math:`b_i = -\log T_q`. The bias
+  is put in ``bias_ih`` and the matching rows of ``bias_hh`` are zeroed.
 * ``gate_tau0 = T0`` (the anti-collapse paper's init, :func:`apply_tau0_init`, applied after
-  either): every unit starts at the time scale ``T0``, i.e. ``-log r = 1/T0`` and
-  ``zeta_q = -log T0``: the retention gate's weights are zero and its bias is
-  ``logit(s0)``, ``s0 = 1 - exp(-1/T0)`` (leaky gates, ``a = s0``; ConstGate's constant is
-  ``s0``), ``logit(1 - s0)`` for the GRU update gate z and the LSTM forget gate f. Every other
+  either): every unit starts at the time scale :math:`T_0`, i.e. :math:`-\log r = 1/T_0` and
+  :math:`\zeta_q = -\log T_0`: the retention gate's weights are zero and its bias is
+  :math:`\operatorname{logit}(s_0)`, :math:`s_0 = 1 - e^{-1/T_0}` (leaky gates, :math:`a = s_0`;
+  ConstGate's constant is :math:`s_0`), :math:`\operatorname{logit}(1 - s_0)` for the GRU update
+  gate :math:`z` and the LSTM forget gate :math:`f`. Every other
   2-D weight (per gate block for GRU/LSTM, the readout included) is ``nn.init.orthogonal_``;
   every other bias is zero.
 """

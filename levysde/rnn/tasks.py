@@ -1,52 +1,69 @@
-"""Synthetic long-memory regression tasks, generated on the fly from a seed (docs/specification.md §9).
+r"""Synthetic long-memory regression tasks, generated on the fly from a seed (docs/specification.md §9).
 
 Every batch is a pure function of ``(seed, stream, index)``: the training batch of step
-s is ``batch(B, seed, STREAM_TRAIN, s)``, the fixed probe batch is
+:math:`s` is ``batch(B, seed, STREAM_TRAIN, s)``, the fixed probe batch is
 ``batch(B_probe, seed, STREAM_PROBE, 0)``. Resuming therefore needs no RNG state
 (``longmem`` also carries its teacher state, stored in the checkpoint).
 
-Tasks (``x``: (B, T, n_in), ``y``: (B, T, n_out), float32, values before t = 0 are zero):
+Tasks (``x``: (B, T, n_in), ``y``: (B, T, n_out), float32, values before :math:`t = 0` are zero):
 
-* ``powerlaw``: ``y_t = sum_{k=0}^{K-1} w_k x_{t-k}`` with ``w_k ∝ (k+1)^(-p)``,
-  ``||w||_2 = 1`` (so Var y_t = 1 once t >= K-1). K = ``kernel`` (default T), p = ``p`` > 0.
-* ``delay``: ``y_t = x_{t-L}``, ``1 <= L < T`` (default 5).
-* ``adding``: n_in = 2, x_t = (v_t ~ U[0, 1], marker m_t in {0, 1}); exactly two markers,
-  at distinct random positions in ``[0, loss_from)``; ``y_t = sum of the two marked v`` for
-  ``t >= loss_from`` (0 before).
-* ``longmem``: one endless input stream per batch row, cut into chunks of T = ``seq_len``
-  steps (chunk s is the training batch of step s; the trainer carries the network's hidden
-  state from chunk to chunk: truncated backpropagation through time). The target is a
-  teacher of ``n_mem`` = m leaky integrators with time scales ``tau_j``:
-  ``m^j_t = rho_j m^j_{t-1} + sqrt(1 - rho_j^2) x_t``, ``rho_j = exp(-1/tau_j)``,
-  ``y_t = c sum_j m^j_t``, ``c`` such that Var(sum) = 1 for Gaussian x
+* ``powerlaw``: :math:`y_t = \sum_{k=0}^{K-1} w_k x_{t-k}` with :math:`w_k \propto (k+1)^{-p}`,
+  :math:`\|w\|_2 = 1` (so :math:`\operatorname{Var} y_t = 1` once :math:`t \ge K-1`).
+  :math:`K` = ``kernel`` (default :math:`T`), :math:`p` = ``p`` > 0.
+* ``delay``: :math:`y_t = x_{t-L}`, :math:`1 \le L < T` (default 5).
+* ``adding``: n_in = 2, :math:`x_t = (v_t \sim U[0, 1],\ m_t \in \{0, 1\})` (value, marker);
+  exactly two markers, at distinct random positions in :math:`[0, t_0)`, :math:`t_0` =
+  ``loss_from``; :math:`y_t` is the sum of the two marked :math:`v` for :math:`t \ge t_0`
+  (0 before).
+* ``longmem``: one endless input stream per batch row, cut into chunks of :math:`T` = ``seq_len``
+  steps (chunk :math:`s` is the training batch of step :math:`s`; the trainer carries the
+  network's hidden state from chunk to chunk: truncated backpropagation through time). The
+  target is a teacher of ``n_mem`` = :math:`m` leaky integrators with time scales :math:`\tau_j`:
+
+  .. math::
+
+      m^j_t = \rho_j m^j_{t-1} + \sqrt{1 - \rho_j^2}\, x_t, \qquad
+      \rho_j = e^{-1/\tau_j}, \qquad y_t = c \sum_j m^j_t,
+
+  :math:`c` such that :math:`\operatorname{Var} y_t = 1` for Gaussian :math:`x`
   (:func:`levysde.rnn.teacher.teacher_time_scales`, :func:`levysde.rnn.teacher.trivial_loss`).
-  ``tau_j`` are the quantiles ``j/(m-1)`` of the power-law density ``∝ tau^(-1-gamma)`` on
-  ``[1, mem_lag_max]`` (``gamma`` = ``mem_gamma`` >= 0; 0 = log-uniform, equal numbers per
-  decade): component j rewards a network time scale near ``tau_j``, up to 10^4 steps by
-  default, far beyond one chunk, so the task is never solved exactly. The probe batch is
-  5 chunks of fresh streams (stationary teacher start); the probe loss and the recorded
-  averages use the last chunk (``loss_from`` = 4T), after a burn-in of 4T steps.
+  The :math:`\tau_j` are the quantiles :math:`j/(m-1)` of the power-law density
+  :math:`\propto \tau^{-1-\gamma}` on :math:`[1, \tau_{\max}]`, :math:`\tau_{\max}` = ``mem_lag_max``
+  (:math:`\gamma` = ``mem_gamma`` :math:`\ge 0`; 0 = log-uniform, equal numbers per
+  decade): component :math:`j` rewards a network time scale near :math:`\tau_j`, up to
+  :math:`10^4` steps by default, far beyond one chunk, so the task is never solved exactly.
+  The probe batch is 5 chunks of fresh streams (stationary teacher start); the probe loss and
+  the recorded averages use the last chunk (``loss_from`` = 4T), after a burn-in of
+  :math:`4T` steps.
 
-* ``lagged`` (the anti-collapse paper's delayed regression): ``x_t ~ N(0, I_D)``, D =
-  ``input_dim`` (16), ``y_t = sum_k c_k u^T x_{t-l_k} + sigma eps_t`` (terms with ``t < l_k``
-  absent), ``u`` a random unit vector drawn from the seed, lags and coefficients from
-  :func:`levysde.rnn.teacher.lagged_terms` (``lag_mode`` pareto: ``lag_count`` lags of a
-  truncated Pareto(``lag_alpha``) on [``lag_lo``, ``lag_hi``], ``c_k = 0.6 * 0.85^k``; fixed:
-  32, 64, 128, 192, 256 with 0.6 ... 0.26). A **fixed training set** of ``n_train`` sequences
-  (:meth:`Task.lagged_set` of stream STREAM_TRAIN, noise drawn once with it) is iterated in
-  epochs of ``ceil(n_train / B)`` batches (the last one shorter), reshuffled every epoch by
-  :meth:`Task.epoch_indices`; the probe batch is a separate diagnostic set (stream
-  STREAM_PROBE). Loss over every step (``loss_from`` default 0).
+* ``lagged`` (the anti-collapse paper's delayed regression): :math:`x_t \sim N(0, I_D)`,
+  :math:`D` = ``input_dim`` (16),
 
-Options for every task but ``adding``: ``input_alpha`` in [0.5, 2) (:data:`ALPHA_MIN_FLOAT32`: the
-inputs are float32): the inputs x_t are
-standard symmetric alpha-stable (E exp(ikX) = exp(-|k|^alpha), :func:`sas_noise`) instead of
-N(0, 1) (infinite variance: the trivial loss is then measured on the probe batch);
-``target_noise`` sigma >= 0 (all tasks): ``y_t += sigma * eps_t``, eps_t ~ N(0, 1) fresh in
-every batch, a floor ``sigma^2`` the loss never goes below.
+  .. math::
 
-Loss: MSE over time steps ``t >= loss_from`` (default ``T // 2``; ``longmem`` training
-chunks: every step, the state being carried), all batch entries and outputs.
+      y_t = \sum_k c_k\, u^\top x_{t-l_k} + \sigma \varepsilon_t
+
+  (terms with :math:`t < l_k` absent), :math:`u` a random unit vector drawn from the seed,
+  lags and coefficients from :func:`levysde.rnn.teacher.lagged_terms` (``lag_mode`` pareto:
+  ``lag_count`` lags of a truncated Pareto(``lag_alpha``) on [``lag_lo``, ``lag_hi``],
+  :math:`c_k = 0.6 \cdot 0.85^k`; fixed: 32, 64, 128, 192, 256 with 0.6 ... 0.26). A **fixed
+  training set** of ``n_train`` sequences (:meth:`Task.lagged_set` of stream STREAM_TRAIN,
+  noise drawn once with it) is iterated in epochs of :math:`\lceil n_{\mathrm{train}} / B \rceil`
+  batches (the last one shorter), reshuffled every epoch by :meth:`Task.epoch_indices`; the
+  probe batch is a separate diagnostic set (stream STREAM_PROBE). Loss over every step
+  (``loss_from`` default 0).
+
+Options for every task but ``adding``: ``input_alpha`` :math:`\alpha \in [0.5, 2)`
+(:data:`ALPHA_MIN_FLOAT32`: the inputs are float32): the inputs :math:`x_t` are
+standard symmetric :math:`\alpha`-stable (:math:`E\, e^{ikX} = e^{-|k|^\alpha}`,
+:func:`sas_noise`) instead of :math:`N(0, 1)` (infinite variance: the trivial loss is then
+measured on the probe batch); ``target_noise`` :math:`\sigma \ge 0` (all tasks):
+:math:`y_t \mathrel{+}= \sigma \varepsilon_t`, :math:`\varepsilon_t \sim N(0, 1)` fresh in
+every batch, a floor :math:`\sigma^2` the loss never goes below.
+
+Loss: MSE over time steps :math:`t \ge t_0`, :math:`t_0` = ``loss_from`` (default ``T // 2``;
+``longmem`` training chunks: every step, the state being carried), all batch entries and
+outputs.
 """
 from __future__ import annotations
 

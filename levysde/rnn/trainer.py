@@ -768,7 +768,7 @@ def _record_stats(model, task, x, y, optimizer, kind, lags, transport, window_la
 
 
 def measured_transport(neg_log_r: torch.Tensor, lam: np.ndarray, lags: np.ndarray) -> np.ndarray:
-    """Lambda-weighted ``<prod_{k=0}^{l-1} r_{t-k}>`` over batch and window start, per lag.
+    r""":math:`\Lambda`-weighted :math:`\langle \prod_{k=0}^{l-1} r_{t-k} \rangle` over batch and window start, per lag.
 
     ``neg_log_r``: (B, Tw, H) float64 over the probe window. NaN for lags > Tw."""
     B, Tw, H = neg_log_r.shape
@@ -834,7 +834,7 @@ def window_log_means(neg_log_r: torch.Tensor, rdiag: torch.Tensor, lags: np.ndar
 
 
 def window_fit(lags: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """``zeta (H,)`` = ``log(-slope)`` of the least-squares line through ``(l, m_q(l))`` for each
+    r"""``zeta`` (H,) = :math:`\log(-\mathrm{slope})` of the least-squares line through :math:`(l, m_q(l))` for each
     unit (``m`` (n_lags, H) from :func:`window_log_means`); NaN where the slope is >= 0."""
     ell = np.asarray(lags, dtype=np.float64)
     dl = ell - ell.mean()

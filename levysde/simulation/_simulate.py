@@ -104,7 +104,7 @@ def sample_increments(n, dt, *, alpha, lam, eta_j, eps=None, seed=0, eta_g=0.0):
     Bias of the default eps (:func:`default_eps`, docs/simulate.md): the Gaussian
     stand-in for the small jumps is visible in the shape of J_dt at the default cut
     (lam = 0, alpha = 1.5: KS p ~ 7e-4 against ``scipy.stats.levy_stable`` for 20,000
-    increments); pass ``eps = 0.02 (eta_J dt)^(1/alpha)`` or smaller to check the
+    increments); pass ``eps`` :math:`= 0.02\, (\eta_J\, dt)^{1/\alpha}` or smaller to check the
     increment law itself. The stationary tail rate is barely affected (:func:`beta_model`).
 
     Parameters
@@ -572,7 +572,7 @@ def simulate(eta_j, *, eta_g=DEFAULTS["eta_g"], alpha=DEFAULTS["alpha"], lam=DEF
              n_groups=64, bin_width=0.05, hist_halfwidth=None, window=None,
              z_init=None, traj_particles=0, traj_every=None, threshold_u=None, progress=False,
              backend="cpu", record_every=None):
-    r"""Simulate N particles of ``dzeta = F dt + sqrt(2 eta_G) dW + dJ`` by Euler-Maruyama.
+    r"""Simulate N particles of :math:`d\zeta = F\, dt + \sqrt{2 \eta_G}\, dW + dJ` by Euler-Maruyama.
 
     Parameters
     ----------

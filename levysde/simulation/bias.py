@@ -1,34 +1,46 @@
-"""Bias budget of the simulated tail rate beta_hat (docs/specification.md §7, §8) and the default threshold.
+r"""Bias budget of the simulated tail rate beta_hat (docs/specification.md §7, §8) and the default threshold.
 
-A threshold estimate ``beta_hat(u) = 1 / mean(X - u | X > u)`` (X = zeq - zeta, the depth below the
-equilibrium) of a simulation differs from beta* for four reasons:
+A threshold estimate :math:`\hat\beta(u) = 1 / E[X - u \mid X > u]` (sample mean;
+:math:`X = \zeta_{\mathrm{eq}} - \zeta`, the depth below the equilibrium) of a simulation differs
+from :math:`\beta^*` for four reasons:
 
-* **eps** (the Gaussian stand-in for the jumps below the cut): exactly ``beta_model - beta*``
-  (:func:`levysde.simulation.beta_model`, the root of Phi_eps).
-* **drift saturation**: beta* assumes the drift sits on its plateau kappa, but at depth x the
-  restoring drift is only ``F(zeq - x) < kappa`` (``kappa tanh(gamma x/kappa)`` for the
-  saturating drift), so the density just beyond u decays more slowly than e^{-beta* x}.
-  :func:`saturation_shift` predicts the shift with the local-rate model
-  ``p(x) ∝ exp(-int_0^x beta_loc(s) ds)``, ``beta_loc(s)`` = beta* with kappa replaced by the local
-  drift ``F(zeq - s)`` (the root of Phi of docs/specification.md §4 at that drift), as the MLE of that density
-  beyond u. Checked against simulations (docs/simulate.md "Bias budget"): at eta_G = 0.3,
-  eta_J = 40, kappa = 2, alpha = 0.7, lam = 3, gamma = 1 it predicts -0.0141 at u = 3 where
-  the runs measured -0.0130 +- 0.0021 (gamma = 1 against gamma = 4, which saturates at u = 3).
+* **eps** (the Gaussian stand-in for the jumps below the cut): exactly
+  :math:`\beta_{\mathrm{model}} - \beta^*` (:func:`levysde.simulation.beta_model`, the root of
+  :math:`\Phi_\varepsilon`).
+* **drift saturation**: :math:`\beta^*` assumes the drift sits on its plateau :math:`\kappa`, but
+  at depth :math:`x` the restoring drift is only :math:`F(\zeta_{\mathrm{eq}} - x) < \kappa`
+  (:math:`\kappa \tanh(\gamma x/\kappa)` for the saturating drift), so the density just beyond
+  :math:`u` decays more slowly than :math:`e^{-\beta^* x}`. :func:`saturation_shift` predicts the
+  shift with the local-rate model
+
+  .. math::
+
+      p(x) \propto \exp\Big(-\int_0^x \beta_{\mathrm{loc}}(s)\, ds\Big),
+
+  :math:`\beta_{\mathrm{loc}}(s)` = :math:`\beta^*` with :math:`\kappa` replaced by the local
+  drift :math:`F(\zeta_{\mathrm{eq}} - s)` (the root of :math:`\Phi` of docs/specification.md §4
+  at that drift), as the MLE of that density beyond :math:`u`. Checked against simulations
+  (docs/simulate.md "Bias budget"): at :math:`\eta_G = 0.3`, :math:`\eta_J = 40`,
+  :math:`\kappa = 2`, :math:`\alpha = 0.7`, :math:`\lambda = 3`, :math:`\gamma = 1` it predicts
+  -0.0141 at :math:`u = 3` where the runs measured -0.0130 ± 0.0021 (:math:`\gamma = 1` against
+  :math:`\gamma = 4`, which saturates at :math:`u = 3`).
 * **dt**: Euler's step is exact for the constant drift of the plateau and the jump epochs are
-  exact, so the tail carries no O(dt) term at leading order; measured: halving dt moved
-  beta_hat(u = 3) by +0.0011 +- 0.0018 in the case above. Reported as 0 (not modelled).
-* **the tempering boundary**: when beta* is within a few per cent of lam, the single-jump term
-  e^{-lam x} x^{-1-alpha} of the tail is not separated from e^{-beta* x} at the threshold and
-  biases beta_hat upwards (:func:`tempering_boundary`; not modelled, ``levysde simulate`` prints
-  a note).
+  exact, so the tail carries no :math:`O(dt)` term at leading order; measured: halving
+  :math:`dt` moved :math:`\hat\beta(u = 3)` by +0.0011 ± 0.0018 in the case above. Reported as 0
+  (not modelled).
+* **the tempering boundary**: when :math:`\beta^*` is within a few per cent of :math:`\lambda`,
+  the single-jump term :math:`e^{-\lambda x} x^{-1-\alpha}` of the tail is not separated from
+  :math:`e^{-\beta^* x}` at the threshold and biases :math:`\hat\beta` upwards
+  (:func:`tempering_boundary`; not modelled, ``levysde simulate`` prints a note).
 * **finite u** beyond the saturation (the density is exponential only asymptotically, up to
-  faster-decaying terms): with a saturated drift the measured beta_hat(u) was flat for
-  u = 2 ... 8 within its errors. Reported as 0 (not modelled); :func:`threshold_dependence`
-  detects it from the run's threshold scan instead (e.g. alpha = 0.3, lam = 0.5: beta_hat
-  0.494 at u = 3, 0.461 at u = 8 against beta* = 0.462), and ``levysde simulate`` prints a note.
+  faster-decaying terms): with a saturated drift the measured :math:`\hat\beta(u)` was flat for
+  :math:`u = 2 \ldots 8` within its errors. Reported as 0 (not modelled);
+  :func:`threshold_dependence` detects it from the run's threshold scan instead (e.g.
+  :math:`\alpha = 0.3`, :math:`\lambda = 0.5`: :math:`\hat\beta` 0.494 at :math:`u = 3`, 0.461 at
+  :math:`u = 8` against :math:`\beta^* = 0.462`), and ``levysde simulate`` prints a note.
 
-:func:`default_threshold` picks the smallest u >= 3 (steps of 0.5) whose predicted saturation
-shift is at most DRIFT_BIAS_TOL = 0.2 % of beta*.
+:func:`default_threshold` picks the smallest :math:`u \ge 3` (steps of 0.5) whose predicted
+saturation shift is at most DRIFT_BIAS_TOL = 0.2 % of :math:`\beta^*`.
 """
 from __future__ import annotations
 

@@ -1,26 +1,27 @@
-"""The jump law of the simulation scheme (docs/specification.md §7): cut, rates, small-jump symbol, beta_model.
+r"""The jump law of the simulation scheme (docs/specification.md §7): cut, rates, small-jump symbol, beta_model.
 
-Jumps are split at a cut ``eps`` (Asmussen-Rosinski):
+Jumps are split at a cut :math:`\varepsilon` = ``eps`` (Asmussen-Rosinski):
 
-* ``|z| > eps``: compound Poisson with total rate ``Lambda_eps`` (:func:`big_jump_rate`).
-  Each step receives an exact Poisson number of jumps (cost per jump, not per step):
-  the CPU stepper draws a window's jumps at once, a Poisson number per block of
+* :math:`|z| > \varepsilon`: compound Poisson with total rate :math:`\Lambda_\varepsilon`
+  (:func:`big_jump_rate`). Each step receives an exact Poisson number of jumps (cost per jump,
+  not per step): the CPU stepper draws a window's jumps at once, a Poisson number per block of
   particles, each on a uniform (step, particle) cell (:func:`poisson_table`); the GPU
   one carries exponential waiting times. Magnitudes have density proportional to
-  ``exp(-lam z) z^(-1-alpha)`` on (eps, inf), drawn exactly by rejection: on the CPU
-  from a histogram envelope with an alias table and tangent/chord squeezes
-  (``levysde.simulation._jumptable``); on the GPU from the Pareto proposal
-  ``eps U^(-1/alpha)`` accepted with probability ``exp(-lam (z - eps))``, or, when
-  ``lam eps > alpha`` (where it accepts more often: the ratio of the two acceptance
-  rates is ``lam eps / alpha``), the exponential proposal ``eps + E/lam`` accepted with
-  probability ``(z/eps)^(-1-alpha)``. Symmetric sign.
-* ``|z| <= eps``: a Gaussian with variance ``sigma_eps^2 dt`` (:func:`small_jump_variance`),
-  merged with the Brownian part: one normal per step of variance
-  ``(2 eta_G + sigma_eps^2) dt``. Symmetric jumps need no compensating drift.
+  :math:`e^{-\lambda z} z^{-1-\alpha}` on :math:`(\varepsilon, \infty)`, drawn exactly by
+  rejection: on the CPU from a histogram envelope with an alias table and tangent/chord
+  squeezes (``levysde.simulation._jumptable``); on the GPU from the Pareto proposal
+  :math:`\varepsilon U^{-1/\alpha}` accepted with probability
+  :math:`e^{-\lambda (z - \varepsilon)}`, or, when :math:`\lambda \varepsilon > \alpha` (where it
+  accepts more often: the ratio of the two acceptance rates is
+  :math:`\lambda \varepsilon / \alpha`), the exponential proposal
+  :math:`\varepsilon + E/\lambda` accepted with probability :math:`(z/\varepsilon)^{-1-\alpha}`. Symmetric sign.
+* :math:`|z| \le \varepsilon`: a Gaussian with variance :math:`\sigma_\varepsilon^2\, dt`
+  (:func:`small_jump_variance`), merged with the Brownian part: one normal per step of variance
+  :math:`(2 \eta_G + \sigma_\varepsilon^2)\, dt`. Symmetric jumps need no compensating drift.
 
-Bias. The Gaussian stand-in changes only cumulants of order >= 4 of the small
+Bias. The Gaussian stand-in changes only cumulants of order :math:`\ge 4` of the small
 jumps; the simulated model's exact stationary tail rate is the root of
-``Phi_eps`` (:func:`beta_model`), reported next to beta*.
+:math:`\Phi_\varepsilon` (:func:`beta_model`), reported next to :math:`\beta^*`.
 """
 from __future__ import annotations
 
@@ -165,11 +166,17 @@ def simulation_eps(dt: float, *, eta_j: float, eta_g: float, kappa: float | None
 
 
 def big_jump_rate(eps: float, *, alpha: float, lam: float, eta_j: float) -> float:
-    """Total rate Lambda_eps of jumps with |z| > eps (1/time), docs/specification.md §7.
+    r"""Total rate :math:`\Lambda_\varepsilon` of jumps with :math:`|z| > \varepsilon` (1/time).
 
-    ``Lambda_eps = 2 eta_J c_alpha int_eps^inf e^{-lam z} z^(-1-alpha) dz``, which is
-    ``2 eta_J c_alpha lam^alpha Gamma(-alpha, lam eps)`` (lam > 0) and
-    ``2 eta_J c_alpha eps^(-alpha)/alpha`` (lam = 0). The incomplete gamma of
+    Docs/specification.md §7:
+
+    .. math::
+
+        \Lambda_\varepsilon = 2 \eta_J c_\alpha \int_\varepsilon^\infty e^{-\lambda z} z^{-1-\alpha}\, dz,
+
+    which is :math:`2 \eta_J c_\alpha \lambda^\alpha \Gamma(-\alpha, \lambda \varepsilon)`
+    (:math:`\lambda > 0`) and :math:`2 \eta_J c_\alpha \varepsilon^{-\alpha}/\alpha`
+    (:math:`\lambda = 0`). The incomplete gamma of
     negative order is evaluated with ``mpmath.gammainc`` (30 digits; scipy has no
     negative-order upper incomplete gamma).
 
@@ -220,11 +227,17 @@ def _lower_gamma_moment(order, eps, lam):
 
 
 def small_jump_variance(eps: float, *, alpha: float, lam: float, eta_j: float) -> float:
-    """sigma_eps^2 (variance per unit time of the jumps with |z| <= eps), docs/specification.md §7.
+    r""":math:`\sigma_\varepsilon^2`, the variance per unit time of the jumps with :math:`|z| \le \varepsilon`.
 
-    ``2 eta_J c_alpha int_0^eps z^(1-alpha) e^{-lam z} dz``, which is
-    ``2 eta_J c_alpha lam^(alpha-2) gamma_lower(2 - alpha, lam eps)`` (note the order 2 - alpha),
-    ``2 eta_J c_alpha eps^(2-alpha)/(2-alpha)`` for lam = 0. Evaluated with
+    Docs/specification.md §7:
+
+    .. math::
+
+        \sigma_\varepsilon^2 = 2 \eta_J c_\alpha \int_0^\varepsilon z^{1-\alpha} e^{-\lambda z}\, dz,
+
+    which is :math:`2 \eta_J c_\alpha \lambda^{\alpha-2} \gamma(2 - \alpha, \lambda \varepsilon)`
+    (lower incomplete gamma; note the order :math:`2 - \alpha`),
+    :math:`2 \eta_J c_\alpha \varepsilon^{2-\alpha}/(2-\alpha)` for :math:`\lambda = 0`. Evaluated with
     ``scipy.special.gammainc(2 - alpha, lam eps) * gamma(2 - alpha)``.
 
     Parameters

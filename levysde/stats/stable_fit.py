@@ -1,24 +1,31 @@
-"""Symmetric alpha-stable fit by the empirical characteristic function, from per-group sums.
+r"""Symmetric alpha-stable fit by the empirical characteristic function, from per-group sums.
 
-For a symmetric alpha-stable law with scale ``sigma`` and any location ``m``,
-``|phi(t)|^2 = exp(-2 |sigma t|^alpha)`` (scipy ``levy_stable`` with beta = 0; S0 and S1 agree),
-so ``Y(t) = log(-log |phi(t)|^2) = log 2 + alpha log sigma + alpha log t`` is a straight line in
-``log t`` whose slope is alpha: the regression method of Koutrouvelis (1980), symmetric case.
-``|phi|^2`` does not depend on the location, so samples with a non-zero mean (a signal) are
-fitted as they are.
+For a symmetric :math:`\alpha`-stable law with scale :math:`\sigma` and any location :math:`m`,
+:math:`|\phi(t)|^2 = e^{-2 |\sigma t|^\alpha}` (scipy ``levy_stable`` with beta = 0; S0 and S1
+agree), so
+
+.. math::
+
+    Y(t) = \log\big(-\log |\phi(t)|^2\big) = \log 2 + \alpha \log \sigma + \alpha \log t
+
+is a straight line in :math:`\log t` whose slope is :math:`\alpha`: the regression method of
+Koutrouvelis (1980), symmetric case. :math:`|\phi|^2` does not depend on the location, so
+samples with a non-zero mean (a signal) are fitted as they are.
 
 The estimator works on **sufficient sums per group** (a group: one sequence, one seed, one block
-of correlated samples): the count ``n_g`` and ``sum_i cos(t_k x_i)``, ``sum_i sin(t_k x_i)`` on a
-fixed grid ``t_k``. Any resample of whole groups (a bootstrap, a jackknife) is then a weighted sum
-of those, so its error needs no second pass over the samples and respects the dependence inside
-a group.
+of correlated samples): the count :math:`n_g` and :math:`\sum_i \cos(t_k x_i)`,
+:math:`\sum_i \sin(t_k x_i)` on a fixed grid :math:`t_k`. Any resample of whole groups (a
+bootstrap, a jackknife) is then a weighted sum of those, so its error needs no second pass over
+the samples and respects the dependence inside a group.
 
-* :func:`ecf_grid`: the grid ``t_k = u_k / s`` from a robust scale ``s`` (``IQR / 2``, which is
-  within 5 % of sigma for every alpha in [1, 2]); ``u_k`` log-spaced on [0.02, 3].
+* :func:`ecf_grid`: the grid :math:`t_k = u_k / s` from a robust scale :math:`s`
+  (:math:`\mathrm{IQR} / 2`, which is within 5 % of :math:`\sigma` for every
+  :math:`\alpha \in [1, 2]`); :math:`u_k` log-spaced on [0.02, 3].
 * :func:`ecf_sums`: the per-group sums of samples laid out as (groups, samples per group).
-* :func:`ecf_points`: which grid points enter the fit (``0.05 <= |phi_hat|^2 <= 0.95`` on the
-  full sample) and their weights, the inverse of the i.i.d. asymptotic variance of ``Y(t_k)``
-  under a preliminary unweighted fit (Kogon & Williams 1998 study the choice of points).
+* :func:`ecf_points`: which grid points enter the fit (:math:`0.05 \le |\hat\phi|^2 \le 0.95` on
+  the full sample) and their weights, the inverse of the i.i.d. asymptotic variance of
+  :math:`Y(t_k)` under a preliminary unweighted fit (Kogon & Williams 1998 study the choice of
+  points).
 * :func:`fit_from_sums`: ``(alpha, sigma)`` by weighted least squares, vectorised over any
   leading axes of the weighted sums (e.g. bootstrap replicates x lags).
 
@@ -231,7 +238,7 @@ def ecf_points(count: ArrayLike, cos: ArrayLike, sin: ArrayLike, t: ArrayLike) -
 
 def fit_from_sums(count: ArrayLike, cos: ArrayLike, sin: ArrayLike, t: ArrayLike,
                   weights: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    r"""``(alpha_hat, sigma_hat)`` of a symmetric alpha-stable law from weighted ECF sums.
+    r""":math:`(\hat\alpha, \hat\sigma)` of a symmetric alpha-stable law from weighted ECF sums.
 
     Parameters
     ----------

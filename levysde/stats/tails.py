@@ -1,36 +1,48 @@
-"""Stationary left-tail estimators for zeta: the one home of tail estimation (docs/specification.md §8).
+r"""Stationary left-tail estimators for zeta: the one home of tail estimation (docs/specification.md §8).
 
-With X = -zeta (long time scales are the left tail of zeta) and a threshold u,
+With :math:`X = -\zeta` (long time scales are the left tail of :math:`\zeta`) and a threshold
+:math:`u`,
 
-* the exponential-tail MLE, the Hill estimator of tau = e^X,
-  ``beta_hat(u) = sum_{X>u} w / sum_{X>u} w (X - u)`` (:func:`hill_rate`; every
-  estimator here reduces to it through per-group sums), from samples, weighted
-  samples or histogram counts; from a run of :func:`levysde.simulation.simulate` it is
-  exact at bin edges because the run also stores per-bin sums of zeta;
+* the exponential-tail MLE, the Hill estimator of :math:`\tau = e^X`,
+
+  .. math::
+
+      \hat\beta(u) = \frac{\sum_{X>u} w}{\sum_{X>u} w\, (X - u)}
+
+  (:func:`hill_rate`; every estimator here reduces to it through per-group sums), from
+  samples, weighted samples or histogram counts; from a run of
+  :func:`levysde.simulation.simulate` it is exact at bin edges because the run also stores
+  per-bin sums of :math:`\zeta`;
 * errors by the jackknife over independent particle groups (samples along a path
-  are correlated; the naive ``beta_hat/sqrt(k)`` is 10-20x too small);
-* a stability-over-thresholds check of the power law: beta_hat at u against
-  beta_hat at the deeper threshold ``u2 = u + log(4)/beta_hat(u)`` (a quarter of the
-  exceedances lie beyond it under an exponential tail of X, i.e. a power law of tau),
-  the difference divided by its jackknife error; the tail is flagged "not a power
-  law" when |z| exceeds the two-sided 0.27% quantile (3 sigma) of Student's t with
-  G - 1 degrees of freedom (G groups). Rates that climb with the threshold (e.g.
-  exponentially distributed tau, or a tempered tail) fail it;
-* the tail amplitude A of ``rho(zeta) ~ A e^{beta zeta}`` with its error
+  are correlated; the naive :math:`\hat\beta/\sqrt{k}` is 10-20x too small);
+* a stability-over-thresholds check of the power law: :math:`\hat\beta` at :math:`u` against
+  :math:`\hat\beta` at the deeper threshold :math:`u_2 = u + \log(4)/\hat\beta(u)` (a quarter of
+  the exceedances lie beyond it under an exponential tail of :math:`X`, i.e. a power law of
+  :math:`\tau`), the difference divided by its jackknife error; the tail is flagged "not a
+  power law" when :math:`|z|` exceeds the two-sided 0.27% quantile (:math:`3\sigma`) of
+  Student's :math:`t` with :math:`G - 1` degrees of freedom (:math:`G` groups). Rates that
+  climb with the threshold (e.g. exponentially distributed :math:`\tau`, or a tempered tail)
+  fail it;
+* the tail amplitude :math:`A` of :math:`\rho(\zeta) \sim A e^{\beta \zeta}` with its error
   (:func:`tail_fit`, the Tauberian input of docs/specification.md §5);
-* a threshold scan reporting, for each u, the number of independent excursions
-  (from the equilibrium) that reached X > u, and the effective number of
-  independent exceedances ``(beta_hat/se)^2`` implied by the jackknife error;
-* the tempering-limited fit of the collapsed phase: density of X proportional to
-  ``exp(-b x') x'^(-1-alpha)`` on x > u, with ``x' = X - x0`` the distance from the
-  equilibrium (alpha known), by binned maximum likelihood;
+* a threshold scan reporting, for each :math:`u`, the number of independent excursions
+  (from the equilibrium) that reached :math:`X > u`, and the effective number of
+  independent exceedances :math:`(\hat\beta/\mathrm{se})^2` implied by the jackknife error;
+* the tempering-limited fit of the collapsed phase: density of :math:`X` proportional to
+  :math:`e^{-b x'} x'^{-1-\alpha}` on :math:`x > u`, with :math:`x' = X - x_0` the distance
+  from the equilibrium (:math:`\alpha` known), by binned maximum likelihood;
 * right-censoring (``censored=`` of :func:`hill_rate`, :func:`tail_from_samples`,
   :func:`tail_fit`): a neuron whose time scale lies beyond what its measurement resolves
   (e.g. a unit that did not decay over the transport fit window) is known only to have
-  X above its recorded value. Its exceedance enters the exposure but not the count:
-  ``beta_hat = #(uncensored X > u) / sum_{X>u} (X - u)``, the exponential MLE under right
-  censoring, which is also the censored Hill estimator of Einmahl, Fils-Villetard & Guillou
-  (2008) (the Hill estimate divided by the uncensored fraction of the exceedances).
+  :math:`X` above its recorded value. Its exceedance enters the exposure but not the count:
+
+  .. math::
+
+      \hat\beta = \frac{\#(\text{uncensored } X > u)}{\sum_{X>u} (X - u)},
+
+  the exponential MLE under right censoring, which is also the censored Hill estimator of
+  Einmahl, Fils-Villetard & Guillou (2008) (the Hill estimate divided by the uncensored
+  fraction of the exceedances).
 
 All estimators take per-group sufficient statistics, so that the same jackknife
 code serves samples and histograms.
@@ -111,7 +123,7 @@ def _censor_mask(censored, size):
 
 def hill_rate(x: ArrayLike, u: float, weights: ArrayLike | None = None, *,
               censored: ArrayLike | None = None) -> float:
-    r"""Hill estimator ``beta_hat = sum_{x>u} w / sum_{x>u} w (x - u)`` (the specification, §8).
+    r"""Hill estimator :math:`\hat\beta = \sum_{x>u} w / \sum_{x>u} w\,(x - u)` (the specification, §8).
 
     The MLE of the rate of an exponential tail of X above u, i.e. the Hill estimator
     of the power-law index of tau = e^X.
@@ -132,7 +144,7 @@ def hill_rate(x: ArrayLike, u: float, weights: ArrayLike | None = None, *,
     Returns
     -------
     float
-        beta_hat (1/units of x); 0.0 when every exceedance is censored.
+        :math:`\hat\beta` (1/units of x); 0.0 when every exceedance is censored.
 
     Raises
     ------
@@ -188,7 +200,7 @@ def hill_index(sizes: ArrayLike, u: float, *, factors: tuple[float, ...] = (1.0,
     u : float
         The smallest threshold of the scan, > 0 (units of the sizes).
     factors : tuple of float, optional
-        Thresholds ``u_i = u * factor``, each factor > 0 (default 1, 1.5, 2, 3).
+        Thresholds :math:`u_i = u \cdot \mathrm{factor}_i`, each factor > 0 (default 1, 1.5, 2, 3).
     min_exceed : int, optional
         Fewest sizes beyond a threshold for it to be reported, an integer >= 1 (default 10).
 
@@ -243,7 +255,7 @@ def hill_index(sizes: ArrayLike, u: float, *, factors: tuple[float, ...] = (1.0,
 
 @dataclass(frozen=True)
 class TailEstimate:
-    r"""beta_hat(u) with its jackknife error and the stability-over-thresholds check.
+    r""":math:`\hat\beta(u)` with its jackknife error and the stability-over-thresholds check.
 
     Returned by :func:`tail_from_samples`, :func:`tail_from_histogram`, :func:`threshold_scan`
     and their ``*_result`` forms; ``asdict()`` gives the fields as a dict (JSON output).
@@ -402,7 +414,7 @@ def _sample_sums(x, w, lab, G, cens=None):
 def tail_from_samples(x: ArrayLike, u: float, groups: ArrayLike | None = None,
                       weights: ArrayLike | None = None, *,
                       censored: ArrayLike | None = None) -> TailEstimate:
-    r"""beta_hat(u) from samples of X = -zeta, jackknifed over groups, with the stability check.
+    r""":math:`\hat\beta(u)` from samples of :math:`X = -\zeta`, jackknifed over groups, with the stability check.
 
     Parameters
     ----------
@@ -423,7 +435,7 @@ def tail_from_samples(x: ArrayLike, u: float, groups: ArrayLike | None = None,
     Returns
     -------
     TailEstimate
-        beta_hat(u), its jackknife error over the groups and the stability check
+        :math:`\hat\beta(u)`, its jackknife error over the groups and the stability check
         (``n_excursions`` None).
 
     Raises
@@ -484,7 +496,7 @@ def _edge_index(edges, u):
 
 def tail_from_histogram(edges: ArrayLike, counts: ArrayLike, sums: ArrayLike | None = None, u: float = 3.0, *,
                         outside: ArrayLike | None = None, excursions: ArrayLike | None = None) -> TailEstimate:
-    r"""beta_hat(u) of X = -zeta from per-group histograms of zeta.
+    r""":math:`\hat\beta(u)` of :math:`X = -\zeta` from per-group histograms of :math:`\zeta`.
 
     Parameters
     ----------
@@ -507,7 +519,7 @@ def tail_from_histogram(edges: ArrayLike, counts: ArrayLike, sums: ArrayLike | N
     Returns
     -------
     TailEstimate
-        beta_hat at the snapped threshold, its jackknife error over the G groups and the
+        :math:`\hat\beta` at the snapped threshold, its jackknife error over the G groups and the
         stability check.
 
     Raises
@@ -602,7 +614,7 @@ def tail_from_result(res: HistogramRun, u: float, **kwargs: Any) -> TailEstimate
 def threshold_scan(edges: ArrayLike, counts: ArrayLike, sums: ArrayLike | None = None, us: ArrayLike | None = None,
                    *, outside: ArrayLike | None = None, excursions: ArrayLike | None = None,
                    min_exceed: float = 0.0, min_excursions: float = 0) -> list[TailEstimate]:
-    r"""beta_hat(u) over thresholds ``us``, from per-group histograms of zeta.
+    r""":math:`\hat\beta(u)` over thresholds ``us``, from per-group histograms of :math:`\zeta`.
 
     Each entry carries its jackknife error and the number of independent excursions
     behind it: deep thresholds backed by a few hundred excursions drift (the specification,

@@ -1,19 +1,23 @@
-"""The model's asymptotic forgetting envelope in every phase (docs/specification.md §4-§5).
+r"""The model's asymptotic forgetting envelope in every phase (docs/specification.md §4-§5).
 
-The theory fixes how f(l) = E[exp(-l e^zeta)] decays at large lag l from the left tail
-of the stationary zeta law, p(tau) ~ A tau^(-1-rate) (tau = e^-zeta), up to the tail
-amplitude A that it does not fix:
+The theory fixes how :math:`f(l) = E[e^{-l e^\zeta}]` decays at large lag :math:`l` from the left
+tail of the stationary :math:`\zeta` law, :math:`p(\tau) \sim A \tau^{-1-r}` (rate :math:`r`,
+:math:`\tau = e^{-\zeta}`), up to the tail amplitude :math:`A` that it does not fix:
 
-* a Cramer root beta* (broad and concentrated phases) or, without jumps, the Gaussian rate
-  kappa/eta_G: f ~ A Gamma(rate) l^-rate (Karamata's Tauberian theorem, docs/specification.md §5);
-* collapsed and tempering-limited (eta_J > 0, no root): p(tau) ~ A tau^-(1+lam) (ln tau)^-(1+alpha),
-  so f ~ A Gamma(lam) l^-lam (ln l)^-(1+alpha) (Karamata with the slowly varying factor);
-* logarithmic phase (lam = 0): p(tau) ~ A / (tau (ln tau)^alpha), so
-  f ~ A/(alpha-1) (ln l)^-(alpha-1) (no stationary law for alpha <= 1);
+* a Cramér root :math:`\beta^*` (broad and concentrated phases) or, without jumps, the Gaussian
+  rate :math:`\kappa/\eta_G`: :math:`f \sim A\, \Gamma(r)\, l^{-r}` (Karamata's Tauberian theorem,
+  docs/specification.md §5);
+* collapsed and tempering-limited (:math:`\eta_J > 0`, no root):
+  :math:`p(\tau) \sim A \tau^{-(1+\lambda)} (\ln \tau)^{-(1+\alpha)}`, so
+  :math:`f \sim A\, \Gamma(\lambda)\, l^{-\lambda} (\ln l)^{-(1+\alpha)}` (Karamata with the slowly
+  varying factor);
+* logarithmic phase (:math:`\lambda = 0`): :math:`p(\tau) \sim A / (\tau (\ln \tau)^\alpha)`, so
+  :math:`f \sim \frac{A}{\alpha-1} (\ln l)^{-(\alpha-1)}` (no stationary law for
+  :math:`\alpha \le 1`);
 * no noise: a point mass at the equilibrium, exponential decay (no power-law form).
 
-These forms hold for large l only; at small l they exceed 1, outside the range of an
-envelope. :func:`unit_crossing` finds where a form drops to 1; the values are reported from
+These forms hold for large :math:`l` only; at small :math:`l` they exceed 1, outside the range of
+an envelope. :func:`unit_crossing` finds where a form drops to 1; the values are reported from
 there on. :func:`levysde.theory.envelope_map.tauberian_prediction` is the first case alone.
 """
 from __future__ import annotations

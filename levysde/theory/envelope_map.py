@@ -1,25 +1,29 @@
-"""Laplace-Tauberian map: time-scale spectrum -> forgetting envelope f(l) (docs/specification.md §1, §5, §8).
+r"""Laplace-Tauberian map: time-scale spectrum -> forgetting envelope f(l) (docs/specification.md §1, §5, §8).
 
-With zeta = log(mu_bar) the log decay rate and tau = exp(-zeta) the time scale
+With :math:`\zeta = \log \bar\mu` the log decay rate and :math:`\tau = e^{-\zeta}` the time scale
 (docs/specification.md §1), the envelope is
 
-    f(l) = int_0^inf exp(-l/tau) p(tau) dtau = E_rho[ exp(-l e^zeta) ],   f(0) = 1,
+.. math::
 
-for lags l >= 0 in steps (docs/specification.md §5). Three ways in, one entry point
+    f(l) = \int_0^\infty e^{-l/\tau} p(\tau)\, d\tau = E_\rho\big[e^{-l e^\zeta}\big],
+    \qquad f(0) = 1,
+
+for lags :math:`l \ge 0` in steps (docs/specification.md §5). Three ways in, one entry point
 :func:`envelope`:
 
-(a) samples of zeta (optionally weighted): a Monte-Carlo mean, computed by
-    binning in zeta with a second-order moment correction and a rigorous,
+(a) samples of :math:`\zeta` (optionally weighted): a Monte-Carlo mean, computed by
+    binning in :math:`\zeta` with a second-order moment correction and a rigorous,
     reported bias bound (:func:`envelope_samples`);
-(b) a zeta histogram (edges, counts): the density is constant on each bin and
+(b) a :math:`\zeta` histogram (edges, counts): the density is constant on each bin and
     each bin's piece is integrated exactly,
-    ``int_a^b exp(-l e^z) dz = E1(l e^a) - E1(l e^b)`` (:func:`envelope_hist`);
-(c) a density p(tau) or rho(zeta) as a callable: adaptive quadrature in zeta on
-    windows where the mass (times the kernel) was located first on a grid
-    (:func:`envelope_density`). Never a blind quadrature over tau in [0, inf).
+    :math:`\int_a^b e^{-l e^z} dz = E_1(l e^a) - E_1(l e^b)` (:func:`envelope_hist`);
+(c) a density :math:`p(\tau)` or :math:`\rho(\zeta)` as a callable: adaptive quadrature in
+    :math:`\zeta` on windows where the mass (times the kernel) was located first on a grid
+    (:func:`envelope_density`). Never a blind quadrature over :math:`\tau \in [0, \infty)`.
 
-The Tauberian prediction ``f ~ A Gamma(beta) l^(-beta)`` for ``p(tau) ~ A tau^(-1-beta)``
-(docs/specification.md §5) is :func:`tauberian_prediction`. The asymptotics of f for the model's spectrum are
+The Tauberian prediction :math:`f \sim A\, \Gamma(\beta)\, l^{-\beta}` for
+:math:`p(\tau) \sim A \tau^{-1-\beta}` (docs/specification.md §5) is :func:`tauberian_prediction`.
+The asymptotics of :math:`f` for the model's spectrum are
 :mod:`levysde.theory.envelope_asymptotics`; the slopes and decay classes of an envelope curve are
 :mod:`levysde.theory.envelope_decay`.
 """
@@ -183,7 +187,7 @@ def _kernel_sums(lags, W, m, V, h, want_bound):
 def envelope_samples(lags: ArrayLike, zeta: ArrayLike, weights: ArrayLike | None = None, *,
                      bin_width: float | None = 0.01,
                      exact_limit: float = 2e7, errors: bool = True) -> SampleEnvelope:
-    """Envelope of an empirical (weighted) zeta measure, with error figures (docs/specification.md §5 (a)).
+    r"""Envelope of an empirical (weighted) zeta measure, with error figures (docs/specification.md §5 (a)).
 
     Parameters
     ----------
@@ -216,15 +220,20 @@ def envelope_samples(lags: ArrayLike, zeta: ArrayLike, weights: ArrayLike | None
 
     Notes
     -----
-    Method and error of the fast path. Samples are binned in zeta; within a bin of weight W, weighted mean m and
-    central second moment V/W the kernel g(z) = exp(-l e^z) is expanded to
-    second order about m (the first-order term vanishes), so the only bias is
-    the third-order remainder, bounded rigorously per lag by
-    ``sum_b W_b h^3/6 sup_bin |g'''| / sum W <= 0.0716 h^3`` (7.2e-8 at h = 0.01),
-    returned as ``bias_bound``. Samples with l_max e^zeta < 1e-18 are summed
-    exactly as 1 - l e^zeta; those with l_min e^zeta > 760 contribute exactly 0
-    in double precision. Cost: O(n) binning + O(n_bins n_lags) exponentials
-    (10^7 samples x 10^3 lags: about 0.2 s warm on 2 cores, ``python benchmarks/bench_envelope.py``).
+    Method and error of the fast path. Samples are binned in :math:`\zeta`; within a bin of
+    weight :math:`W`, weighted mean :math:`m` and central second moment :math:`V/W` the kernel
+    :math:`g(z) = e^{-l e^z}` is expanded to second order about :math:`m` (the first-order term
+    vanishes), so the only bias is the third-order remainder, bounded rigorously per lag by
+
+    .. math::
+
+        \frac{\sum_b W_b\, h^3/6\, \sup_{\mathrm{bin}} |g^{(3)}|}{\sum W} \le 0.0716\, h^3
+
+    (:math:`7.2 \cdot 10^{-8}` at :math:`h = 0.01`), returned as ``bias_bound``. Samples with
+    :math:`l_{\max} e^\zeta < 10^{-18}` are summed exactly as :math:`1 - l e^\zeta`; those with
+    :math:`l_{\min} e^\zeta > 760` contribute exactly 0 in double precision. Cost:
+    :math:`O(n)` binning + :math:`O(n_{\mathrm{bins}} n_{\mathrm{lags}})` exponentials
+    (:math:`10^7` samples x :math:`10^3` lags: about 0.2 s warm on 2 cores, ``python benchmarks/bench_envelope.py``).
 
     References
     ----------
@@ -366,8 +375,13 @@ def _bin_integrals(lag, a, b):
 def envelope_hist(lags: ArrayLike, edges: ArrayLike, counts: ArrayLike) -> np.ndarray:
     r"""Envelope of a zeta histogram, each bin integrated exactly (docs/specification.md §5 (b)).
 
-    The density is taken constant on each bin, rho = c_j / (sum c * (b_j - a_j)),
-    and ``f(l) = sum_j c_j / (sum c (b_j - a_j)) * [E1(l e^{a_j}) - E1(l e^{b_j})]``
+    The density is taken constant on each bin, :math:`\rho = c_j / \sum_k c_k (b_k - a_k)` on
+    :math:`[a_j, b_j)`, and
+
+    .. math::
+
+        f(l) = \sum_j \frac{c_j}{\sum_k c_k (b_k - a_k)} \big[E_1(l e^{a_j}) - E_1(l e^{b_j})\big]
+
     (scipy.special.exp1), each bin's integral in a form without cancellation (small
     l e^b, narrow bins, wide bins: see ``_bin_integrals``), so a bin of half-width
     1e-12 at l e^z = 100 keeps a relative error ~1e-16 times (1 + l e^z). Mass outside
@@ -543,15 +557,17 @@ def envelope_density(lags: ArrayLike, *, tau_pdf: Density | None = None, zeta_pd
                      mass_tol: float = 1e-6) -> np.ndarray:
     r"""Envelope of a density given as a callable, by quadrature in zeta (docs/specification.md §5 (c)).
 
-    ``tau_pdf(tau)`` (p(tau), tau > 0) is turned into rho(zeta) = p(e^-zeta) e^-zeta,
-    evaluated only where tau is a positive finite double (zeta in [-709.78, 744.44]; 0
-    beyond, never e^-zeta = inf times p = 0): a tail whose mass beyond tau = 1.8e308
-    exceeds ``mass_tol`` (Pareto beta < ~0.02) fails the normalisation check with a
-    message that asks for ``zeta_pdf``; below that, the lost mass e^(-709.78 beta) bounds
-    the error. The kernel exp(-l e^zeta) is taken as exp(-e^(zeta + log l)) (no overflow).
-    The mass is located first: rho is evaluated on the grid zeta in [-300, 300]
-    (``zeta_pdf``) or [-709.78, 744.44] (``tau_pdf``), step 0.005, and, per lag, the
-    integrand rho(zeta) exp(-l e^zeta) is
+    ``tau_pdf(tau)`` (:math:`p(\tau)`, :math:`\tau > 0`) is turned into
+    :math:`\rho(\zeta) = p(e^{-\zeta}) e^{-\zeta}`, evaluated only where :math:`\tau` is a positive
+    finite double (:math:`\zeta \in [-709.78, 744.44]`; 0 beyond, never
+    :math:`e^{-\zeta} = \infty` times :math:`p = 0`): a tail whose mass beyond
+    :math:`\tau = 1.8 \cdot 10^{308}` exceeds ``mass_tol`` (Pareto :math:`\beta \lesssim 0.02`)
+    fails the normalisation check with a message that asks for ``zeta_pdf``; below that, the lost
+    mass :math:`e^{-709.78 \beta}` bounds the error. The kernel :math:`e^{-l e^\zeta}` is taken as
+    :math:`\exp(-e^{\zeta + \log l})` (no overflow). The mass is located first: :math:`\rho` is
+    evaluated on the grid :math:`\zeta \in [-300, 300]` (``zeta_pdf``) or
+    :math:`[-709.78, 744.44]` (``tau_pdf``), step 0.005, and, per lag, the
+    integrand :math:`\rho(\zeta) e^{-l e^\zeta}` is
     integrated with adaptive Gauss-Kronrod (scipy quad, relative tolerance
     ``rtol``) over the window where its grid values exceed e^-55 times their
     maximum, with the edges of rho's support as break points; tails still
@@ -670,14 +686,14 @@ def envelope_density(lags: ArrayLike, *, tau_pdf: Density | None = None, zeta_pd
 def envelope(lags: ArrayLike, *, zeta: ArrayLike | None = None, weights: ArrayLike | None = None,
              hist: tuple[ArrayLike, ArrayLike] | None = None, tau_pdf: Density | None = None,
              zeta_pdf: Density | None = None, bin_width: float | None = 0.01) -> np.ndarray:
-    r"""Forgetting envelope f(l) = E[exp(-l e^zeta)] = int exp(-l/tau) p(tau) dtau (docs/specification.md §5).
+    r"""Forgetting envelope :math:`f(l) = E[e^{-l e^\zeta}]` of a time-scale spectrum (docs/specification.md §5).
 
     Give exactly one source:
 
     * ``zeta`` (samples, optionally ``weights``): :func:`envelope_samples`
-      (binned, bias <= 0.0716 bin_width^3 <= 7.2e-8 by default);
+      (binned, bias :math:`\le 0.0716\, h^3 \le 7.2 \cdot 10^{-8}` by default, :math:`h` = ``bin_width``);
     * ``hist = (edges, counts)``: :func:`envelope_hist` (exact per bin);
-    * ``tau_pdf`` (p(tau)) or ``zeta_pdf`` (rho(zeta)): :func:`envelope_density`.
+    * ``tau_pdf`` (:math:`p(\tau)`) or ``zeta_pdf`` (:math:`\rho(\zeta)`): :func:`envelope_density`.
 
     Parameters
     ----------
@@ -756,10 +772,11 @@ def _phase_beta(phase):
 
 def tauberian_prediction(lags: ArrayLike, *, A: float, beta: float | None = None,
                          phase: PhaseResult | None = None) -> np.ndarray:
-    r"""Tauberian asymptote f(l) ~ A Gamma(beta) l^(-beta) of p(tau) ~ A tau^(-1-beta) (docs/specification.md §5).
+    r"""Tauberian asymptote :math:`f(l) \sim A \Gamma(\beta) l^{-\beta}` of :math:`p(\tau) \sim A \tau^{-1-\beta}`.
 
-    Equivalently rho(zeta) ~ A e^{beta zeta} as zeta -> -inf (docs/specification.md §1). Karamata's
-    Tauberian theorem: the tail implies the asymptote for every beta > 0; the
+    The asymptote is that of docs/specification.md §5. Equivalently
+    :math:`\rho(\zeta) \sim A e^{\beta \zeta}` as :math:`\zeta \to -\infty` (docs/specification.md §1).
+    Karamata's Tauberian theorem: the tail implies the asymptote for every beta > 0; the
     converse needs a monotone (ultimately) density.
 
     Parameters
@@ -767,7 +784,7 @@ def tauberian_prediction(lags: ArrayLike, *, A: float, beta: float | None = None
     lags : array_like of float
         Lags l > 0, any shape.
     A : float
-        Tail amplitude > 0 of rho(zeta) ~ A e^(beta zeta) (e.g. from
+        Tail amplitude > 0 of :math:`\rho(\zeta) \sim A e^{\beta \zeta}` (e.g. from
         :func:`levysde.stats.tails.tail_fit`; the theory gives beta*, not A).
     beta : float, optional
         Tail rate > 0; or
@@ -823,7 +840,7 @@ def tauberian_prediction(lags: ArrayLike, *, A: float, beta: float | None = None
 def valid_lag_max(zeta_min: float, factor: float = 1.0) -> float:
     r"""Largest lag at which an envelope built from data whose smallest zeta is
     ``zeta_min`` still reflects the data rather than its left cut-off:
-    ``factor * exp(-zeta_min)`` (the longest time scale present); +inf beyond the
+    :math:`\mathrm{factor} \cdot e^{-\zeta_{\min}}` (the longest time scale present); +inf beyond the
     double range (zeta_min < -709.78), never OverflowError.
 
     Parameters

@@ -1,16 +1,16 @@
-"""Learnability window H_N of a forgetting envelope f(l) (docs/specification.md §6).
+r"""Learnability window H_N of a forgetting envelope f(l) (docs/specification.md §6).
 
-Gradient noise is taken symmetric alpha_g-stable with alpha_g in (1, 2]; the
-concentration exponent is ``kappa_a = alpha_g / (alpha_g - 1)`` (2 for Gaussian
-noise). Detecting a dependency at lag l needs ``N(l) = C f(l)^(-kappa_a)``
-samples, and the learnability window is ``H_N = sup{ l : N(l) <= N }``, i.e. the
-largest lag with ``f(l) >= (C / N)^(1 / kappa_a)``.
+Gradient noise is taken symmetric :math:`\alpha_g`-stable with :math:`\alpha_g \in (1, 2]`; the
+concentration exponent is :math:`\kappa_a = \alpha_g / (\alpha_g - 1)` (2 for Gaussian
+noise). Detecting a dependency at lag :math:`l` needs :math:`N(l) = C f(l)^{-\kappa_a}`
+samples, and the learnability window is :math:`H_N = \sup\{l : N(l) \le N\}`, i.e. the
+largest lag with :math:`f(l) \ge (C / N)^{1 / \kappa_a}`.
 
 Closed-form scaling laws (docs/specification.md §6):
 
-* exponential ``f = e^{-l/tau}``:  ``H_N = (tau / kappa_a) ln(N / C)``;
-* power ``f = l^(-beta)``:        ``H_N = (N / C)^(1 / (beta kappa_a))``;
-* logarithmic ``f = (ln l)^(-gamma)``: ``H_N = exp((N / C)^(1 / (gamma kappa_a)))``.
+* exponential :math:`f = e^{-l/\tau}`: :math:`H_N = (\tau / \kappa_a) \ln(N / C)`;
+* power :math:`f = l^{-\beta}`: :math:`H_N = (N / C)^{1 / (\beta \kappa_a)}`;
+* logarithmic :math:`f = (\ln l)^{-\gamma}`: :math:`H_N = \exp\big((N / C)^{1 / (\gamma \kappa_a)}\big)`.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ __all__ = ["kappa_alpha", "sample_complexity", "learnability_window", "window_sc
 
 
 def kappa_alpha(alpha_g: ArrayLike) -> float | np.ndarray:
-    r"""Concentration exponent kappa_a = alpha_g / (alpha_g - 1) (docs/specification.md §6).
+    r"""Concentration exponent :math:`\kappa_a = \alpha_g / (\alpha_g - 1)` (docs/specification.md §6).
 
     Parameters
     ----------
@@ -37,7 +37,7 @@ def kappa_alpha(alpha_g: ArrayLike) -> float | np.ndarray:
     Returns
     -------
     float or ndarray
-        kappa_a >= 2, shaped like ``alpha_g`` (a float for scalar input); 2 at alpha_g = 2,
+        :math:`\kappa_a \ge 2`, shaped like ``alpha_g`` (a float for scalar input); 2 at alpha_g = 2,
         -> inf as alpha_g -> 1.
 
     Raises
@@ -71,7 +71,7 @@ def kappa_alpha(alpha_g: ArrayLike) -> float | np.ndarray:
 
 
 def sample_complexity(f: ArrayLike, *, alpha_g: float = 2.0, C: float = 1.0) -> float | NDArray[np.float64]:
-    r"""Samples needed to detect lag l: N(l) = C f(l)^(-kappa_a) (docs/specification.md §6).
+    r"""Samples needed to detect lag :math:`l`: :math:`N(l) = C f(l)^{-\kappa_a}` (docs/specification.md §6).
 
     Parameters
     ----------
@@ -121,12 +121,12 @@ def sample_complexity(f: ArrayLike, *, alpha_g: float = 2.0, C: float = 1.0) -> 
 def learnability_window(N: float, *, lags: ArrayLike | None = None, f: ArrayLike | None = None,
                         f_func: Callable[[NDArray[np.float64]], ArrayLike] | None = None,
                         alpha_g: float = 2.0, C: float = 1.0) -> float:
-    r"""Learnability window H_N = sup{ l : C f(l)^(-kappa_a) <= N } (docs/specification.md §6).
+    r"""Learnability window :math:`H_N = \sup\{l : C f(l)^{-\kappa_a} \le N\}` (docs/specification.md §6).
 
-    Equivalently the largest lag with f(l) >= f* = (C / N)^(1 / kappa_a).
+    Equivalently the largest lag with :math:`f(l) \ge f^* = (C / N)^{1 / \kappa_a}`.
 
     Give either a table (``lags`` (n,) > 0 strictly increasing, ``f`` (n,) in
-    (0, 1], non-increasing where it crosses f*) or a closed form ``f_func(l)``
+    (0, 1], non-increasing where it crosses :math:`f^*`) or a closed form ``f_func(l)``
     (vectorised, decreasing). Table: the crossing is interpolated linearly in
     (log l, log f), exact for a power law between the nodes. Closed form: the
     bracket is grown geometrically from l = 1 and the root of
@@ -241,11 +241,11 @@ def learnability_window(N: float, *, lags: ArrayLike | None = None, f: ArrayLike
 def window_scaling_law(decay_class: str, N: ArrayLike, *, C: float = 1.0, alpha_g: float = 2.0,
                        tau: float | None = None, beta: float | None = None,
                        gamma: float | None = None) -> float | NDArray[np.float64]:
-    r"""Closed-form H_N of the three decay classes (docs/specification.md §6).
+    r"""Closed-form :math:`H_N` of the three decay classes (docs/specification.md §6).
 
-    * ``'exponential'`` (needs tau > 0): ``(tau / kappa_a) ln(N / C)``;
-    * ``'polynomial'`` (needs beta > 0): ``(N / C)^(1 / (beta kappa_a))``;
-    * ``'logarithmic'`` (needs gamma > 0): ``exp((N / C)^(1 / (gamma kappa_a)))``.
+    * ``'exponential'`` (needs tau > 0): :math:`(\tau / \kappa_a) \ln(N / C)`;
+    * ``'polynomial'`` (needs beta > 0): :math:`(N / C)^{1 / (\beta \kappa_a)}`;
+    * ``'logarithmic'`` (needs gamma > 0): :math:`\exp\big((N / C)^{1 / (\gamma \kappa_a)}\big)`.
 
     Parameters
     ----------

@@ -1,42 +1,57 @@
-"""The symmetric tempered alpha-stable (CTS) Levy process: Levy density constant,
+r"""The symmetric tempered alpha-stable (CTS) Levy process: Levy density constant,
 Laplace exponent ("symbol"), adjoint symbol, characteristic exponent, cumulants.
 
-Conventions (docs/specification.md §2). Levy density, alpha in (0, 2), lam >= 0, eta_J >= 0::
+Conventions (docs/specification.md §2). Levy density, :math:`\alpha \in (0, 2)`,
+:math:`\lambda \ge 0`, :math:`\eta_J \ge 0`:
 
-    nu(z) = eta_J c_alpha exp(-lam |z|) |z|^(-1-alpha),
-    c_alpha = -1 / (2 Gamma(-alpha) cos(pi alpha / 2)) = Gamma(1 + alpha) sin(pi alpha / 2) / pi.
+.. math::
 
-With lam = 0, ``E exp(i xi J_t) = exp(-t eta_J |xi|^alpha)`` (scipy ``levy_stable``,
-beta = 0, S1, scale ``(eta_J t)^(1/alpha)``). The Laplace exponent is
+    \nu(z) = \eta_J c_\alpha e^{-\lambda |z|} |z|^{-1-\alpha}, \qquad
+    c_\alpha = \frac{-1}{2\,\Gamma(-\alpha) \cos(\pi \alpha / 2)}
+             = \frac{\Gamma(1 + \alpha) \sin(\pi \alpha / 2)}{\pi}.
 
-    Psi(beta) = -eta_J [(lam - beta)^alpha + (lam + beta)^alpha - 2 lam^alpha] / (2 cos(pi alpha/2))
+With :math:`\lambda = 0`, :math:`E\, e^{i \xi J_t} = e^{-t \eta_J |\xi|^\alpha}` (scipy
+``levy_stable``, beta = 0, S1, scale :math:`(\eta_J t)^{1/\alpha}`). The Laplace exponent is
 
-on |beta| <= lam and +inf outside; alpha = 1 is its continuous limit.
+.. math::
 
-Numerical method (ours). Write x = beta/lam, delta = alpha - 1 and note
-``cos(pi alpha/2) = -sin(pi delta/2)``. Then, exactly,
+    \Psi(\beta) = -\eta_J \frac{(\lambda - \beta)^\alpha + (\lambda + \beta)^\alpha
+                  - 2 \lambda^\alpha}{2 \cos(\pi \alpha/2)}
 
-    Psi = eta_J lam^alpha * S(x) / D(delta),
-    S(x) = (1-x) g(log1p(-x)) + (1+x) g(log1p(x)),   g(L) = expm1(delta L)/delta  (= L at delta = 0),
-    D(delta) = 2 sin(pi delta/2)/delta = pi sinc(delta/2),
+on :math:`|\beta| \le \lambda` and :math:`+\infty` outside; :math:`\alpha = 1` is its
+continuous limit.
 
-which removes the 0/0 at alpha = 1 without any series in delta (continuous in
-alpha, exact at alpha = 1). For x <= 1/4 the even series
-``S(x) = 2 sum_k c_k x^(2k)``, ``c_1 = alpha/2``,
-``c_(k+1) = c_k (alpha-2k)(alpha-2k-1)/((2k+1)(2k+2))`` (all c_k > 0) removes the
-small-beta cancellation. The characteristic exponent is the same function at
-``x = i xi/lam``: the series in ``y = x^2 = -(xi/lam)^2`` and, beyond, the complex
-form ``S = 2 Re[(1 + i u) g(Log(1 + i u))]``; for u > 1e4 the same form divided by
-``rho^alpha`` (rho = |1 + i u|) and multiplied back as ``hypot(lam, xi)^alpha`` in log
-space, so no finite xi overflows (``char_exponent(1e160, alpha=1.5, lam=2, eta_j=3)
-= -3e240``). For alpha <= 1/2 the direct forms are taken in alpha instead of delta,
-``S = [expm1(alpha L+) + expm1(alpha L-)]/delta``, which keeps the O(alpha) value
-free of cancellation as alpha -> 0. Products ``eta_J lam^alpha S`` that overflow or
-underflow in floating point are formed in log space. ``c_alpha`` uses the reflected
-sine ``sin(pi (2 - alpha)/2)`` for alpha > 1 (full relative accuracy as alpha -> 2).
-Relative accuracy about 1e-15 over alpha in [1e-13, 2 - 1e-13] and beta in
-[1e-8 lam, lam] (tests/test_levy.py checks 1e-12 against mpmath quadrature of nu and
-the closed form at 50-100 digits, xi up to 1e300).
+Numerical method (ours). Write :math:`x = \beta/\lambda`, :math:`\delta = \alpha - 1` and note
+:math:`\cos(\pi \alpha/2) = -\sin(\pi \delta/2)`. Then, exactly,
+
+.. math::
+
+    \Psi = \eta_J \lambda^\alpha \, S(x) / D(\delta), \qquad
+    S(x) = (1-x)\, g(\operatorname{log1p}(-x)) + (1+x)\, g(\operatorname{log1p}(x)),
+
+    g(L) = \operatorname{expm1}(\delta L)/\delta \quad (= L \text{ at } \delta = 0), \qquad
+    D(\delta) = 2 \sin(\pi \delta/2)/\delta = \pi \operatorname{sinc}(\delta/2),
+
+which removes the 0/0 at :math:`\alpha = 1` without any series in :math:`\delta` (continuous in
+:math:`\alpha`, exact at :math:`\alpha = 1`). For :math:`x \le 1/4` the even series
+:math:`S(x) = 2 \sum_k c_k x^{2k}`, :math:`c_1 = \alpha/2`,
+:math:`c_{k+1} = c_k (\alpha-2k)(\alpha-2k-1)/((2k+1)(2k+2))` (all :math:`c_k > 0`) removes the
+small-:math:`\beta` cancellation. The characteristic exponent is the same function at
+:math:`x = i \xi/\lambda`: the series in :math:`y = x^2 = -(\xi/\lambda)^2` and, beyond, the
+complex form :math:`S = 2 \operatorname{Re}[(1 + i u)\, g(\operatorname{Log}(1 + i u))]`; for
+:math:`u > 10^4` the same form divided by :math:`\rho^\alpha` (:math:`\rho = |1 + i u|`) and
+multiplied back as :math:`\operatorname{hypot}(\lambda, \xi)^\alpha` in log space, so no finite
+:math:`\xi` overflows (``char_exponent(1e160, alpha=1.5, lam=2, eta_j=3) = -3e240``). For
+:math:`\alpha \le 1/2` the direct forms are taken in :math:`\alpha` instead of :math:`\delta`,
+:math:`S = [\operatorname{expm1}(\alpha L_+) + \operatorname{expm1}(\alpha L_-)]/\delta`, which
+keeps the :math:`O(\alpha)` value free of cancellation as :math:`\alpha \to 0`. Products
+:math:`\eta_J \lambda^\alpha S` that overflow or underflow in floating point are formed in log
+space. :math:`c_\alpha` uses the reflected sine :math:`\sin(\pi (2 - \alpha)/2)` for
+:math:`\alpha > 1` (full relative accuracy as :math:`\alpha \to 2`).
+Relative accuracy about :math:`10^{-15}` over :math:`\alpha \in [10^{-13}, 2 - 10^{-13}]` and
+:math:`\beta \in [10^{-8} \lambda, \lambda]` (tests/test_levy.py checks :math:`10^{-12}` against
+mpmath quadrature of :math:`\nu` and the closed form at 50-100 digits, :math:`\xi` up to
+:math:`10^{300}`).
 """
 from __future__ import annotations
 
@@ -66,13 +81,14 @@ def _sin_half_pi(a):
 
 
 def c_alpha(alpha: ArrayLike) -> float | NDArray[np.float64]:
-    r"""Normalising constant c_alpha of the Levy density (docs/specification.md §2).
+    r"""Normalising constant :math:`c_\alpha` of the Levy density (docs/specification.md §2).
 
-    ``c_alpha = -1/(2 Gamma(-alpha) cos(pi alpha/2))``, evaluated in the
-    equivalent form ``Gamma(1+alpha) sin(pi alpha/2)/pi`` (reflection formula),
-    which is regular at alpha = 1 (c_1 = 1/pi); the sine is reflected
-    (``sin(pi alpha/2) = sin(pi (2 - alpha)/2)``) so that the relative error stays
-    ~1e-16 up to alpha = 2 - 1e-13 (c_alpha -> 0 linearly there).
+    :math:`c_\alpha = -1/(2\,\Gamma(-\alpha) \cos(\pi \alpha/2))`, evaluated in the
+    equivalent form :math:`\Gamma(1+\alpha) \sin(\pi \alpha/2)/\pi` (reflection formula),
+    which is regular at :math:`\alpha = 1` (:math:`c_1 = 1/\pi`); the sine is reflected
+    (:math:`\sin(\pi \alpha/2) = \sin(\pi (2 - \alpha)/2)`) so that the relative error stays
+    :math:`\sim 10^{-16}` up to :math:`\alpha = 2 - 10^{-13}` (:math:`c_\alpha \to 0` linearly
+    there).
 
     Parameters
     ----------
@@ -246,7 +262,7 @@ def _scale(c, base, power):
 
 
 def psi(beta: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike = 1.0) -> float | NDArray[np.float64]:
-    r"""Laplace exponent Psi(beta) = log E exp(beta J_1) of the CTS process (docs/specification.md §2).
+    r"""Laplace exponent :math:`\Psi(\beta) = \log E\, e^{\beta J_1}` of the CTS process (docs/specification.md §2).
 
     Parameters
     ----------
@@ -321,10 +337,11 @@ def psi(beta: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike =
 
 def psi_adjoint(beta: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike,
                 eta_j: ArrayLike = 1.0) -> float | NDArray[np.float64]:
-    r"""Adjoint symbol Psi*(beta) = Psi(-beta) (docs/specification.md §2).
+    r"""Adjoint symbol :math:`\Psi^*(\beta) = \Psi(-\beta)` (docs/specification.md §2).
 
-    The forward (Fokker-Planck) jump operator acts on exp(beta zeta) as
-    multiplication by Psi*(beta). For the symmetric CTS process Psi* = Psi; the
+    The forward (Fokker-Planck) jump operator acts on :math:`e^{\beta \zeta}` as
+    multiplication by :math:`\Psi^*(\beta)`. For the symmetric CTS process
+    :math:`\Psi^* = \Psi`; the
     name is kept apart so that an asymmetric extension changes only :func:`psi`.
 
     Parameters
@@ -371,13 +388,14 @@ def psi_adjoint(beta: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike,
 
 
 def psi_unit_over_beta(beta: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike) -> float | NDArray[np.float64]:
-    r"""Psi_1(beta)/beta for 0 < beta <= lam, lam > 0, evaluated without cancellation.
+    r""":math:`\Psi_1(\beta)/\beta` for :math:`0 < \beta \le \lambda`, without cancellation.
 
-    Used by the characteristic-equation solver (docs/specification.md §4): Phi(beta)/beta =
-    eta_G beta - kappa + eta_J Psi_1(beta)/beta. Behaves like
-    ``alpha lam^(alpha-2) beta / D(alpha-1)`` as beta -> 0 (D as in the module
-    docstring). Arguments broadcast; no validation (internal hot path: callers
-    validate). Entries with beta outside (0, lam] are returned as +inf.
+    Used by the characteristic-equation solver (docs/specification.md §4):
+    :math:`\Phi(\beta)/\beta = \eta_G \beta - \kappa + \eta_J \Psi_1(\beta)/\beta`. Behaves like
+    :math:`\alpha \lambda^{\alpha-2} \beta / D(\alpha-1)` as :math:`\beta \to 0` (:math:`D` as in
+    the module docstring). Arguments broadcast; no validation (internal hot path: callers
+    validate). Entries with :math:`\beta` outside :math:`(0, \lambda]` are returned as
+    :math:`+\infty`.
 
     Parameters
     ----------
@@ -424,12 +442,17 @@ def psi_unit_over_beta(beta: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike) -> 
 
 def char_exponent(xi: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike,
                   eta_j: ArrayLike = 1.0) -> float | NDArray[np.float64]:
-    r"""Characteristic exponent log E exp(i xi J_1) (docs/specification.md §2).
+    r"""Characteristic exponent :math:`\log E\, e^{i \xi J_1}` (docs/specification.md §2).
 
-    ``-eta_J [(lam - i xi)^alpha + (lam + i xi)^alpha - 2 lam^alpha]/(2 cos(pi alpha/2))``,
-    which is real (the process is symmetric) and <= 0; with lam = 0 it is
-    ``-eta_J |xi|^alpha`` (the normalisation of docs/specification.md §2); alpha = 1 is the
-    continuous limit ``-eta_J [2 xi atan(xi/lam) - lam ln(1 + xi^2/lam^2)]/pi``.
+    .. math::
+
+        -\eta_J \frac{(\lambda - i \xi)^\alpha + (\lambda + i \xi)^\alpha - 2 \lambda^\alpha}
+        {2 \cos(\pi \alpha/2)},
+
+    which is real (the process is symmetric) and :math:`\le 0`; with :math:`\lambda = 0` it is
+    :math:`-\eta_J |\xi|^\alpha` (the normalisation of docs/specification.md §2);
+    :math:`\alpha = 1` is the continuous limit
+    :math:`-\eta_J [2 \xi \arctan(\xi/\lambda) - \lambda \ln(1 + \xi^2/\lambda^2)]/\pi`.
 
     Parameters
     ----------
@@ -494,11 +517,15 @@ def char_exponent(xi: ArrayLike, *, alpha: ArrayLike, lam: ArrayLike,
 
 
 def cumulant(n: int, *, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike = 1.0) -> float | NDArray[np.float64]:
-    r"""n-th cumulant of J_1 (docs/specification.md §2): the n-th moment of the Levy measure.
+    r""":math:`n`-th cumulant of :math:`J_1` (docs/specification.md §2): the :math:`n`-th moment of the Levy measure.
 
-    ``kappa_n = int z^n nu(dz) = 2 eta_J c_alpha Gamma(n - alpha) lam^(alpha - n)``
-    for even n >= 2, and 0 for odd n (symmetry). This product form has no 0/0 at
-    alpha = 1 (it equals the specification's ``-eta_J alpha(alpha-1)... lam^(alpha-n)/cos(pi alpha/2)``).
+    .. math::
+
+        \kappa_n = \int z^n \nu(dz) = 2 \eta_J c_\alpha \Gamma(n - \alpha) \lambda^{\alpha - n}
+
+    for even :math:`n \ge 2`, and 0 for odd :math:`n` (symmetry). This product form has no 0/0
+    at :math:`\alpha = 1` (it equals the specification's
+    :math:`-\eta_J \alpha(\alpha-1) \cdots \lambda^{\alpha-n}/\cos(\pi \alpha/2)`).
 
     Parameters
     ----------
@@ -557,9 +584,10 @@ def cumulant(n: int, *, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike = 1.0
 
 
 def variance(*, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike = 1.0) -> float | NDArray[np.float64]:
-    r"""Variance of J_1 = Psi''(0) (docs/specification.md §2). See :func:`cumulant` (n = 2).
+    r"""Variance of :math:`J_1`, :math:`\Psi''(0)` (docs/specification.md §2). See :func:`cumulant` (n = 2).
 
-    At alpha = 1 it equals ``2 eta_J/(pi lam)``; +inf when lam = 0.
+    At :math:`\alpha = 1` it equals :math:`2 \eta_J/(\pi \lambda)`; :math:`+\infty` when
+    :math:`\lambda = 0`.
 
     Parameters
     ----------
@@ -606,9 +634,10 @@ def variance(*, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike = 1.0) -> flo
 
 
 def cumulant4(*, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike = 1.0) -> float | NDArray[np.float64]:
-    r"""Fourth cumulant of J_1 (docs/specification.md §2). See :func:`cumulant` (n = 4).
+    r"""Fourth cumulant of :math:`J_1` (docs/specification.md §2). See :func:`cumulant` (n = 4).
 
-    At alpha = 1 it equals ``4 eta_J/(pi lam^3)``; +inf when lam = 0.
+    At :math:`\alpha = 1` it equals :math:`4 \eta_J/(\pi \lambda^3)`; :math:`+\infty` when
+    :math:`\lambda = 0`.
 
     Parameters
     ----------
@@ -655,10 +684,10 @@ def cumulant4(*, alpha: ArrayLike, lam: ArrayLike, eta_j: ArrayLike = 1.0) -> fl
 
 def psi_mp(beta: float | str | mpmath.mpf, *, alpha: float | str | mpmath.mpf, lam: float | str | mpmath.mpf,
            eta_j: float | str | mpmath.mpf = 1, dps: int = 40) -> mpmath.mpf:
-    r"""Psi(beta) in mpmath arithmetic from the closed form of docs/specification.md §2 (scalar).
+    r""":math:`\Psi(\beta)` in mpmath arithmetic from the closed form of docs/specification.md §2 (scalar).
 
     The working precision is raised above ``dps`` by the number of digits lost
-    to cancellation (about 2 log10(lam/beta) + log10(1/|alpha-1|)), so the value computed
+    to cancellation (about :math:`2 \log_{10}(\lambda/\beta) + \log_{10}(1/|\alpha-1|)`), so the value computed
     carries ``dps`` correct digits. alpha == 1 uses the alpha = 1 formula. An independent
     reference for :func:`psi` (tests) and the high-precision path of
     :mod:`levysde.theory.phases`.

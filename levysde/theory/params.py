@@ -150,7 +150,7 @@ def check_params(**kwargs: Any) -> dict[str, np.ndarray]:
 
 @dataclass(frozen=True)
 class SDEParams:
-    r"""Frozen, validated parameter set of the SDE ``dzeta = F dt + sqrt(2 eta_G) dW + dJ``.
+    r"""Frozen, validated parameter set of the SDE :math:`d\zeta = F\, dt + \sqrt{2 \eta_G}\, dW + dJ`.
 
     Every field is checked by :func:`check_param` (``scalar=True``) and stored as a float;
     :meth:`asdict` returns the five as a dict of floats.

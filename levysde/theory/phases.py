@@ -1,22 +1,29 @@
-"""Characteristic equation, spectral exponent beta*, threshold, critical intensity
+r"""Characteristic equation, spectral exponent beta*, threshold, critical intensity
 and phases (docs/specification.md §4).
 
-    Phi(beta) = eta_G beta^2 + Psi*(beta) - kappa beta,      beta in [0, lam].
+.. math::
 
-Phi(0) = 0, Phi'(0) = -kappa < 0 and Phi is strictly convex, so h(beta) =
-Phi(beta)/beta is increasing with h(0+) = -kappa, and the admissible root beta*
-in (0, lam) exists iff h(lam) > 0, i.e. iff eta_J > eta_J* with
+    \Phi(\beta) = \eta_G \beta^2 + \Psi^*(\beta) - \kappa \beta, \qquad \beta \in [0, \lambda].
 
-    eta_J* = lam (kappa - eta_G lam) / Psi_1(lam),
-    eta_J^crit = (kappa - eta_G) / Psi_1(1)     (beta* = 1; needs lam > 1).
+:math:`\Phi(0) = 0`, :math:`\Phi'(0) = -\kappa < 0` and :math:`\Phi` is strictly convex, so
+:math:`h(\beta) = \Phi(\beta)/\beta` is increasing with :math:`h(0+) = -\kappa`, and the
+admissible root :math:`\beta^* \in (0, \lambda)` exists iff :math:`h(\lambda) > 0`, i.e. iff
+:math:`\eta_J > \eta_J^*` with
 
-beta* is found as the root of h on the bracket (0, lam] (never the trivial root of
-Phi at 0): h(0+) = -kappa is passed to the solver as a known end value.
+.. math::
+
+    \eta_J^* = \frac{\lambda (\kappa - \eta_G \lambda)}{\Psi_1(\lambda)}, \qquad
+    \eta_J^{\mathrm{crit}} = \frac{\kappa - \eta_G}{\Psi_1(1)}
+    \quad (\beta^* = 1;\ \text{needs } \lambda > 1).
+
+:math:`\beta^*` is found as the root of :math:`h` on the bracket :math:`(0, \lambda]` (never the
+trivial root of :math:`\Phi` at 0): :math:`h(0+) = -\kappa` is passed to the solver as a known
+end value.
 
 Every function is vectorised: parameters broadcast (numpy rules).
 ``precision="mp"`` solves each equation with mpmath (``dps`` digits) from the
-closed form, for work close to the boundaries (beta* -> 0, beta* -> lam,
-eta_J -> eta_J*); the result is rounded to float64.
+closed form, for work close to the boundaries (:math:`\beta^* \to 0`, :math:`\beta^* \to \lambda`,
+:math:`\eta_J \to \eta_J^*`); the result is rounded to float64.
 """
 from __future__ import annotations
 
