@@ -3,7 +3,7 @@ trained on the Dask sweep of ``levysde diagram`` and resumable (docs/rnn.md, "Pr
 
     python examples/paper_campaign.py --preset cpu [--out results/paper_cpu] [--models ...]
         [--seeds 47 83 ...] [--epochs E] [--device cpu|cuda] [--scheduler local|sequential|tcp://HOST:PORT]
-        [--workers 2] [--budget-s S] [--status] [--json] [--quick]
+        [--workers 2] [--batch-seeds] [--budget-s S] [--status] [--json] [--quick]
 
 Profiles (levysde.rnn.presets.PRESETS): ``paper`` (the paper's numbers, a GPU job), ``paper-smoke``
 (the author's pipeline check), ``cpu`` (every length / 8, for 2-core machines), ``cpu-quick``
@@ -49,6 +49,8 @@ def main(argv=None) -> int:
     ap.add_argument("--scheduler", default="local",
                     help="local (a Dask LocalCluster, default), sequential (no Dask) or tcp://HOST:PORT")
     ap.add_argument("--workers", type=int, help="local cluster workers (default 2), 1 torch thread each")
+    ap.add_argument("--batch-seeds", action="store_true",
+                    help="train each leaky model's seeds as one batched model (one sweep point per model)")
     ap.add_argument("--budget-s", type=float, help="stop every run at its first step after this many seconds")
     ap.add_argument("--status", action="store_true", help="print the runs' progress, train nothing")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
@@ -68,7 +70,7 @@ def main(argv=None) -> int:
         try:
             run_campaign(preset, out, labels=a.models, seeds=a.seeds, device=a.device, epochs=a.epochs,
                          scheduler=a.scheduler, n_workers=a.workers, deadline=deadline,
-                         progress=not a.json and sys.stderr.isatty())
+                         progress=not a.json and sys.stderr.isatty(), batch_seeds=a.batch_seeds)
         except CampaignPaused as exc:
             print(f"paused: {exc}", file=sys.stderr)
             status = EXIT_PAUSED

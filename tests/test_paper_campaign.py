@@ -80,3 +80,32 @@ def test_quick_campaign_on_the_dask_sweep_resumes(tmp_path):
             np.load(paused / "runs" / "constgate-pathA_s47.npz") as b:
         for k in ("zeta", "zeta_window", "slow_mask", "loss", "step"):
             np.testing.assert_array_equal(a[k], b[k])
+
+
+def test_units_batch_the_leaky_models_and_keep_forcing_apart():
+    from levysde.studies.campaign import campaign_points, campaign_units
+    units = campaign_units(campaign_points("cpu", seeds=[47, 83, 12]))
+    got = [(u["label"], u["seeds"]) for u in units]
+    assert got == [("constgate-pathB", [47, 83, 12]), ("constgate-pathA", [47]), ("sharedgate", [47, 83, 12]),
+                   ("diaggate", [47, 83, 12]), ("constgate-pathA", [83]), ("constgate-pathA", [12])]
+    assert all(c["seed"] == s for u in units for c, s in zip(u["configs"], u["seeds"], strict=True))
+
+
+@pytest.mark.slow
+def test_batched_campaign_is_the_separate_campaign_and_resumes(tmp_path):
+    """``--batch-seeds``: the same run files as separate runs (float32 reassociation), paused
+    at a deadline (exit 3, every seed checkpointed) and resumed to the uninterrupted runs."""
+    args = ("--quick", "--scheduler", "sequential", "--models", "diaggate", "constgate-pathA")
+    sep, bat = tmp_path / "s", tmp_path / "b"
+    assert _run(*args, "--out", str(sep)).returncode == 0
+    r = _run(*args, "--out", str(bat), "--batch-seeds", "--budget-s", "0")
+    assert r.returncode == 3 and "paused" in r.stderr
+    r = _run(*args, "--out", str(bat), "--batch-seeds", "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = json.loads(r.stdout)
+    assert len(rows) == 4 and all(x["finished"] for x in rows)
+    assert len(list((bat / "sweep-batched").glob("point_*.npz"))) == 3       # diaggate's seeds: one point
+    for f in sorted((sep / "runs").glob("*.npz")):
+        with np.load(f) as a, np.load(bat / "runs" / f.name) as b:
+            for k in ("zeta", "zeta_window", "loss", "step"):
+                np.testing.assert_allclose(b[k], a[k], rtol=2e-5, atol=2e-7, err_msg=f"{f.name} {k}")

@@ -133,6 +133,25 @@ def test_files_resume_and_groups_of_steps(tmp_path):
         train_seeds(cfg, [0], outs[:1])
 
 
+def test_per_seed_resume_and_a_deadline_end_as_the_uninterrupted_runs(tmp_path):
+    """One batched call resumes some seeds and starts others (``resume`` per seed); a deadline
+    stops every run at its next batched step with its checkpoint written, and resuming ends
+    as the uninterrupted runs."""
+    cfg = TrainConfig(**SMALL, model="diaggate")
+    outs = [str(tmp_path / f"r{s}.npz") for s in (3, 4)]
+    train_seeds(cfg, [3], outs[:1], stop_after=3)
+    past = time.monotonic() - 1.0
+    train_seeds(cfg, [3, 4], outs, resume=[True, False], deadline=past)
+    assert [load_run(o)["step"][-1] for o in outs] == [0, 0]       # records at 0, checkpoints beyond
+    res = train_seeds(cfg, [3, 4], outs, resume=True)
+    for s, out, r in zip((3, 4), outs, res, strict=True):
+        full = train(dataclasses.replace(cfg, seed=s))
+        _close(full, r)
+        _close(full, load_run(out))
+    with pytest.raises(ValueError, match="resume must be one flag"):
+        train_seeds(cfg, [5, 6], resume=[True])
+
+
 def test_a_thread_count_does_not_change_a_result():
     """Bitwise the same records at 1 and 2 torch threads (H = 32: blocked products)."""
     cfg = TrainConfig(**(SMALL | dict(hidden=32, batch=16, n_train=32, steps=4, record_every=2)), model="diaggate")

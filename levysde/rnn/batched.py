@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 
 import numpy as np
 
@@ -531,8 +532,8 @@ def _diverged(run: TrainingRun, loss: float) -> TrainingDiverged:
                             f"or set --clip (records up to step {kept} kept)")
 
 
-def train_seeds(cfg: TrainConfig, seeds, outs=None, *, resume: bool = False, force: bool = False,
-                progress: bool = False, stop_after: int | None = None) -> list:
+def train_seeds(cfg: TrainConfig, seeds, outs=None, *, resume=False, force: bool = False,
+                progress: bool = False, stop_after: int | None = None, deadline: float | None = None) -> list:
     """Train ``cfg`` for each seed in ``seeds`` in one process, as one batched model.
 
     Each seed's run is the run ``train(replace(cfg, seed=s), outs[i])`` would make
@@ -549,9 +550,14 @@ def train_seeds(cfg: TrainConfig, seeds, outs=None, *, resume: bool = False, for
     outs : sequence of str or None
         One run-file path per seed (``RUN.npz``, checkpoint ``RUN.ckpt`` beside it), distinct;
         None: nothing written.
-    resume, force, progress, stop_after
+    resume : bool or sequence of bool, optional
+        As :func:`levysde.rnn.trainer.train`, for every seed, or one flag per seed (a campaign
+        resumes some seeds and starts others in one batched model). Default False.
+    force, progress, stop_after, deadline
         As :func:`levysde.rnn.trainer.train`, for every seed (``stop_after``: batched steps in
-        this call). Resumed runs at different steps are stepped in groups until they meet.
+        this call; ``deadline``: a ``time.monotonic()`` value, past which every unfinished run
+        stops at its next batched step, its checkpoint written there). Resumed runs at
+        different steps are stepped in groups until they meet.
 
     Returns
     -------
@@ -584,16 +590,19 @@ def train_seeds(cfg: TrainConfig, seeds, outs=None, *, resume: bool = False, for
     outs = [None] * len(seeds) if outs is None else list(outs)
     if len(outs) != len(seeds) or (None not in outs and len(set(outs)) != len(outs)):
         raise ValueError(f"outs must give one distinct run file per seed ({len(seeds)}), got {outs}")
+    flags = [bool(resume)] * len(seeds) if np.isscalar(resume) else [bool(f) for f in resume]
+    if len(flags) != len(seeds):
+        raise ValueError(f"resume must be one flag or one flag per seed ({len(seeds)}), got {len(flags)}")
     runs = [TrainingRun(dataclasses.replace(cfg, seed=s).validate(), o) for s, o in zip(seeds, outs, strict=True)]
-    for r in runs:
-        r.resume() if resume else r.check_new(force)
+    for r, f in zip(runs, flags, strict=True):
+        r.resume() if f else r.check_new(force)
     failed: dict[int, TrainingDiverged] = {}
     bar = _bar(progress, cfg.steps * len(runs), sum(r.step for r in runs))
     try:
         for i, r in enumerate(runs):
             if not r.rec["step"]:
                 _record(r, i, failed)
-        _loop(runs, failed, cfg.steps, stop_after, bar)
+        _loop(runs, failed, cfg.steps, stop_after, bar, deadline)
     finally:
         if bar is not None:
             bar.close()
@@ -607,9 +616,10 @@ def _record(run: TrainingRun, i: int, failed: dict) -> None:
         failed[i] = TrainingDiverged(f"seed {run.cfg.seed}: {exc}")
 
 
-def _loop(runs, failed, steps, stop_after, bar) -> None:
+def _loop(runs, failed, steps, stop_after, bar, deadline=None) -> None:
     """Step the runs that are not done, the ones at the lowest step together, until every run is
-    at ``steps`` (or diverged), or ``stop_after`` batched steps were taken."""
+    at ``steps`` (or diverged), ``stop_after`` batched steps were taken, or the ``deadline``
+    (``time.monotonic()``) passed: then every unfinished run writes its checkpoint."""
     done = 0
     while stop_after is None or done < stop_after:
         active = [i for i, r in enumerate(runs) if i not in failed and r.step < steps]
@@ -640,6 +650,12 @@ def _loop(runs, failed, steps, stop_after, bar) -> None:
                 if not group:
                     break
                 batch = BatchedRuns([runs[i] for i in group])
+            if deadline is not None and batch.step_index < steps and time.monotonic() >= deadline:
+                batch.sync()
+                for i in group:
+                    if runs[i].out:
+                        runs[i].save(time.perf_counter() - runs[i].t_start)
+                return
         batch.sync()
 
 

@@ -8,6 +8,12 @@ directory), or ``"sequential"`` (a plain loop, no Dask). Layout of the campaign 
     OUT/runs/LABEL_sSEED.npz   run file, rewritten at every record (levysde.io.runfile)
     OUT/runs/LABEL_sSEED.ckpt  its checkpoint (kept after the run ends, so a run can be extended)
     OUT/sweep/                 the sweep's store: manifest and one point file per finished run
+    OUT/sweep-batched/         the same with ``batch_seeds``: one point per batched model
+
+With ``batch_seeds`` the seeds of each model that :func:`levysde.rnn.batched.train_seeds` can
+batch (the leaky models; not ConstGate with slow-mode forcing) train in one process as one
+batched model, one sweep point per model; the others stay one point per run. The run files
+are the same either way, so a campaign can switch between the two (each store is its own).
 
 Resuming is the store's and the trainer's: a finished run has its point file and is skipped;
 an unfinished one resumes from its checkpoint (from its last record; on CPU exactly as an
@@ -25,11 +31,13 @@ import numpy as np
 
 from levysde.core.validate import check_choice
 from levysde.io.runfile import checkpoint_path, load_run
+from levysde.rnn.batched import check_batchable, train_seeds
 from levysde.rnn.presets import PAPER_MODELS, PRESETS, preset_config, run_name
-from levysde.rnn.trainer import TrainConfig, train
+from levysde.rnn.trainer import TrainConfig, TrainingDiverged, train
 from levysde.studies.sweep import run_sweep
 
-__all__ = ["CampaignPaused", "campaign_points", "train_run", "train_point", "run_campaign", "campaign_status"]
+__all__ = ["CampaignPaused", "campaign_points", "campaign_units", "train_run", "train_point", "train_unit",
+           "run_campaign", "campaign_status"]
 
 LABELS = tuple(lab for lab, _, _ in PAPER_MODELS)
 
@@ -228,9 +236,142 @@ def train_point(point: dict, seed: int, *, runs_dir: str, deadline: float | None
     return out
 
 
+def _batchable(config: dict) -> bool:
+    try:
+        check_batchable(TrainConfig(**config))
+    except ValueError:
+        return False
+    return True
+
+
+def campaign_units(points: list[dict]) -> list[dict]:
+    """Group a campaign's points into the units of a batched campaign, one per batchable model.
+
+    The points of a model whose configuration :func:`levysde.rnn.batched.check_batchable`
+    accepts become one unit (all its seeds, trained as one batched model); every other point
+    stays a unit of its own. Units are ordered by their first point.
+
+    Parameters
+    ----------
+    points : list of dict
+        Points of :func:`campaign_points`.
+
+    Returns
+    -------
+    list of dict
+        Each unit ``{"label", "runs" (file names), "seeds", "configs" (one TrainConfig dict per
+        seed)}``.
+
+    Raises
+    ------
+    ValueError
+        When two points of one label differ in anything but the seed.
+
+    Examples
+    --------
+    ConstGate with slow-mode forcing (Path A) is not batchable, so its seeds stay apart:
+
+    >>> points = campaign_points("cpu-quick", labels=["diaggate", "constgate-pathA"], seeds=[47, 83])
+    >>> for u in campaign_units(points):
+    ...     print(u["label"], u["seeds"])
+    diaggate [47, 83]
+    constgate-pathA [47]
+    constgate-pathA [83]
+    """
+    units: list[dict] = []
+    by_label: dict[str, dict] = {}
+    for p in points:
+        cfg = p["config"]
+        if _batchable(cfg):
+            u = by_label.get(p["label"])
+            if u is None:
+                u = by_label[p["label"]] = {"label": p["label"], "runs": [], "seeds": [], "configs": []}
+                units.append(u)
+            elif {**u["configs"][0], "seed": 0} != {**cfg, "seed": 0}:
+                raise ValueError(f"points of label {p['label']!r} differ in more than the seed")
+        else:
+            u = {"label": p["label"], "runs": [], "seeds": [], "configs": []}
+            units.append(u)
+        u["runs"].append(p["run"])
+        u["seeds"].append(int(p["seed"]))
+        u["configs"].append(cfg)
+    return units
+
+
+def train_unit(unit: dict, seed: int, *, runs_dir: str, deadline: float | None = None) -> dict:
+    """Train (or resume, or skip when finished) the runs of one unit of :func:`campaign_units`.
+
+    A unit of one run is :func:`train_point`; a unit of several seeds trains its unfinished
+    runs as one batched model (:func:`levysde.rnn.batched.train_seeds`; runs with a checkpoint
+    resume, the others start; runs at different steps are stepped in groups until they meet).
+
+    Parameters
+    ----------
+    unit : dict
+        A unit of :func:`campaign_units`.
+    seed : int
+        The sweep's per-point seed, unused: the run seeds are the unit's.
+    runs_dir : str
+        Directory of the run files (keyword only).
+    deadline : float, optional
+        A ``time.time()`` value: the runs stop at their first batched step past it, their
+        checkpoints written there.
+
+    Returns
+    -------
+    dict
+        The summary keys of :func:`train_point`, each an array over the unit's runs (in the
+        unit's order): the form a sweep's store keeps.
+
+    Raises
+    ------
+    CampaignPaused
+        When the deadline stopped a run before its last step.
+    ValueError
+        For an unfinished run file without its checkpoint, or a seed whose training diverged.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> unit = campaign_units(campaign_points("cpu-quick", labels=["diaggate"], seeds=[47, 83], epochs=1))[0]
+    >>> with tempfile.TemporaryDirectory() as runs:
+    ...     rows = train_unit(unit, 0, runs_dir=runs)
+    >>> print(rows["step"].tolist(), rows["finished"].tolist())
+    [3, 3] [True, True]
+    """
+    del seed
+    paths = [os.path.join(runs_dir, r) for r in unit["runs"]]
+    steps = int(unit["configs"][0]["steps"])
+    todo = []
+    for i, path in enumerate(paths):
+        if os.path.exists(path) and int(load_run(path)["step"][-1]) >= steps:
+            continue
+        if os.path.exists(path) and not os.path.exists(checkpoint_path(path)):
+            raise ValueError(f"{path}: unfinished run without its checkpoint {checkpoint_path(path)}; "
+                             f"remove it to start again")
+        todo.append(i)
+    if len(unit["runs"]) == 1 and todo:
+        train_run(unit["configs"][0], paths[0], deadline=deadline)
+    elif todo:
+        mono = None if deadline is None else time.monotonic() + (float(deadline) - time.time())
+        res = train_seeds(TrainConfig(**unit["configs"][todo[0]]), [unit["seeds"][i] for i in todo],
+                          [paths[i] for i in todo], resume=[os.path.exists(checkpoint_path(paths[i])) for i in todo],
+                          deadline=mono)
+        bad = [r for r in res if isinstance(r, TrainingDiverged)]
+        if bad:
+            raise ValueError(f"{unit['label']}: {bad[0]}")
+    rows = [_summary(load_run(p), steps) for p in paths]
+    paused = [(r, row) for r, row in zip(unit["runs"], rows, strict=True) if not row["finished"]]
+    if paused:
+        r, row = paused[0]
+        raise CampaignPaused(f"{r}: step {row['step']} of {steps} at the deadline; rerun to continue")
+    return {k: np.array([row[k] for row in rows]) for k in rows[0]}
+
+
 def run_campaign(preset: str, out, *, labels=None, seeds=None, device: str | None = None,
                  epochs: int | None = None, scheduler: str = "local", n_workers: int | None = None,
-                 deadline: float | None = None, progress: bool = True) -> list[dict]:
+                 deadline: float | None = None, progress: bool = True,
+                 batch_seeds: bool = False) -> list[dict]:
     """Run (or resume) a campaign into directory ``out`` (module docstring).
 
     Parameters
@@ -251,6 +392,9 @@ def run_campaign(preset: str, out, *, labels=None, seeds=None, device: str | Non
         checkpoint written (then CampaignPaused is raised; finished runs stay in the store).
     progress : bool, optional
         Progress bar on a terminal (default True).
+    batch_seeds : bool, optional
+        Train each batchable model's seeds as one batched model, one sweep point per model
+        (:func:`campaign_units`, store ``OUT/sweep-batched``). Default False: one point per run.
 
     Returns
     -------
@@ -286,10 +430,18 @@ def run_campaign(preset: str, out, *, labels=None, seeds=None, device: str | Non
     runs = out / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     points = campaign_points(preset, labels, seeds, device, epochs)
-    task = functools.partial(train_point, runs_dir=str(runs.resolve()), deadline=deadline)
     kw = {} if scheduler != "local" else {"n_workers": n_workers}
-    return run_sweep(task, points, master_seed=0, store=out / "sweep", scheduler=scheduler,
+    if not batch_seeds:
+        task = functools.partial(train_point, runs_dir=str(runs.resolve()), deadline=deadline)
+        return run_sweep(task, points, master_seed=0, store=out / "sweep", scheduler=scheduler,
+                         numba_threads=None, progress=progress, **kw)
+    units = campaign_units(points)
+    task = functools.partial(train_unit, runs_dir=str(runs.resolve()), deadline=deadline)
+    done = run_sweep(task, units, master_seed=0, store=out / "sweep-batched", scheduler=scheduler,
                      numba_threads=None, progress=progress, **kw)
+    by_run = {r: {k: np.asarray(v)[j].item() for k, v in res.items()}
+              for u, res in zip(units, done, strict=True) for j, r in enumerate(u["runs"])}
+    return [by_run[p["run"]] for p in points]
 
 
 def campaign_status(out) -> list[dict]:
