@@ -92,7 +92,7 @@ def test_jackknife_error_matches_the_spread_over_seeds():
         r = beta_dynamics(zeta, step, cut=0.05)
         assert r.status is Status.OK, r.message
         est.append(r.beta.value)
-        se.append(r.beta.se)
+        se.append(r.se_jackknife)
     est, se = np.array(est), np.array(se)
     n = est.size
     ratio = se.mean() / est.std(ddof=1)
@@ -103,6 +103,26 @@ def test_jackknife_error_matches_the_spread_over_seeds():
     zeta, step = _walk(7, Q=1024, R=200, eta_g=0.25)
     r = beta_dynamics(zeta, step, cut=0.05)
     assert abs(r.beta.value - 4.0) < 3 * r.beta.se and abs(r.beta.value - 2.0) > 3 * r.beta.se
+
+
+def test_the_error_adds_the_cut_systematic_to_the_jackknife():
+    """The reported error is sqrt(jackknife^2 + se_cut^2), se_cut the distance to the root at the
+    deepest usable cut of the scan (recomputed here from the scan), 0 at the deepest cut itself."""
+    z, t, _ = gen.simulate(gen.Drift("saturating", kappa=1.0, gamma=0.4, z0=0.5), eta_j=1.5, eta_g=0.1, alpha=1.5,
+                           lam=2.0, n_neurons=512, n_records=200, record_dt=0.3, burn_in=80, seed=1)
+    r = beta_dynamics(z, t)
+    assert r.status is Status.OK, r.message
+    usable = [c for c in r.scan if c.n >= dyn.MIN_INCREMENTS and c.beta.ok and math.isfinite(c.beta.se)
+              and c.ess >= dyn.MIN_ESS and c.n_neurons >= dyn.MIN_CUT_NEURONS]
+    chosen = next(c for c in r.scan if c.level == r.cut)
+    assert r.se_jackknife == chosen.beta.se
+    deeper = [c for c in usable if c.level < r.cut]
+    assert r.se_cut == (abs(deeper[0].beta.value - chosen.beta.value) if deeper else 0.0)
+    assert r.beta.se == pytest.approx(math.hypot(r.se_jackknife, r.se_cut), rel=1e-12)
+    j = r.as_json()
+    assert j["beta_dynamics_se"] == pytest.approx(r.beta.se) and j["se_cut"] == pytest.approx(r.se_cut)
+    deepest = beta_dynamics(z, t, cut=usable[0].level)
+    assert deepest.se_cut == 0.0 and deepest.beta.se == deepest.se_jackknife
 
 
 def test_unequal_record_intervals_are_pooled():

@@ -154,6 +154,8 @@ def run(args) -> int:
         print(f"    evidence: {d['phase_evidence']}")
     for reason in d["phase_withheld"]:
         print(f"    withheld: {reason}")
+    if d["phase"] is None and d.get("phase_candidates"):
+        print(f"    open: {' or '.join(d['phase_candidates'])} (beta > 1 where the data reach; lam not identified)")
     st, ind = d["stationarity"], d.get("independence") or {}
     print(f"  {'stationary':<16} {d['stationary']}   [{st.get('reason', '')}]")
     print(f"  {'independent':<16} {d.get('independent')}   [{ind.get('reason', '')}]")

@@ -645,6 +645,19 @@ class CheckReport:
         return None if self.withheld else self.call
 
     @property
+    def phase_candidates(self):
+        """The phases the data leave open: ``[phase]`` when one is called; ``["concentrated",
+        "collapsed"]`` when the only gate that failed is ``tempering`` on a combined beta > 1 (the
+        observed tail and dynamics say beta > 1, and lam is not identified well enough to tell
+        a root below it from none); None otherwise."""
+        if self.phase is not None:
+            return [self.phase]
+        failed = [k for k, g in self.gates.items() if not g.passed]
+        if self.call == "concentrated" and failed == ["tempering"]:
+            return ["concentrated", "collapsed"]
+        return None
+
+    @property
     def phase_probabilities(self) -> dict:
         """The odds of the call: those of the combined beta (concentrated, broad), ``{}`` without it."""
         c = self.closure
@@ -668,6 +681,7 @@ class CheckReport:
         out["phase"] = self.phase
         out["phase_evidence"] = self.evidence if self.phase is not None else None
         out["phase_withheld"] = list(self.withheld)
+        out["phase_candidates"] = self.phase_candidates
         c = self.closure
         out["phase_probabilities"] = self.phase_probabilities
         out["phase_probabilities_combined"] = self.phase_probabilities
