@@ -542,3 +542,25 @@ def test_report_prints_not_identified_estimates_as_such_and_the_better_kappa():
     assert "1.02 +- 0.05" in k and "far-left drift" in k and "3.8e+03" not in k
     d["kappa_hat_se"] = 0.01
     assert "0.9 +- 0.01" in _kappa_line(d)
+
+
+def test_phase_candidates_name_what_the_gates_leave_open():
+    """A call: its phase alone; withheld only by the tempering gate on beta > 1: concentrated or
+    collapsed; withheld by any other gate: None."""
+    from levysde.core.status import Estimate
+    from levysde.inference.check import CheckReport
+
+    u = Estimate(float("nan"))
+
+    def report(call, failed):
+        rep = CheckReport("gate", None, None, u, u, None, None, unavailable_ks(), u)
+        for g in ("records", "neurons", "stationary", "closure", "phase_odds", "tempering"):
+            rep.add_gate(g, g not in failed, f"{g}: failed")
+        rep.call = call
+        return rep
+
+    assert report("broad", ()).phase_candidates == ["broad"]
+    assert report("concentrated", ("tempering",)).phase_candidates == ["concentrated", "collapsed"]
+    assert report("concentrated", ("tempering", "stationary")).phase_candidates is None
+    assert report("broad", ("tempering",)).phase_candidates is None
+    assert report("concentrated", ("tempering",)).as_json()["phase_candidates"] == ["concentrated", "collapsed"]
