@@ -111,3 +111,27 @@ def test_json_has_the_dynamics_and_closure_keys_never_nan(stationary):
         assert _no_nan(d) and json.loads(json.dumps(d, allow_nan=False)) == d
     assert d["beta_dynamics"] is None and d["beta_dynamics_flag"] and d["closure_z"] is None
     assert d["gates"]["closure"] is False and d["phase"] is None
+
+
+def test_beta_tail_error_adds_the_threshold_systematic(stationary):
+    """beta_tail's error is the jackknife error and |rate at the 3 % quantile - rate at the 2 %| in
+    quadrature (both rates recomputed here as the exponential MLE n / sum(x - u))."""
+    from levysde.inference.check import TAIL_FRACTION, TAIL_NEIGHBOUR_FRACTION, _beta_tail
+
+    z, t = stationary
+    rep = check_trajectories(z, t, seed=1, n_boot=50, closing_loop=False)
+    late = z[z.shape[0] // 2:]
+    x = -late.ravel()
+
+    def rate(p):
+        u = np.quantile(x, 1 - p)
+        e = x[x > u] - u
+        return e.size / e.sum()
+
+    jk, _ = _beta_tail(late, 16)
+    systematic = abs(rate(TAIL_NEIGHBOUR_FRACTION) - rate(TAIL_FRACTION))
+    assert rep.beta_tail.value == pytest.approx(rate(TAIL_FRACTION), rel=1e-12)
+    assert rep.beta_tail.se == pytest.approx(math.hypot(jk.se, systematic), rel=1e-9)
+    d = rep.as_json()
+    assert d["beta_tail_se_threshold"] == pytest.approx(systematic, rel=1e-9)
+    assert "threshold" in d["beta_tail_flag"]

@@ -88,6 +88,8 @@ PHASE_MIN_PROBABILITY = 0.5
 MIN_GROUPS = 8
 #: share of the late zeta beyond the threshold of beta_tail (the 2 % quantile on the left)
 TAIL_FRACTION = 0.02
+#: the neighbouring (shallower) threshold whose rate sets beta_tail's threshold systematic error
+TAIL_NEIGHBOUR_FRACTION = 0.03
 #: neuron groups of the stationarity test's jackknife (at most one neuron each): 64 groups give the
 #: Student-t critical value 63 degrees of freedom (2.73 at 5 %/12 two-sided, against 3.73 at
 #: 1 %/10 with 16 groups), the power it needs (docs/calibration.md)
@@ -822,6 +824,33 @@ def _beta_tail(late, n_groups, tail_fraction=None):
     return Estimate(t.beta_hat, t.se, flag, status=Status.REJECTED if t.power_law is False else Status.OK), loo
 
 
+def _tail_threshold_error(late, beta_tail: Estimate) -> float:
+    """|rate at the :data:`TAIL_NEIGHBOUR_FRACTION` quantile - beta_tail|: the threshold's
+    systematic error (NaN when either rate is unavailable). A threshold that still reaches into
+    the drift's transition biases the rate by an amount that differs from dataset to dataset and
+    does not shrink with more data; the neighbouring threshold's rate moves by about that bias
+    (docs/calibration.md, "beta_tail")."""
+    if not (beta_tail.ok and math.isfinite(beta_tail.se)):
+        return float("nan")
+    fin = np.isfinite(late)
+    x = -late[fin]
+    u = float(np.quantile(x, 1 - TAIL_NEIGHBOUR_FRACTION))
+    excess = x[x > u] - u
+    if excess.size < 10 or not excess.sum() > 0:
+        return float("nan")
+    return abs(excess.size / float(excess.sum()) - beta_tail.value)        # the exponential MLE above u
+
+
+def _with_threshold_error(beta_tail: Estimate, se_threshold: float) -> Estimate:
+    """beta_tail with its error sqrt(jackknife^2 + threshold systematic^2) (unchanged without one)."""
+    if not math.isfinite(se_threshold):
+        return beta_tail
+    flag = (beta_tail.flag + "; " if beta_tail.flag else "") + (
+        f"error {beta_tail.se:.2g} (jackknife) and {se_threshold:.2g} (threshold: rate at the "
+        f"{TAIL_NEIGHBOUR_FRACTION:.0%} quantile) in quadrature")
+    return Estimate(beta_tail.value, math.hypot(beta_tail.se, se_threshold), flag, status=beta_tail.status)
+
+
 def _beta_envelope(lags, zeta_last, weights, n_groups):
     """minus the large-lag log-log slope of the ELR envelope of the last record (docs/specification.md §5, §9),
     over lags <= resolved_lag_max and f above the sampling floor of the Q neurons
@@ -1240,6 +1269,8 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
                              n_groups=max(n_groups, STATIONARITY_GROUPS))
     indep = independence_test(late if Q > 1 else late[:, :1], step[first:])
     beta_tail, tail_loo = _beta_tail(late, n_groups)
+    se_threshold = _tail_threshold_error(late, beta_tail)
+    beta_tail = _with_threshold_error(beta_tail, se_threshold)
     dyn = _dynamics(zeta, step, late_fraction, n_groups, notes)
     if variant == "gate":
         beta_env, lag_max = _beta_envelope(np.ones(1) if lags is None else lags, zeta[-1], weights, n_groups)
@@ -1255,6 +1286,7 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
                       beta_envelope=beta_env, zeta_spread=spread(late[-1:]), early_spread=spread(early[-1:]),
                       ks=ks, beta_sim_tail=sim_tail, notes=notes, config=dict(config or {}),
                       stationarity=stat, lag_max=lag_max, dynamics=dyn, independence=indep, tail_loo=tail_loo)
+    rep.extra["beta_tail_se_threshold"] = finite_or_none(se_threshold)
     _gates(rep, R, Q)
     return rep
 
