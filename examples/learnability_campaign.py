@@ -23,13 +23,13 @@ largest N of the grid (all lags, and significant lags only). The table of the ex
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
 import time
 
 from levysde.rnn.learnability_presets import LEARNABILITY_MODELS, LEARNABILITY_OPTIMIZERS, LEARNABILITY_PRESETS
+from levysde.studies.drivers import CampaignParser
 
 EXIT_PAUSED = 3
 
@@ -54,7 +54,7 @@ def print_rows(rows) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
+    ap = CampaignParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", choices=tuple(LEARNABILITY_PRESETS), default="learnability-cpu",
                     help="profile (default %(default)s)")
     ap.add_argument("--quick", action="store_true", help="the learnability-quick profile (a pipeline check)")

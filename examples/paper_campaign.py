@@ -19,12 +19,12 @@ label, seed, step/steps, records, probe loss ratio, std of zeta_window, non-deca
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 
 from levysde.rnn.presets import PAPER_MODELS, PRESETS
+from levysde.studies.drivers import CampaignParser
 
 EXIT_PAUSED = 3
 
@@ -38,7 +38,7 @@ def print_rows(rows) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
+    ap = CampaignParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", choices=tuple(PRESETS), default="cpu", help="profile (default %(default)s)")
     ap.add_argument("--quick", action="store_true", help="the cpu-quick profile (CI)")
     ap.add_argument("--out", help="campaign directory (default results/paper_PRESET)")
@@ -60,7 +60,7 @@ def main(argv=None) -> int:
     if a.workers is not None and (a.workers < 1 or a.scheduler != "local"):
         ap.error("--workers must be >= 1 and applies to --scheduler local only")
     if a.epochs is not None and a.epochs < 1:
-        ap.error("--epochs must be >= 1")
+        ap.error(f"--epochs must be >= 1; got {a.epochs}")
     from levysde.studies.campaign import CampaignPaused, campaign_status, run_campaign
 
     status = 0

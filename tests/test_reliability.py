@@ -643,3 +643,50 @@ def test_check_array_increasing_with_allowed_nan_checks_the_other_entries():
     assert np.isnan(out[1]) and out[3] == 3.0
     with pytest.raises(ValueError, match=r"x must .*got 1\.5 after 2\.0"):
         check_array("x", [1.0, 2.0, np.nan, 1.5], allow_nan=True, increasing=True)
+
+
+# ------------------------------------------------------------------------- campaign drivers
+DRIVERS = ("paper_campaign", "learnability_campaign")
+
+
+def _drive(capsys, name, *args):
+    """``examples/NAME.py ARGS`` in-process: (exit status, stdout, stderr)."""
+    import importlib.util
+
+    from tests.helpers import ROOT
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    try:
+        rc = mod.main([str(a) for a in args])
+    except SystemExit as exc:
+        rc = exc.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.parametrize("name", DRIVERS)
+@pytest.mark.parametrize("args, words", [
+    (["--workers", "0"], ["--workers", ">= 1"]),
+    (["--workers", "two"], ["argument --workers", "'two'"]),
+    (["--epochs", "0"], ["--epochs"]),          # out of range (paper) or not a flag (learnability)
+    (["--bogus"], ["unrecognized arguments: --bogus"]),
+    (["--quic"], ["unrecognized arguments: --quic"]),      # no abbreviations
+])
+def test_campaign_driver_usage_errors_are_one_line(name, args, words, capsys):
+    rc, out, err = _drive(capsys, name, *args)
+    one_line_error(rc, err, "error:", *words)
+    assert "usage:" not in err and not out
+
+
+@pytest.mark.parametrize("name", DRIVERS)
+def test_campaign_driver_usage_error_in_a_fresh_interpreter(name):
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT, env
+
+    r = subprocess.run([sys.executable, str(ROOT / "examples" / f"{name}.py"), "--bogus"], capture_output=True,
+                       text=True, env=env(), timeout=300)
+    one_line_error(r.returncode, r.stderr, f"{name}.py: error: unrecognized arguments: --bogus")
