@@ -16,6 +16,8 @@ every run at its first step after S seconds, its checkpoint written (exit 3, "pa
 to continue).
 ``--status`` prints the progress of the run files without training. One line per run:
 label, seed, step/steps, records, probe loss ratio, std of zeta_window, non-decaying units.
+Bad input (a usage error, an ``--out`` that is a file, ``--status`` where there is no
+campaign): one line on stderr, exit status 2.
 """
 from __future__ import annotations
 
@@ -61,6 +63,7 @@ def main(argv=None) -> int:
         ap.error("--workers must be >= 1 and applies to --scheduler local only")
     if a.epochs is not None and a.epochs < 1:
         ap.error(f"--epochs must be >= 1; got {a.epochs}")
+    ap.campaign_dir(out, status=a.status)
     from levysde.studies.campaign import CampaignPaused, campaign_status, run_campaign
 
     status = 0
@@ -79,7 +82,11 @@ def main(argv=None) -> int:
             return 2
         if not a.json:
             print(f"{preset}: {time.time() - t0:.0f} s; runs in {out}/runs")
-    rows = campaign_status(out)
+    try:
+        rows = campaign_status(out)
+    except ValueError as exc:
+        print(f"paper_campaign.py: error: {exc}", file=sys.stderr)
+        return 2
     if a.json:
         print(json.dumps(rows, indent=1))
     else:

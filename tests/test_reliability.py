@@ -690,3 +690,47 @@ def test_campaign_driver_usage_error_in_a_fresh_interpreter(name):
     r = subprocess.run([sys.executable, str(ROOT / "examples" / f"{name}.py"), "--bogus"], capture_output=True,
                        text=True, env=env(), timeout=300)
     one_line_error(r.returncode, r.stderr, f"{name}.py: error: unrecognized arguments: --bogus")
+
+
+@pytest.mark.parametrize("name", DRIVERS)
+def test_campaign_driver_refuses_an_out_that_is_a_file(name, tmp_path, capsys):
+    f = tmp_path / "file"
+    f.write_text("kept")
+    for out, words in ((f, ["is a file, not a campaign directory"]), (f / "c", ["cannot be created", "is a file"])):
+        for extra in ([], ["--status"]):
+            rc, o, err = _drive(capsys, name, "--quick", "--scheduler", "sequential", "--out", out, *extra)
+            one_line_error(rc, err, "--out", repr(str(out)), *words)
+            assert not o
+    assert f.read_text() == "kept"
+
+
+def test_campaign_functions_refuse_an_out_that_is_a_file(tmp_path):
+    pytest.importorskip("torch")
+    from levysde.studies.campaign import run_campaign
+    from levysde.studies.learnability_campaign import run_learnability_campaign
+
+    f = tmp_path / "file"
+    f.write_text("kept")
+    with pytest.raises(ValueError, match="^out .* is a file, not a campaign directory"):
+        run_campaign("cpu-quick", f, labels=["diaggate"], seeds=[47], scheduler="sequential", progress=False)
+    with pytest.raises(ValueError, match="^out .* cannot be created"):
+        run_learnability_campaign("learnability-quick", f / "c", models=["gru"], optimizers=["sgd"],
+                                  scheduler="sequential", progress=False)
+    assert f.read_text() == "kept"
+
+
+@pytest.mark.parametrize("name", DRIVERS)
+def test_status_where_there_is_no_campaign_says_so(name, tmp_path, capsys):
+    for out, why in ((tmp_path / "nowhere", "no such directory"), (tmp_path, "no runs/ directory in it")):
+        rc, o, err = _drive(capsys, name, "--status", "--out", out)
+        one_line_error(rc, err, f"--out {str(out)!r}: no campaign there ({why})")
+        assert not o
+    assert not (tmp_path / "nowhere").exists() and not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("name", DRIVERS)
+def test_status_of_a_campaign_without_runs_yet_is_an_empty_table(name, tmp_path, capsys):
+    pytest.importorskip("torch")
+    (tmp_path / "runs").mkdir()
+    rc, o, err = _drive(capsys, name, "--status", "--json", "--out", tmp_path)
+    assert rc == 0 and o.strip() == "[]" and not err, err

@@ -34,6 +34,7 @@ from levysde.io.runfile import checkpoint_path, load_run
 from levysde.rnn.batched import check_batchable, train_seeds
 from levysde.rnn.presets import PAPER_MODELS, PRESETS, preset_config, run_name
 from levysde.rnn.trainer import TrainConfig, TrainingDiverged, train
+from levysde.studies.drivers import check_campaign_dir
 from levysde.studies.sweep import run_sweep
 
 __all__ = ["CampaignPaused", "campaign_points", "campaign_units", "train_run", "train_point", "train_unit",
@@ -404,7 +405,8 @@ def run_campaign(preset: str, out, *, labels=None, seeds=None, device: str | Non
     Raises
     ------
     ValueError
-        For bad arguments or a store of another campaign.
+        For bad arguments, an ``out`` that cannot be a campaign directory
+        (:func:`levysde.studies.drivers.check_campaign_dir`) or a store of another campaign.
     CampaignPaused
         When the deadline stopped a run.
     RuntimeError
@@ -426,10 +428,9 @@ def run_campaign(preset: str, out, *, labels=None, seeds=None, device: str | Non
     >>> print(rows[0]["finished"], again == rows, status[0]["run"], status[0]["step"])
     True True diaggate_s47.npz 3
     """
-    out = pathlib.Path(out)
-    runs = out / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
     points = campaign_points(preset, labels, seeds, device, epochs)
+    out = check_campaign_dir(out, create=True)
+    runs = out / "runs"
     kw = {} if scheduler != "local" else {"n_workers": n_workers}
     if not batch_seeds:
         task = functools.partial(train_point, runs_dir=str(runs.resolve()), deadline=deadline)
