@@ -734,3 +734,13 @@ def test_status_of_a_campaign_without_runs_yet_is_an_empty_table(name, tmp_path,
     (tmp_path / "runs").mkdir()
     rc, o, err = _drive(capsys, name, "--status", "--json", "--out", tmp_path)
     assert rc == 0 and o.strip() == "[]" and not err, err
+
+
+# ------------------------------------------------------------------------- flags named as spelled
+def test_an_existing_learnability_plot_names_plot_force(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    fig = tmp_path / "fig.png"
+    fig.write_bytes(b"kept")
+    rc, out, err = call(capsys, "learnability", "--from", tmp_path / "run.npz", "--plot", fig)
+    one_line_error(rc, err, "--plot", "already exists; use --plot-force to overwrite it")
+    assert "--force" not in err.replace("--plot-force", "") and fig.read_bytes() == b"kept"
