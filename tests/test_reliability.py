@@ -744,3 +744,41 @@ def test_an_existing_learnability_plot_names_plot_force(tmp_path, capsys):
     rc, out, err = call(capsys, "learnability", "--from", tmp_path / "run.npz", "--plot", fig)
     one_line_error(rc, err, "--plot", "already exists; use --plot-force to overwrite it")
     assert "--force" not in err.replace("--plot-force", "") and fig.read_bytes() == b"kept"
+
+
+# ------------------------------------------------------------------------- a missing checkpoint
+def test_a_missing_checkpoint_is_called_missing_not_corrupt(tmp_path, capsys):
+    pytest.importorskip("torch")
+    from levysde.rnn.checkpoint import load_checkpoint
+    from levysde.rnn.trainer import TrainConfig, train
+
+    run = tmp_path / "run.npz"
+    train(TrainConfig(hidden=4, seed=1, **TINY), str(run))
+    ckpt = tmp_path / "run.ckpt"
+    ckpt.unlink()
+    before = _digest(run)
+    with pytest.raises(ValueError, match=f"^checkpoint {str(ckpt)!r} is missing"):
+        load_checkpoint(str(ckpt))
+    rc, out, err = call(capsys, "train", "--out", run, "--resume", "--steps", "15", "--quiet")
+    one_line_error(rc, err, f"the checkpoint {str(ckpt)!r} is missing")
+    with pytest.raises(ValueError, match="is missing"):
+        train(TrainConfig(hidden=4, seed=1, **dict(TINY, steps=15)), str(run), resume=True)
+    rc, out, err = call(capsys, "learnability", "--from", run, "--out", tmp_path / "m.npz")
+    one_line_error(rc, err, f"checkpoint {str(ckpt)!r} is missing")
+    assert "corrupt" not in err and _digest(run) == before
+
+
+def test_a_campaign_run_whose_checkpoint_is_missing_is_kept(tmp_path):
+    pytest.importorskip("torch")
+    import time
+
+    from levysde.studies.campaign import campaign_points, train_run
+
+    cfg = campaign_points("cpu-quick", labels=["diaggate"], seeds=[47], epochs=1)[0]["config"]
+    run = tmp_path / "diaggate_s47.npz"
+    assert train_run(cfg, str(run), deadline=time.time())["step"][-1] == 0      # paused: unfinished
+    (tmp_path / "diaggate_s47.ckpt").unlink()
+    before = _digest(run)
+    with pytest.raises(ValueError, match=r"the checkpoint .*diaggate_s47\.ckpt of this unfinished run is missing"):
+        train_run(cfg, str(run))
+    assert _digest(run) == before

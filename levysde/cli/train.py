@@ -185,7 +185,7 @@ def _config(args, out: str):
     base = None
     if args.resume:
         if not os.path.exists(ckpt):
-            raise UsageError(f"--resume: no checkpoint {ckpt!r} to resume from")
+            raise UsageError(f"--resume: the checkpoint {ckpt!r} is missing; there is nothing to resume from")
         base = load_checkpoint(ckpt)["config"]  # ValueError (one line, names the file) if unreadable
     fields = _config_fields(args, base)
     if fields.get("inject_alpha") is None and (fields.get("inject_scale") or 0) > 0:

@@ -130,6 +130,11 @@ def _summary(res: dict, steps: int) -> dict:
             "train_s": float(res["wall"][-1]) if "wall" in res else float("nan")}
 
 
+def _missing_checkpoint(path: str) -> ValueError:
+    return ValueError(f"{path}: the checkpoint {checkpoint_path(path)} of this unfinished run is missing, so it "
+                      f"cannot be continued; move the run file away to start the run again")
+
+
 def train_run(config: dict, path: str, *, deadline: float | None = None) -> dict:
     """Train one run to its last step: skip it when finished, resume it from its checkpoint, or start it.
 
@@ -159,7 +164,7 @@ def train_run(config: dict, path: str, *, deadline: float | None = None) -> dict
     Raises
     ------
     ValueError
-        For an unfinished run file without its checkpoint (never overwritten) or a bad
+        For an unfinished run file whose checkpoint is missing (never overwritten) or a bad
         config.
 
     Examples
@@ -184,7 +189,7 @@ def train_run(config: dict, path: str, *, deadline: float | None = None) -> dict
         if int(done["step"][-1]) >= cfg.steps:
             return done
         if not os.path.exists(ckpt):
-            raise ValueError(f"{path}: unfinished run without its checkpoint {ckpt}; remove it to start again")
+            raise _missing_checkpoint(path)
     mono = None if deadline is None else time.monotonic() + (float(deadline) - time.time())
     return train(cfg, path, resume=os.path.exists(ckpt), deadline=mono)
 
@@ -215,7 +220,7 @@ def train_point(point: dict, seed: int, *, runs_dir: str, deadline: float | None
     CampaignPaused
         When the deadline stopped the run before its last step.
     ValueError
-        For an unfinished run file without its checkpoint (never overwritten) or a bad config.
+        For an unfinished run file whose checkpoint is missing (never overwritten) or a bad config.
 
     Examples
     --------
@@ -329,7 +334,7 @@ def train_unit(unit: dict, seed: int, *, runs_dir: str, deadline: float | None =
     CampaignPaused
         When the deadline stopped a run before its last step.
     ValueError
-        For an unfinished run file without its checkpoint, or a seed whose training diverged.
+        For an unfinished run file whose checkpoint is missing, or a seed whose training diverged.
 
     Examples
     --------
@@ -348,8 +353,7 @@ def train_unit(unit: dict, seed: int, *, runs_dir: str, deadline: float | None =
         if os.path.exists(path) and int(load_run(path)["step"][-1]) >= steps:
             continue
         if os.path.exists(path) and not os.path.exists(checkpoint_path(path)):
-            raise ValueError(f"{path}: unfinished run without its checkpoint {checkpoint_path(path)}; "
-                             f"remove it to start again")
+            raise _missing_checkpoint(path)
         todo.append(i)
     if len(unit["runs"]) == 1 and todo:
         train_run(unit["configs"][0], paths[0], deadline=deadline)

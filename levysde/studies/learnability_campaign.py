@@ -256,7 +256,7 @@ def learnability_point(point: dict, seed: int, *, runs_dir: str, deadline: float
         When the deadline stopped training before its last step, or came before the matched
         statistic (rerun to continue).
     ValueError
-        For a run that cannot be continued (an unfinished run file without its checkpoint) or
+        For a run that cannot be continued (an unfinished run file whose checkpoint is missing) or
         measured, or a bad config.
 
     Examples
