@@ -1,5 +1,5 @@
 """Baseline for benchmarks/bench_theory.py: the hand-written vectorised Chandrupatla that
-levysde.theory.roots used before it delegated to scipy.optimize.elementwise.find_root (issue 15).
+levysde.theory.roots used before it delegated to scipy.optimize.elementwise.find_root.
 Kept here only to time the two side by side; the package does not import it.
 
 Vectorised bracketing root-finder (Chandrupatla's method).

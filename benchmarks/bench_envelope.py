@@ -5,7 +5,7 @@
 Both are timed in the same run (the machine is shared: compare the ratio). The
 direct sum mean(exp(-l e^zeta)) is timed on 10^5 samples and extrapolated
 linearly in n. Also reports the largest difference between the two results.
-Target of the Tauberian issue: the fast path in < 1 s on 2 cores.
+Target: the fast path in < 1 s on 2 cores.
 """
 import argparse
 import json

@@ -314,7 +314,7 @@ def cpu_benchmark(quick=False):
         "ratio_vs_limit": parts["bare_gaussian_euler"] / ns["full"]}
     out.update({"profile_ns_per_step_1thread": ns, "profile_parts_ns": parts,
                 "scaling": scaling, "host_cores": os.cpu_count(),
-                "scaling_note": (f"measured on {os.cpu_count()} cores; the issue's >= 85 % of linear "
+                "scaling_note": (f"measured on {os.cpu_count()} cores; the target of >= 85 % of linear "
                                  f"at 16 threads needs a host with 16 cores"),
                 "load_average": {"start": load0, "end": os.getloadavg()[0]}, "rounds": rounds})
     return out

@@ -4,8 +4,8 @@ levysde.theory.roots.chandrupatla) vs the package's former hand-written Chandrup
 
 Prints the times measured side by side in one run and their ratios (the machine is
 shared and noisy: compare ratios, not absolute times). Targets: the vectorised call in
-< 2 s on 2 cores (core issue); SciPy's root-finder not more than 2x slower than the
-hand-written one (issue 15), on the 10^6-point grid and on single-bracket calls (the
+< 2 s on 2 cores; SciPy's root-finder not more than 2x slower than the
+hand-written one, on the 10^6-point grid and on single-bracket calls (the
 simulator's tail rate and the learnability window solve one equation per call).
 
     python benchmarks/bench_theory.py [--n 1000000] [--loop-n 20000] [--repeat 3] [--json]

@@ -1,4 +1,4 @@
-"""Calibration study of ``levysde check`` (issue 11; docs/calibration.md).
+"""Calibration study of ``levysde check`` (docs/calibration.md).
 
 Synthetic zeta trajectories with known truth go through :func:`levysde.inference.check.check_trajectories`
 exactly as a run file's arrays would:
@@ -14,14 +14,14 @@ exactly as a run file's arrays would:
   spectrum, too few neurons, too few records. The fraction that gets a phase is the
   false-positive rate.
 
-Goals (issue 11): 1-sigma coverage 0.6-0.75, 2-sigma 0.9-0.98, false positives <= 5 %.
+Targets: 1-sigma coverage 0.6-0.75, 2-sigma 0.9-0.98, false positives <= 5 %.
 With G = 16 neuron groups the jackknife's t_15 law gives 0.667 and 0.936 for an unbiased
 estimator.
 
     python benchmarks/calibrate_check.py [--quick] [--json] [--workers 2] [--out rows.jsonl]
 
 ``--quick`` (CI): 12 small datasets, about 5 s once Numba's cache is warm (the first run in a fresh
-checkout adds about 40 s of compilation). The full study: the 200 datasets of issue 11
+checkout adds about 40 s of compilation). The full study: the 200 original datasets (block "original")
 plus 120 more positives with fresh seeds (block "extra") and 72 jump-dominated positives where alpha is
 identified (block "alpha"), and 24 of those at H = 64-128 (block "alpha_small"): 416 in all;
 ``coverage_original`` gives the 200 alone.
@@ -78,7 +78,7 @@ COVERAGE_KEYS = ("kappa_hat", "alpha_hat", "beta_tail")
 #: over estimates without an unresolved flag, e.g. not eta_G_hat without a jump fit, whose estimand is
 #: the increments' robust diffusion; beta_theory only where a phase is called, it is withheld otherwise)
 COVERAGE_OTHER_KEYS = ("eta_g_hat", "eta_j_hat", "lam_hat", "beta_theory")
-#: positives per parameter set added to the 200 datasets of issue 11 (fresh seeds, after the negatives)
+#: positives per parameter set added to the 200 original datasets (fresh seeds, after the negatives)
 EXTRA_POSITIVES = 24
 #: positives per ALPHA_SETS set (block "alpha", seeds after the extra block), at H x R in ALPHA_SIZES
 ALPHA_POSITIVES = 24
@@ -151,7 +151,7 @@ def _positives(names, n_pos, seed, quick, block, sizes=(SIZES_H, SIZES_R)):
 def specs(quick: bool) -> list:
     """The datasets of the study: dicts with kind, seed, H, R, block and the kind's settings.
 
-    Full study: the 200 datasets of issue 11 (block "original": 120 positives, 80 negatives)
+    Full study: the 200 original datasets (block "original": 120 positives, 80 negatives)
     and EXTRA_POSITIVES more positives per parameter set with fresh seeds (block "extra"),
     so that a coverage is measured to about +-0.03 rather than +-0.045, and ALPHA_POSITIVES per
     ALPHA_SETS set (block "alpha"), where alpha is identified, so that its coverage can be

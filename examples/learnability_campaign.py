@@ -19,17 +19,18 @@ first step after S seconds, its checkpoint written, and starts no measurement af
 "paused"; rerun to continue). ``--status`` prints the runs without training: model, optimizer,
 seed, step/steps, probe loss ratio, measured or not, alpha_hat (median over lags), H_N at the
 largest N of the grid (all lags, and significant lags only). The table of the experiment:
-``python examples/learnability_table.py OUT``.
+``python examples/learnability_table.py OUT``. Bad input (a usage error, an ``--out`` that is a
+file, ``--status`` where there is no campaign): one line on stderr, exit status 2.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
 import time
 
 from levysde.rnn.learnability_presets import LEARNABILITY_MODELS, LEARNABILITY_OPTIMIZERS, LEARNABILITY_PRESETS
+from levysde.studies.drivers import CampaignParser
 
 EXIT_PAUSED = 3
 
@@ -54,7 +55,7 @@ def print_rows(rows) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
+    ap = CampaignParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", choices=tuple(LEARNABILITY_PRESETS), default="learnability-cpu",
                     help="profile (default %(default)s)")
     ap.add_argument("--quick", action="store_true", help="the learnability-quick profile (a pipeline check)")
@@ -78,6 +79,7 @@ def main(argv=None) -> int:
         ap.error("--seeds must be >= 0")
     if a.budget_s is not None and not a.budget_s >= 0:
         ap.error("--budget-s must be >= 0")
+    ap.campaign_dir(out, status=a.status)
     from levysde.studies.campaign import CampaignPaused
     from levysde.studies.learnability_campaign import learnability_status, run_learnability_campaign
 

@@ -16,15 +16,17 @@ every run at its first step after S seconds, its checkpoint written (exit 3, "pa
 to continue).
 ``--status`` prints the progress of the run files without training. One line per run:
 label, seed, step/steps, records, probe loss ratio, std of zeta_window, non-decaying units.
+Bad input (a usage error, an ``--out`` that is a file, ``--status`` where there is no
+campaign): one line on stderr, exit status 2.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 
 from levysde.rnn.presets import PAPER_MODELS, PRESETS
+from levysde.studies.drivers import CampaignParser
 
 EXIT_PAUSED = 3
 
@@ -38,7 +40,7 @@ def print_rows(rows) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
+    ap = CampaignParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", choices=tuple(PRESETS), default="cpu", help="profile (default %(default)s)")
     ap.add_argument("--quick", action="store_true", help="the cpu-quick profile (CI)")
     ap.add_argument("--out", help="campaign directory (default results/paper_PRESET)")
@@ -60,7 +62,8 @@ def main(argv=None) -> int:
     if a.workers is not None and (a.workers < 1 or a.scheduler != "local"):
         ap.error("--workers must be >= 1 and applies to --scheduler local only")
     if a.epochs is not None and a.epochs < 1:
-        ap.error("--epochs must be >= 1")
+        ap.error(f"--epochs must be >= 1; got {a.epochs}")
+    ap.campaign_dir(out, status=a.status)
     from levysde.studies.campaign import CampaignPaused, campaign_status, run_campaign
 
     status = 0
@@ -79,7 +82,11 @@ def main(argv=None) -> int:
             return 2
         if not a.json:
             print(f"{preset}: {time.time() - t0:.0f} s; runs in {out}/runs")
-    rows = campaign_status(out)
+    try:
+        rows = campaign_status(out)
+    except ValueError as exc:
+        print(f"paper_campaign.py: error: {exc}", file=sys.stderr)
+        return 2
     if a.json:
         print(json.dumps(rows, indent=1))
     else:

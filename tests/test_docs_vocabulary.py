@@ -101,6 +101,16 @@ def test_examples_docstrings_have_no_internal_vocabulary():
     assert not bad, "\n".join(bad)
 
 
+@pytest.mark.parametrize("folder", ["examples", "benchmarks"])
+def test_scripts_name_no_issue_numbers(folder):
+    """The scripts' help, docstrings and printed text (all of their source) carry no issue numbers."""
+    rx = next(rx for rx, why in _RE if why == "an issue number")
+    bad = [f"{folder}/{script.name} line {text.count(chr(10), 0, m.start()) + 1}: {m.group(0)!r}"
+           for script in sorted((ROOT / folder).glob("*.py"))
+           for text in [script.read_text(encoding="utf-8")] for m in rx.finditer(text)]
+    assert not bad, "\n".join(bad)
+
+
 def test_api_docstrings_have_no_internal_vocabulary():
     bad = [f"{name} {f}" for name, doc in public_docstrings().items() for f in findings(doc)]
     assert not bad, "\n".join(bad)

@@ -643,3 +643,142 @@ def test_check_array_increasing_with_allowed_nan_checks_the_other_entries():
     assert np.isnan(out[1]) and out[3] == 3.0
     with pytest.raises(ValueError, match=r"x must .*got 1\.5 after 2\.0"):
         check_array("x", [1.0, 2.0, np.nan, 1.5], allow_nan=True, increasing=True)
+
+
+# ------------------------------------------------------------------------- campaign drivers
+DRIVERS = ("paper_campaign", "learnability_campaign")
+
+
+def _drive(capsys, name, *args):
+    """``examples/NAME.py ARGS`` in-process: (exit status, stdout, stderr)."""
+    import importlib.util
+
+    from tests.helpers import ROOT
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    try:
+        rc = mod.main([str(a) for a in args])
+    except SystemExit as exc:
+        rc = exc.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.parametrize("name", DRIVERS)
+@pytest.mark.parametrize("args, words", [
+    (["--workers", "0"], ["--workers", ">= 1"]),
+    (["--workers", "two"], ["argument --workers", "'two'"]),
+    (["--epochs", "0"], ["--epochs"]),          # out of range (paper) or not a flag (learnability)
+    (["--bogus"], ["unrecognized arguments: --bogus"]),
+    (["--quic"], ["unrecognized arguments: --quic"]),      # no abbreviations
+])
+def test_campaign_driver_usage_errors_are_one_line(name, args, words, capsys):
+    rc, out, err = _drive(capsys, name, *args)
+    one_line_error(rc, err, "error:", *words)
+    assert "usage:" not in err and not out
+
+
+@pytest.mark.parametrize("name", DRIVERS)
+def test_campaign_driver_usage_error_in_a_fresh_interpreter(name):
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT, env
+
+    r = subprocess.run([sys.executable, str(ROOT / "examples" / f"{name}.py"), "--bogus"], capture_output=True,
+                       text=True, env=env(), timeout=300)
+    one_line_error(r.returncode, r.stderr, f"{name}.py: error: unrecognized arguments: --bogus")
+
+
+@pytest.mark.parametrize("name", DRIVERS)
+def test_campaign_driver_refuses_an_out_that_is_a_file(name, tmp_path, capsys):
+    f = tmp_path / "file"
+    f.write_text("kept")
+    for out, words in ((f, ["is a file, not a campaign directory"]), (f / "c", ["cannot be created", "is a file"])):
+        for extra in ([], ["--status"]):
+            rc, o, err = _drive(capsys, name, "--quick", "--scheduler", "sequential", "--out", out, *extra)
+            one_line_error(rc, err, "--out", repr(str(out)), *words)
+            assert not o
+    assert f.read_text() == "kept"
+
+
+def test_campaign_functions_refuse_an_out_that_is_a_file(tmp_path):
+    pytest.importorskip("torch")
+    from levysde.studies.campaign import run_campaign
+    from levysde.studies.learnability_campaign import run_learnability_campaign
+
+    f = tmp_path / "file"
+    f.write_text("kept")
+    with pytest.raises(ValueError, match="^out .* is a file, not a campaign directory"):
+        run_campaign("cpu-quick", f, labels=["diaggate"], seeds=[47], scheduler="sequential", progress=False)
+    with pytest.raises(ValueError, match="^out .* cannot be created"):
+        run_learnability_campaign("learnability-quick", f / "c", models=["gru"], optimizers=["sgd"],
+                                  scheduler="sequential", progress=False)
+    assert f.read_text() == "kept"
+
+
+@pytest.mark.parametrize("name", DRIVERS)
+def test_status_where_there_is_no_campaign_says_so(name, tmp_path, capsys):
+    for out, why in ((tmp_path / "nowhere", "no such directory"), (tmp_path, "no runs/ directory in it")):
+        rc, o, err = _drive(capsys, name, "--status", "--out", out)
+        one_line_error(rc, err, f"--out {str(out)!r}: no campaign there ({why})")
+        assert not o
+    assert not (tmp_path / "nowhere").exists() and not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("name", DRIVERS)
+def test_status_of_a_campaign_without_runs_yet_is_an_empty_table(name, tmp_path, capsys):
+    pytest.importorskip("torch")
+    (tmp_path / "runs").mkdir()
+    rc, o, err = _drive(capsys, name, "--status", "--json", "--out", tmp_path)
+    assert rc == 0 and o.strip() == "[]" and not err, err
+
+
+# ------------------------------------------------------------------------- flags named as spelled
+def test_an_existing_learnability_plot_names_plot_force(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    fig = tmp_path / "fig.png"
+    fig.write_bytes(b"kept")
+    rc, out, err = call(capsys, "learnability", "--from", tmp_path / "run.npz", "--plot", fig)
+    one_line_error(rc, err, "--plot", "already exists; use --plot-force to overwrite it")
+    assert "--force" not in err.replace("--plot-force", "") and fig.read_bytes() == b"kept"
+
+
+# ------------------------------------------------------------------------- a missing checkpoint
+def test_a_missing_checkpoint_is_called_missing_not_corrupt(tmp_path, capsys):
+    pytest.importorskip("torch")
+    from levysde.rnn.checkpoint import load_checkpoint
+    from levysde.rnn.trainer import TrainConfig, train
+
+    run = tmp_path / "run.npz"
+    train(TrainConfig(hidden=4, seed=1, **TINY), str(run))
+    ckpt = tmp_path / "run.ckpt"
+    ckpt.unlink()
+    before = _digest(run)
+    with pytest.raises(ValueError, match=f"^checkpoint {str(ckpt)!r} is missing"):
+        load_checkpoint(str(ckpt))
+    rc, out, err = call(capsys, "train", "--out", run, "--resume", "--steps", "15", "--quiet")
+    one_line_error(rc, err, f"the checkpoint {str(ckpt)!r} is missing")
+    with pytest.raises(ValueError, match="is missing"):
+        train(TrainConfig(hidden=4, seed=1, **dict(TINY, steps=15)), str(run), resume=True)
+    rc, out, err = call(capsys, "learnability", "--from", run, "--out", tmp_path / "m.npz")
+    one_line_error(rc, err, f"checkpoint {str(ckpt)!r} is missing")
+    assert "corrupt" not in err and _digest(run) == before
+
+
+def test_a_campaign_run_whose_checkpoint_is_missing_is_kept(tmp_path):
+    pytest.importorskip("torch")
+    import time
+
+    from levysde.studies.campaign import campaign_points, train_run
+
+    cfg = campaign_points("cpu-quick", labels=["diaggate"], seeds=[47], epochs=1)[0]["config"]
+    run = tmp_path / "diaggate_s47.npz"
+    assert train_run(cfg, str(run), deadline=time.time())["step"][-1] == 0      # paused: unfinished
+    (tmp_path / "diaggate_s47.ckpt").unlink()
+    before = _digest(run)
+    with pytest.raises(ValueError, match=r"the checkpoint .*diaggate_s47\.ckpt of this unfinished run is missing"):
+        train_run(cfg, str(run))
+    assert _digest(run) == before

@@ -98,6 +98,8 @@ def test_default_config_keeps_its_keys():
     (dict(gate_tau0=5.0, init="chrono"), "gate_tau0"), (dict(window_lags=[4, 41, 3]), "window_lags hi"),
     (dict(window_lags=[4, 6, 4]), "window_lags n"), (dict(model="gru", window_lags=[4, 8, 2]), "window_lags"),
     (dict(batch=31), "batch"), (dict(lag_mode="x"), "lag_mode"), (dict(n_train=0), "n_train"),
+    (dict(lag_mode="fixed"), r"seq_len must be an integer >= 257 \(lag_mode 'fixed' has the lags 32, 64, 128, 192, "
+                             r"256, each shorter than the sequence\); got 40"),
 ])
 def test_config_bad_input(kw, name):
     with pytest.raises(ValueError, match=name):
@@ -109,6 +111,8 @@ def test_config_bad_input(kw, name):
     (["--task", "lagged", "--window-lags", "5", "3", "4"], "window_lags hi"),
     (["--task", "lagged", "--gate-tau0", "-1"], "--gate-tau0"),
     (["--gate-tau0", "5", "--gate-a", "0.2", "--model", "constgate"], "--gate-a"),
+    (["--task", "lagged", "--lags", "fixed", "--seq-len", "100"],
+     "argument --seq-len: 100 is too short for --lags fixed (lags 32, 64, 128, 192, 256); give --seq-len >= 257"),
 ])
 def test_cli_bad_input_exits_2_one_line(tmp_path, capsys, argv, msg):
     with pytest.raises(SystemExit) as e:

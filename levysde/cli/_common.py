@@ -70,29 +70,29 @@ def reject_flags(args, dests, why: str) -> None:
             raise UsageError(f"argument {given[d]}: does not apply {why}")
 
 
-def check_output(path: str, flag: str, force: bool, example: str = "run.npz") -> None:
+def check_output(path: str, flag: str, force: bool, example: str = "run.npz", force_flag: str = "--force") -> None:
     """The overwrite policy of every output (docs/tutorial.md, "Output files"): ``path`` must
     name a regular file in an existing, writable directory and must not exist unless
-    ``--force``. One-line UsageError naming ``flag`` otherwise; nothing is written."""
+    ``force_flag`` was given. One-line UsageError naming ``flag`` otherwise; nothing is written."""
     from levysde.io.files import check_output as _check
 
     try:
-        _check(path, f"argument {flag}", force=force, example=example)
+        _check(path, f"argument {flag}", force=force, example=example, force_flag=force_flag)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
 
-def image_output(path: str, flag: str, force: bool) -> str:
+def image_output(path: str, flag: str, force: bool, force_flag: str = "--force") -> str:
     """Check a figure output before any work, the one rule of every command's figure flags: the
     format comes from the suffix (``.png`` is appended to a name without one) and must be one
     that can be written here (:func:`levysde.plotting.figure_formats`: matplotlib writes it and
     the software it needs, such as xelatex for ``.pgf``, is installed), and the file obeys
-    :func:`check_output`; matplotlib (the [plot] extra) must be installed. Returns the path
-    that will be written."""
+    :func:`check_output` (``force_flag``: the flag that allows overwriting it); matplotlib
+    (the [plot] extra) must be installed. Returns the path that will be written."""
     if not path.strip():
         raise UsageError(f"argument {flag}: expected a file name such as figure.png; got {path!r}")
     if os.path.isdir(path) or path.endswith(os.sep):   # before ".png" would make it a new name
-        check_output(path, flag, force, example="figure.png")
+        check_output(path, flag, force, example="figure.png", force_flag=force_flag)
     ext = os.path.splitext(path)[1]
     if not ext:
         path, ext = path + ".png", ".png"
@@ -103,7 +103,7 @@ def image_output(path: str, flag: str, force: bool) -> str:
         check_figure_format(path)
     except ValueError as exc:
         raise UsageError(f"argument {flag}: {exc}") from None
-    check_output(path, flag, force, example="figure" + ext)
+    check_output(path, flag, force, example="figure" + ext, force_flag=force_flag)
     return path
 
 

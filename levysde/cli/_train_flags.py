@@ -2,7 +2,7 @@
 fixed training set and epochs, the tau0 init, the windowed zeta, the slow-mode forcing; docs/rnn.md)."""
 from __future__ import annotations
 
-from levysde.cli._common import Given, GivenTrue, integer, real
+from levysde.cli._common import Given, GivenTrue, UsageError, integer, real
 
 #: CLI dest -> TrainConfig field, where they differ
 FIELDS = {"lags": "lag_mode", "slow_forcing": "slow_forcing_alpha"}
@@ -72,6 +72,16 @@ INAPPLICABLE = (
     (lambda f: f.get("slow_forcing_alpha") is None, ("slow_forcing_scale", "slow_forcing_q", "slow_forcing_taper"),
      "without --slow-forcing"),
 )
+
+
+def check_lags(fields: dict) -> None:
+    """UsageError when ``--lags fixed`` has a lag as long as ``--seq-len`` (it would never enter the
+    target)."""
+    from levysde.rnn.teacher import FIXED_LAGS
+
+    if fields["task"] == "lagged" and fields.get("lag_mode") == "fixed" and fields["seq_len"] <= FIXED_LAGS[-1]:
+        raise UsageError(f"argument --seq-len: {fields['seq_len']} is too short for --lags fixed (lags "
+                         f"{', '.join(map(str, FIXED_LAGS))}); give --seq-len >= {FIXED_LAGS[-1] + 1}")
 
 
 def add_seed_flags(r) -> None:

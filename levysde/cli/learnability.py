@@ -109,7 +109,7 @@ def run(args) -> int:
     from levysde.inference.learnability_measure import N_GRID, measure_learnability
     from levysde.io.learnfile import save_learnability
 
-    plot_path = image_output(args.plot, "--plot", args.plot_force) if args.plot else None
+    plot_path = image_output(args.plot, "--plot", args.plot_force, "--plot-force") if args.plot else None
     if args.plot_force and not args.plot:
         raise UsageError("argument --plot-force: does not apply without --plot")
     sums, info, out = _sums(args)

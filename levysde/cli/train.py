@@ -11,7 +11,7 @@ import sys
 from levysde.cli._common import Given as _Given
 from levysde.cli._common import GivenTrue as _GivenTrue
 from levysde.cli._common import UsageError, check_output, fail, integer, real, reject_flags
-from levysde.cli._train_flags import FIELDS, INAPPLICABLE, add_run_flags, add_seed_flags, add_task_flags
+from levysde.cli._train_flags import FIELDS, INAPPLICABLE, add_run_flags, add_seed_flags, add_task_flags, check_lags
 from levysde.cli._train_seeds import print_summary, run_seeds
 
 MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
@@ -185,7 +185,7 @@ def _config(args, out: str):
     base = None
     if args.resume:
         if not os.path.exists(ckpt):
-            raise UsageError(f"--resume: no checkpoint {ckpt!r} to resume from")
+            raise UsageError(f"--resume: the checkpoint {ckpt!r} is missing; there is nothing to resume from")
         base = load_checkpoint(ckpt)["config"]  # ValueError (one line, names the file) if unreadable
     fields = _config_fields(args, base)
     if fields.get("inject_alpha") is None and (fields.get("inject_scale") or 0) > 0:
@@ -199,6 +199,7 @@ def _config(args, out: str):
         raise UsageError(f"--n-lags {fields['n_lags']} exceeds --lag-max {fields['lag_max']} "
                          f"(the lags are distinct integers from 1 to --lag-max)")
     _reject_inapplicable(args, fields)
+    check_lags(fields)
     return TrainConfig(**fields)
 
 

@@ -488,7 +488,7 @@ def rnn_envelope(run: dict, *, weighted: bool = True, lags=None, lag_min=None, l
         f = envelope_samples(lags, z, w, bin_width=0, errors=False).f
         source = (f"rnn: ELR envelope from zeta ({at}, "
                   + ("Lambda-weighted)" if w is not None else "unweighted mean over neurons)"))
-    lag_max = resolved_lag_max(z)           # lags the spectrum supports (issue 11): l <= tau_(10)
+    lag_max = resolved_lag_max(z)           # lags the spectrum supports: l <= tau_(10)
     keep = lags <= lag_max
     if np.count_nonzero(keep) < 2:
         raise ValueError(f"the spectrum supports lags up to tau_(10) = {lag_max:.4g} only (the 10th longest "

@@ -265,7 +265,7 @@ def atomic_write(path: str | os.PathLike[str], writer: Callable[[IO[bytes]], Any
 
 
 def check_output(path: str | os.PathLike[str], what: str = "output", *, force: bool = False,
-                 example: str = "run.npz") -> None:
+                 example: str = "run.npz", force_flag: str = "--force") -> None:
     """The overwrite policy of every command-line output, checked before any work is done.
 
     ``path`` must be writable as a file: it must not end in a path separator, must not be a
@@ -283,6 +283,8 @@ def check_output(path: str | os.PathLike[str], what: str = "output", *, force: b
         Allow replacing an existing regular file (default False).
     example : str, optional
         The file name suggested in the messages (default ``"run.npz"``).
+    force_flag : str, optional
+        The flag that allows replacing the file, named when it exists (default ``"--force"``).
 
     Raises
     ------
@@ -320,7 +322,7 @@ def check_output(path: str | os.PathLike[str], what: str = "output", *, force: b
                          f"({exc.strerror or type(exc).__name__})") from None
     os.unlink(probe)
     if os.path.lexists(path) and not force:
-        raise ValueError(f"{what} {path!r} already exists; use --force to overwrite it or choose "
+        raise ValueError(f"{what} {path!r} already exists; use {force_flag} to overwrite it or choose "
                          f"another name")
 
 

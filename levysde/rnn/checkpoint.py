@@ -11,6 +11,7 @@ by ``(seed, step)``), so no RNG state is stored.
 """
 from __future__ import annotations
 
+import os
 import re
 import warnings
 
@@ -97,7 +98,7 @@ def load_checkpoint(path: str) -> dict:
     Raises
     ------
     ValueError
-        One line naming ``path``, if the file cannot be read (missing, truncated, corrupt,
+        One line naming ``path``, if the file is missing or cannot be read (truncated, corrupt,
         not a levysde checkpoint, written by an older levysde, incomplete, or holding objects
         other than tensors / plain containers), or when its zip directory declares more data
         than the file holds or memory can take (:func:`levysde.io.archive.check_archive`).
@@ -119,6 +120,8 @@ def load_checkpoint(path: str) -> dict:
     ...     print(str(e).split(": ", 1)[1].split(" (")[0])
     corrupt, truncated or not a levysde checkpoint
     """
+    if not os.path.exists(path):
+        raise ValueError(f"checkpoint {path!r} is missing (no such file)")
     check_archive(path, "checkpoint")     # a zip member that declares more than the file holds
     try:
         with warnings.catch_warnings():  # e.g. "Detected pickle protocol 4": the error below says it

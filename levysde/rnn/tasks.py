@@ -74,7 +74,7 @@ import numpy as np
 
 from levysde.core.validate import check_choice, check_int, check_real
 from levysde.rnn._torch import torch
-from levysde.rnn.teacher import LAG_MODES, lagged_terms, teacher_scale, teacher_time_scales
+from levysde.rnn.teacher import FIXED_LAGS, LAG_MODES, lagged_terms, teacher_scale, teacher_time_scales
 
 __all__ = ["TASKS", "ALPHA_MIN_FLOAT32", "Task", "build_task", "sas_noise", "stream_generator"]
 
@@ -476,7 +476,8 @@ def build_task(name: str, seq_len: int, *, loss_from: int | None = None, delay: 
         adding); ``n_mem`` < 1; ``mem_lag_max`` < 2; ``mem_gamma`` not finite >= 0; lagged:
         ``lag_mode`` not in :data:`~levysde.rnn.teacher.LAG_MODES`, ``lag_lo`` < 1, ``lag_hi`` <=
         ``lag_lo``, ``lag_count`` not in [1, lag_hi - lag_lo + 1], ``lag_alpha`` not > 0,
-        ``input_dim`` < 1, ``n_train`` < 1.
+        ``input_dim`` < 1, ``n_train`` < 1, ``seq_len`` not above the longest fixed lag (256,
+        :data:`~levysde.rnn.teacher.FIXED_LAGS`) with ``lag_mode`` fixed.
 
     Examples
     --------
@@ -522,6 +523,10 @@ def build_task(name: str, seq_len: int, *, loss_from: int | None = None, delay: 
         check_int("n_train", n_train, 1)
         if lag_mode == "pareto":
             lagged_terms({"lag_count": lag_count, "lag_lo": lag_lo, "lag_hi": lag_hi, "lag_alpha": lag_alpha})
+        else:   # a lag as long as the sequence would never enter its target
+            check_int("seq_len", seq_len, FIXED_LAGS[-1] + 1,
+                      why=f"lag_mode 'fixed' has the lags {', '.join(map(str, FIXED_LAGS))}, each shorter "
+                          f"than the sequence")
     return Task(name=name, seq_len=seq_len, loss_from=loss_from, delay=int(delay), p=float(p),
                 kernel=int(kernel), target_noise=float(target_noise),
                 input_alpha=None if input_alpha is None else float(input_alpha), n_mem=int(n_mem),

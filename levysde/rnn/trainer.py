@@ -1137,7 +1137,7 @@ class _Run:
         if self.out:
             check_writable(self.out, "output")
         if not self.out or not os.path.exists(ckpt):
-            raise ValueError(f"--resume: no checkpoint {ckpt!r} to resume from")
+            raise ValueError(f"--resume: the checkpoint {ckpt!r} is missing; there is nothing to resume from")
         st = load_checkpoint(ckpt)
         old, config = st["config"], self.config
         _check_run_file_matches(self.out, ckpt, old)

@@ -1,7 +1,8 @@
 """Studies over many parameter points: the phase diagram (``diagram``), its simulated overlay
 (``overlay``), the parallel, resumable sweep behind it (``sweep``) and the anti-collapse
 paper's training campaign on that sweep (``campaign``, needs torch) and the learnability paper's
-(``learnability_campaign``, needs torch).
+(``learnability_campaign``, needs torch), with what their command-line drivers share
+(``drivers``: the one-line usage errors, the check of a campaign directory).
 
 Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
 """
@@ -14,6 +15,7 @@ __getattr__, __dir__, __all__ = lazy.attach(
         "diagram": ["AXES", "PhaseDiagram", "phase_diagram", "DEFAULT_RANGES", "SIM_SETTINGS"],
         "overlay": ["simulated_overlay", "simulate_point"],
         "sweep": ["load_point", "point_seed", "run_sweep"],
+        "drivers": ["CampaignParser", "check_campaign_dir"],
         "learnability_campaign": ["GATED_FIRST", "learnability_run_name", "learnability_points",
                                   "learnability_point", "run_learnability_campaign", "learnability_status",
                                   "measured_summary"],

@@ -34,6 +34,7 @@ from levysde.io.runfile import checkpoint_path, load_run
 from levysde.rnn.batched import check_batchable, train_seeds
 from levysde.rnn.presets import PAPER_MODELS, PRESETS, preset_config, run_name
 from levysde.rnn.trainer import TrainConfig, TrainingDiverged, train
+from levysde.studies.drivers import check_campaign_dir
 from levysde.studies.sweep import run_sweep
 
 __all__ = ["CampaignPaused", "campaign_points", "campaign_units", "train_run", "train_point", "train_unit",
@@ -129,6 +130,11 @@ def _summary(res: dict, steps: int) -> dict:
             "train_s": float(res["wall"][-1]) if "wall" in res else float("nan")}
 
 
+def _missing_checkpoint(path: str) -> ValueError:
+    return ValueError(f"{path}: the checkpoint {checkpoint_path(path)} of this unfinished run is missing, so it "
+                      f"cannot be continued; move the run file away to start the run again")
+
+
 def train_run(config: dict, path: str, *, deadline: float | None = None) -> dict:
     """Train one run to its last step: skip it when finished, resume it from its checkpoint, or start it.
 
@@ -158,7 +164,7 @@ def train_run(config: dict, path: str, *, deadline: float | None = None) -> dict
     Raises
     ------
     ValueError
-        For an unfinished run file without its checkpoint (never overwritten) or a bad
+        For an unfinished run file whose checkpoint is missing (never overwritten) or a bad
         config.
 
     Examples
@@ -183,7 +189,7 @@ def train_run(config: dict, path: str, *, deadline: float | None = None) -> dict
         if int(done["step"][-1]) >= cfg.steps:
             return done
         if not os.path.exists(ckpt):
-            raise ValueError(f"{path}: unfinished run without its checkpoint {ckpt}; remove it to start again")
+            raise _missing_checkpoint(path)
     mono = None if deadline is None else time.monotonic() + (float(deadline) - time.time())
     return train(cfg, path, resume=os.path.exists(ckpt), deadline=mono)
 
@@ -214,7 +220,7 @@ def train_point(point: dict, seed: int, *, runs_dir: str, deadline: float | None
     CampaignPaused
         When the deadline stopped the run before its last step.
     ValueError
-        For an unfinished run file without its checkpoint (never overwritten) or a bad config.
+        For an unfinished run file whose checkpoint is missing (never overwritten) or a bad config.
 
     Examples
     --------
@@ -328,7 +334,7 @@ def train_unit(unit: dict, seed: int, *, runs_dir: str, deadline: float | None =
     CampaignPaused
         When the deadline stopped a run before its last step.
     ValueError
-        For an unfinished run file without its checkpoint, or a seed whose training diverged.
+        For an unfinished run file whose checkpoint is missing, or a seed whose training diverged.
 
     Examples
     --------
@@ -347,8 +353,7 @@ def train_unit(unit: dict, seed: int, *, runs_dir: str, deadline: float | None =
         if os.path.exists(path) and int(load_run(path)["step"][-1]) >= steps:
             continue
         if os.path.exists(path) and not os.path.exists(checkpoint_path(path)):
-            raise ValueError(f"{path}: unfinished run without its checkpoint {checkpoint_path(path)}; "
-                             f"remove it to start again")
+            raise _missing_checkpoint(path)
         todo.append(i)
     if len(unit["runs"]) == 1 and todo:
         train_run(unit["configs"][0], paths[0], deadline=deadline)
@@ -404,7 +409,8 @@ def run_campaign(preset: str, out, *, labels=None, seeds=None, device: str | Non
     Raises
     ------
     ValueError
-        For bad arguments or a store of another campaign.
+        For bad arguments, an ``out`` that cannot be a campaign directory
+        (:func:`levysde.studies.drivers.check_campaign_dir`) or a store of another campaign.
     CampaignPaused
         When the deadline stopped a run.
     RuntimeError
@@ -426,10 +432,9 @@ def run_campaign(preset: str, out, *, labels=None, seeds=None, device: str | Non
     >>> print(rows[0]["finished"], again == rows, status[0]["run"], status[0]["step"])
     True True diaggate_s47.npz 3
     """
-    out = pathlib.Path(out)
-    runs = out / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
     points = campaign_points(preset, labels, seeds, device, epochs)
+    out = check_campaign_dir(out, create=True)
+    runs = out / "runs"
     kw = {} if scheduler != "local" else {"n_workers": n_workers}
     if not batch_seeds:
         task = functools.partial(train_point, runs_dir=str(runs.resolve()), deadline=deadline)

@@ -49,6 +49,7 @@ from levysde.rnn.learnability_presets import (
 )
 from levysde.rnn.matched import run_matched_sums
 from levysde.studies.campaign import CampaignPaused, train_run
+from levysde.studies.drivers import check_campaign_dir
 from levysde.studies.sweep import run_sweep
 
 __all__ = ["GATED_FIRST", "learnability_run_name", "learnability_points", "learnability_point",
@@ -255,7 +256,7 @@ def learnability_point(point: dict, seed: int, *, runs_dir: str, deadline: float
         When the deadline stopped training before its last step, or came before the matched
         statistic (rerun to continue).
     ValueError
-        For a run that cannot be continued (an unfinished run file without its checkpoint) or
+        For a run that cannot be continued (an unfinished run file whose checkpoint is missing) or
         measured, or a bad config.
 
     Examples
@@ -341,8 +342,10 @@ def run_learnability_campaign(preset: str, out, *, models=None, optimizers=None,
     Raises
     ------
     ValueError
-        For bad arguments (:func:`learnability_points`, :func:`levysde.studies.sweep.run_sweep`)
-        or a run that cannot be continued or measured.
+        For bad arguments (:func:`learnability_points`, :func:`levysde.studies.sweep.run_sweep`),
+        an ``out`` that cannot be a campaign directory
+        (:func:`levysde.studies.drivers.check_campaign_dir`) or a run that cannot be continued
+        or measured.
     CampaignPaused
         When the deadline stopped a point (finished points stay in the store).
     RuntimeError
@@ -368,10 +371,9 @@ def run_learnability_campaign(preset: str, out, *, models=None, optimizers=None,
     >>> print(files)
     ['diaggate-adamw_s212.ckpt', 'diaggate-adamw_s212.learnability.npz', 'diaggate-adamw_s212.npz']
     """
-    out = pathlib.Path(out)
-    runs = out / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
     points = learnability_points(preset, models, optimizers, seeds, device)
+    out = check_campaign_dir(out, create=True)
+    runs = out / "runs"
     task = functools.partial(learnability_point, runs_dir=str(runs.resolve()), deadline=deadline)
     kw = {} if scheduler != "local" else {"n_workers": n_workers}
     return run_sweep(task, points, master_seed=0, store=out / "sweep" / _store_key(points, preset),
