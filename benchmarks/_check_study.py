@@ -298,6 +298,7 @@ def record(spec, d, changes, seconds) -> dict:
                                              for k, v in (d.get("phase_probabilities_combined") or {}).items()},
             "closure_z": _num(d.get("closure_z"), 4), "stationary": d.get("stationary"),
             "gates": d.get("gates") or {}, "withheld": [_reason(w) for w in d.get("phase_withheld") or []],
+            "candidates": d.get("phase_candidates"),
             "dynamics": {"status": dyn.get("status"), "message": _short(dyn.get("message"), 60),
                          "delta_kappa": _num(dyn.get("delta_kappa"), 4)},
             "seconds": round(seconds, 2)}
@@ -370,6 +371,21 @@ def _phases(d) -> str:
     return ", ".join(f"{k} {v}" for k, v in (d or {}).items())
 
 
+def candidates(r) -> list | None:
+    """The phases ``check`` leaves open (``phase_candidates``); for records written before that key
+    existed, derived the same way: the call alone, or "concentrated or collapsed" when the only
+    failed gate is ``tempering`` and the combined odds favour beta > 1."""
+    if "candidates" in r:
+        return r["candidates"]
+    if r["phase"] is not None:
+        return [r["phase"]]
+    failed = [g for g, ok in (r.get("gates") or {}).items() if not ok]
+    conc = (r.get("phase_probabilities_combined") or {}).get("concentrated")
+    if failed == ["tempering"] and conc is not None and conc >= 0.5:
+        return ["concentrated", "collapsed"]
+    return None
+
+
 def calls_summary(recs) -> dict:
     """Power (calls / datasets), right calls, calls at stated odds >= 0.9, and the refusals."""
     n = len(recs)
@@ -385,6 +401,9 @@ def calls_summary(recs) -> dict:
             "calls_odds_0.9": len(sure), "right_odds_0.9": len(sure_right),
             "right_rate_odds_0.9": round(len(sure_right) / len(sure), 3) if sure else None,
             "calls_by_phase": _count(r["phase"] for r in calls),
+            "open": sum(1 for r in refused if candidates(r)),
+            "open_right": sum(1 for r in refused if candidates(r)
+                              and set(candidates(r)) & set(r["truth"]["right_calls"])),
             "failed_gates": _count(g for r in refused for g, ok in (r.get("gates") or {}).items() if not ok),
             "withheld_reasons": _count(_reason(w) for r in refused for w in r.get("withheld") or []),
             "beta_dynamics_refused": _count(_reason((r.get("dynamics") or {}).get("message"))
@@ -415,7 +434,7 @@ def summarize(recs) -> dict:
                 s[f"by_{by}"] = {}
                 for v in sorted({f(r) for r in sub}):
                     g = calls_summary([r for r in sub if f(r) == v])
-                    s[f"by_{by}"][v] = {k: g[k] for k in ("n", "calls", "power", "right")}
+                    s[f"by_{by}"][v] = {k: g[k] for k in ("n", "calls", "power", "right", "open")}
         if block != "far":
             s["by_set"] = {}
             for v in sorted({r["spec"]["set"] for r in sub}):
@@ -434,6 +453,7 @@ def summarize(recs) -> dict:
             kinds[kind] = {"n": s["n"], "calls": s["calls"], "false_positives": fp,
                            "false_positive_rate": round(fp / s["n"], 3), "calls_by_phase": s["calls_by_phase"],
                            "judged_stationary": sum(bool(r.get("stationary")) for r in sub),
+                           "open": s["open"],
                            "failed_gates": s["failed_gates"], "wrong": s["wrong"]}
             m = [r["measured"] for r in sub if r.get("measured")]
             if m:
@@ -523,6 +543,10 @@ def markdown(runs: dict) -> str:
         "≥ 0.90")
     row("false positives over the negatives", lambda s: _frac(s["negatives"]["false_positives"], s["negatives"]["n"]),
         "≤ 0.02")
+    row("no call, \"concentrated or collapsed\" left open (`phase_candidates`)",
+        lambda s: _frac(far(s)["open"], far(s)["n"]))
+    row("negatives left open as \"concentrated or collapsed\"",
+        lambda s: _frac(sum(k.get("open", 0) for k in s["negatives"]["by_kind"].values()), s["negatives"]["n"]))
     for k in ("beta_tail", "beta_dynamics", "beta_theory", "beta_combined", "kappa_hat"):
         row(f"`{k}` 1σ / 2σ coverage, n, mean ± sd of z", lambda s, k=k: _cov_cell(far(s)["coverage"][k]),
             "0.6–0.75 / 0.9–0.98" if k != "kappa_hat" else "")
