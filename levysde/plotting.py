@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from levysde.core.extras import require
-from levysde.inference.check import load_run_arrays
+from levysde.inference.check import VARIANT_KEYS, load_run_arrays
 from levysde.inference.drift_fit import increments
 from levysde.io.files import atomic_write
 
@@ -406,8 +406,8 @@ def plot_check(report, run_path, path):
     report : CheckReport
         The check (:func:`levysde.inference.check.check_trajectories` or ``check_run``).
     run_path : str or dict
-        The run file, or a dict of its arrays (``zeta`` or ``zeta_jac``, by the report's
-        variant, and ``step``; e.g. the trajectories of a ``checkpoint_taus`` directory).
+        The run file, or a dict of its arrays (``zeta``, ``zeta_jac`` or ``zeta_window``, by the
+        report's variant, and ``step``; e.g. the trajectories of a ``checkpoint_taus`` directory).
     path : str or os.PathLike
         Output image file (:func:`save_figure`).
 
@@ -439,7 +439,7 @@ def plot_check(report, run_path, path):
 
     plt = pyplot()
     run = run_path if isinstance(run_path, dict) else load_run_arrays(run_path)
-    zeta = np.asarray(run["zeta" if report.variant == "gate" else "zeta_jac"], dtype=float)
+    zeta = np.asarray(run[VARIANT_KEYS.get(report.variant, "zeta")], dtype=float)
     step = np.asarray(run["step"], dtype=float)
     fig, axes = plt.subplots(2, 2, figsize=(10, 7.5))
     ax = axes[0, 0]
