@@ -188,15 +188,15 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="print the rows and the per-model table as JSON")
     ap.add_argument("--quick", action="store_true", help="200 / 100 bootstrap replicates (beta / kappa)")
     a = ap.parse_args(argv)
-    boot = dict(n_boot_beta=200, n_boot_kappa=100) if a.quick else {}
+    n_beta, n_kappa = (200, 100) if a.quick else (2000, 3000)
     try:
         skipped = [r for r in campaign_runs(a.campaign) if not r["finished"]]
         t0 = time.perf_counter()
-        rows = verdict_rows(a.campaign, **boot)
+        rows = verdict_rows(a.campaign, n_boot_beta=n_beta, n_boot_kappa=n_kappa)
         seconds = time.perf_counter() - t0
         if not rows:
             raise ValueError(f"campaign: no finished run in {a.campaign} ({len(skipped)} unfinished)")
-        table = verdict_table(rows, **boot)
+        table = verdict_table(rows, n_boot_beta=n_beta, n_boot_kappa=n_kappa)
     except ValueError as exc:
         print(f"paper_verdict.py: error: {exc}", file=sys.stderr)
         return 2
@@ -212,7 +212,11 @@ def main(argv=None) -> int:
     if a.markdown:
         doc = ["# The anti-collapse paper's estimators and levysde's check on the campaign's finished runs", "",
                f"Campaign `{a.campaign}`; time scale `zeta_window`. ± is the standard deviation over seeds "
-               "(one seed: the estimate's standard error); paper intervals are 90 %.", "", text, "",
+               "(one seed: the estimate's standard error); paper intervals are 90 %. The paper's columns pool "
+               "each model's seeds (its phase label: the majority, with each seed's label counted); levysde's "
+               "are per seed, an estimate that is not identified counted by its status; \"withheld: G ×n\" "
+               "counts the first gate of the phase call that failed (docs/calibration.md, \"How the phase is "
+               "called\").", "", text, "",
                "## Per run", "", run_table(rows), "", "## Notes", ""]
         doc += ["* " + n for n in notes(rows, table, skipped, seconds)]
         with open(a.markdown, "w", encoding="utf-8") as fh:
