@@ -892,7 +892,7 @@ def plot_verdict_spectra(data, path) -> str:
             ax.set_visible(False)
         fig.tight_layout()
         try:
-            written = save_figure(fig, path, dpi=110)
+            written = save_figure(fig, path, dpi=90)
         except (OSError, ValueError) as exc:
             raise ValueError(f"path: cannot write {path}: {exc}") from None
     finally:
@@ -957,7 +957,7 @@ def plot_verdict_drift(data, path) -> str:
         ax.legend(fontsize=7)
         fig.tight_layout()
         try:
-            written = save_figure(fig, path, dpi=110)
+            written = save_figure(fig, path, dpi=90)
         except (OSError, ValueError) as exc:
             raise ValueError(f"path: cannot write {path}: {exc}") from None
     finally:
@@ -1031,7 +1031,7 @@ def plot_verdict_envelopes(data, path) -> str:
             ax.set_visible(False)
         fig.tight_layout()
         try:
-            written = save_figure(fig, path, dpi=110)
+            written = save_figure(fig, path, dpi=90)
         except (OSError, ValueError) as exc:
             raise ValueError(f"path: cannot write {path}: {exc}") from None
     finally:
