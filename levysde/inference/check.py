@@ -1396,8 +1396,8 @@ def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot
     >>> with tempfile.TemporaryDirectory() as d:
     ...     save_run(os.path.join(d, "run.npz"), arrays, {"kind": "rnn"})
     ...     rep = check_run(os.path.join(d, "run.npz"), n_boot=50, closing_loop=False)
-    >>> rep.extra, rep.gates["learned"].passed
-    ({'learned': True, 'loss_ratio': 0.1}, True)
+    >>> rep.extra["learned"], rep.extra["loss_ratio"], rep.gates["learned"].passed
+    (True, 0.1, True)
     """
     check_choice("variant", variant, tuple(VARIANT_KEYS))
     check_real("late_fraction", late_fraction, 0.0, 1.0, lo_open=True)
