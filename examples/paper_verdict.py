@@ -30,7 +30,6 @@ dropped as the paper's code does), by ``levysde.studies.paper_verdict``. One row
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -40,6 +39,7 @@ import time
 
 from levysde.core.jsonable import to_jsonable
 from levysde.inference.paper_protocol import READINGS
+from levysde.studies.drivers import CampaignParser, check_campaign_dir
 from levysde.studies.paper_verdict import campaign_runs, verdict_figure_data, verdict_rows, verdict_table
 
 COLUMNS = ("model", "seeds", "loss ratio", "non-decaying units", "paper β̂_tail [90 %] cens. / dropped",
@@ -180,7 +180,7 @@ def figures(rows: list[dict], directory: str) -> list[str]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
+    ap = CampaignParser(description=__doc__.splitlines()[0])
     ap.add_argument("--campaign", default="results/paper_cpu", metavar="DIR",
                     help="campaign directory of examples/paper_campaign.py (default results/paper_cpu)")
     ap.add_argument("--markdown", metavar="OUT.md", help="write the tables and notes as Markdown to OUT.md")
@@ -190,6 +190,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     n_beta, n_kappa = (200, 100) if a.quick else (2000, 3000)
     try:
+        check_campaign_dir(a.campaign, "--campaign", existing=True)
         skipped = [r for r in campaign_runs(a.campaign) if not r["finished"]]
         t0 = time.perf_counter()
         rows = verdict_rows(a.campaign, n_boot_beta=n_beta, n_boot_kappa=n_kappa)

@@ -164,7 +164,9 @@ def test_example_on_a_quick_campaign(tmp_path):
     assert md.read_text().count("\n| ") >= 4 + 8
     p = subprocess.run([*ex[:2], "--campaign", str(tmp_path / "none")], capture_output=True, text=True, timeout=600,
                        cwd=ROOT, env=env)
-    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "campaign_dir" in p.stderr
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "--campaign" in p.stderr
+    p = subprocess.run([*ex, "--json", "--figs", "x"], capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "--figs" in p.stderr
     pytest.importorskip("matplotlib")
     assert sorted(f.name for f in figs.iterdir()) == ["paper_verdict_drift.png", "paper_verdict_envelopes.png",
                                                      "paper_verdict_spectra.png"]
