@@ -76,6 +76,17 @@ def _check_count(lab: dict, key: str, n: int) -> str:
     return f"{c.get('true', 0)} of {n}"
 
 
+def _check_cell(num: dict, lab: dict, key: str, n: int) -> str:
+    """levysde's estimate over seeds: mean ± sd of the measured ones, how many there are, and the
+    statuses other than "ok" (those without a number counted by their status alone)."""
+    statuses = {k: v for k, v in lab.get(f"{key}_status", {}).items() if k != "ok"}
+    m = num.get(key, {}).get("n", 0)
+    if m == 0:
+        return _counts(statuses) or "n/a"
+    text = _spread(num, key, f"{key}_se") + (f" ({m} of {n} measured)" if m < n else "")
+    return text + (f" [status: {_counts(statuses)}]" if statuses else "")
+
+
 def _model_row(t: dict) -> list[str]:
     num, lab, pool, n = t["numbers"], t["labels"], t["pooled"], t["n_seeds"]
     beta = " / ".join(_interval(pool.get(f"paper_{r}_beta_hat"), pool.get(f"paper_{r}_beta_lo"),
@@ -85,21 +96,14 @@ def _model_row(t: dict) -> list[str]:
     env = " / ".join(_spread(num, f"paper_{r}_beta_env") for r in READINGS)
     phase = " / ".join(f"{pool.get(f'paper_{r}_phase', 'n/a')} ({_counts(lab.get(f'paper_{r}_phase', {}))})"
                        for r in READINGS)
-    tails = []
-    for key in ("check_beta_tail", "check_beta_tail_censored"):
-        if num.get(key, {}).get("n"):
-            tails.append(_spread(num, key, f"{key}_se") + (f" ({num[key]['n']} of {n} identified)"
-                                                           if num[key]["n"] < n else ""))
-        else:
-            tails.append(_counts(lab.get(f"{key}_status", {})))
-    dyn = (_spread(num, "check_beta_dynamics", "check_beta_dynamics_se") if num.get("check_beta_dynamics", {}).get("n")
-           else _counts(lab.get("check_beta_dynamics_status", {})))
+    tails = [_check_cell(num, lab, key, n) for key in ("check_beta_tail", "check_beta_tail_censored")]
+    dyn = _check_cell(num, lab, "check_beta_dynamics", n)
     called = {k: v for k, v in lab.get("check_phase", {}).items() if k != "none"}
     main = {k: v for k, v in lab.get("check_main_reason", {}).items() if k != "none"}
     verdict = ", ".join(filter(None, [_counts(called), ("withheld: " + _counts(main)) if main else ""]))
     units = f"{_spread(num, 'n_nondecaying', fmt='.1f')} of {t['units']}"
     return [t["label"], f"{n} ({', '.join(map(str, t['seeds']))})", _spread(num, "loss_ratio"), units, beta, kappa,
-            env, phase, _check_count(lab, "check_stationary", n), _spread(num, "check_kappa", "check_kappa_se"),
+            env, phase, _check_count(lab, "check_stationary", n), _check_cell(num, lab, "check_kappa", n),
             " / ".join(tails), dyn, verdict]
 
 
@@ -114,7 +118,8 @@ def _estimate(r: dict, key: str) -> str:
     v, se, status = r.get(key), r.get(f"{key}_se"), r.get(f"{key}_status")
     if v is None:
         return status or "n/a"
-    return _f(v) + (f" ± {_f(se, '.2g')}" if se is not None else f" ({status}, no error)")
+    text = _f(v) + (f" ± {_f(se, '.2g')}" if se is not None else " (no error)")
+    return text + (f" ({status})" if status not in (None, "ok") else "")
 
 
 def run_table(rows: list[dict]) -> str:
