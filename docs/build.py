@@ -43,6 +43,8 @@ EXAMPLES = {
     # after learnability_campaign.py (the scripts run in name order), on its directory
     "learnability_table.py": (["{tmp}/learnability_campaign"], None, "torch"),
     "paper_gpu.py": (["--device", "cpu", "--out", "{tmp}/paper_gpu", "--budget-s", "150"], None, "torch"),
+    # after paper_campaign.py (name order), on its quick campaign
+    "paper_verdict.py": (["--campaign", "{tmp}/paper_campaign"], None, "torch"),
 }
 
 

@@ -13,13 +13,13 @@ import warnings
 import numpy as np
 
 from levysde.core.extras import require
-from levysde.inference.check import load_run_arrays
+from levysde.inference.check import VARIANT_KEYS, load_run_arrays
 from levysde.inference.drift_fit import increments
 from levysde.io.files import atomic_write
 
 __all__ = ["pyplot", "figure_formats", "check_figure_format", "save_figure", "plot_phase_diagram",
            "plot_envelope", "plot_check", "plot_simulation", "plot_beta_check", "plot_learnability",
-           "plot_learnability_windows"]
+           "plot_learnability_windows", "plot_verdict_spectra", "plot_verdict_drift", "plot_verdict_envelopes"]
 
 _LABELS = {"eta_j": r"$\eta_J$", "kappa": r"$\kappa$", "eta_g": r"$\eta_G$",
            "alpha": r"$\alpha$", "lam": r"$\lambda$"}
@@ -406,8 +406,8 @@ def plot_check(report, run_path, path):
     report : CheckReport
         The check (:func:`levysde.inference.check.check_trajectories` or ``check_run``).
     run_path : str or dict
-        The run file, or a dict of its arrays (``zeta`` or ``zeta_jac``, by the report's
-        variant, and ``step``; e.g. the trajectories of a ``checkpoint_taus`` directory).
+        The run file, or a dict of its arrays (``zeta``, ``zeta_jac`` or ``zeta_window``, by the
+        report's variant, and ``step``; e.g. the trajectories of a ``checkpoint_taus`` directory).
     path : str or os.PathLike
         Output image file (:func:`save_figure`).
 
@@ -439,7 +439,7 @@ def plot_check(report, run_path, path):
 
     plt = pyplot()
     run = run_path if isinstance(run_path, dict) else load_run_arrays(run_path)
-    zeta = np.asarray(run["zeta" if report.variant == "gate" else "zeta_jac"], dtype=float)
+    zeta = np.asarray(run[VARIANT_KEYS.get(report.variant, "zeta")], dtype=float)
     step = np.asarray(run["step"], dtype=float)
     fig, axes = plt.subplots(2, 2, figsize=(10, 7.5))
     ax = axes[0, 0]
@@ -823,6 +823,217 @@ def plot_learnability_windows(curves, path, *, title=None, which="H_N") -> str:
             written = save_figure(fig, path, dpi=120)
         except (OSError, ValueError) as exc:
             raise ValueError(f"cannot write {path}: {exc}") from None
+    finally:
+        plt.close(fig)
+    return written
+
+
+def _model_title(label, d):
+    n = d.get("n_seeds")
+    return f"{label} ({n} seed{'s' if n != 1 else ''})" if n is not None else str(label)
+
+
+def plot_verdict_spectra(data, path) -> str:
+    r"""The late windowed spectrum per model: the density of :math:`\zeta` of the last record, pooled over seeds.
+
+    One panel per model; its title counts the non-decaying units (not in the density).
+
+    Parameters
+    ----------
+    data : dict
+        Label -> ``{"n_seeds", "spectrum": {"zeta", "n_censored", "n_units"}}``
+        (:func:`levysde.studies.paper_verdict.verdict_figure_data`); ``zeta`` holds the resolved
+        values, the non-decaying units are counted in the legend.
+    path : str or os.PathLike
+        Output image file (:func:`save_figure`).
+
+    Returns
+    -------
+    str
+        The path written (the figure is closed).
+
+    Raises
+    ------
+    ValueError
+        When the file cannot be written.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> rng = np.random.default_rng(0)
+    >>> data = {"diaggate": {"n_seeds": 2, "spectrum": {"zeta": rng.normal(-3, 1, 120), "n_censored": 8,
+    ...                                                  "n_units": 128}}}
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     out = plot_verdict_spectra(data, os.path.join(d, "spectra.png"))
+    ...     print(os.path.basename(out), os.path.getsize(out) > 0)
+    spectra.png True
+    """
+    plt = pyplot()
+    n = max(1, len(data))
+    cols = min(2, n)
+    fig, axes = plt.subplots(math.ceil(n / cols), cols, figsize=(5.2 * cols, 3.4 * math.ceil(n / cols)),
+                             squeeze=False)
+    try:
+        for i, (ax, (label, d)) in enumerate(zip(axes.ravel(), data.items(), strict=False)):
+            s = d["spectrum"]
+            z = np.asarray(s["zeta"], dtype=float)
+            z = z[np.isfinite(z)]
+            if z.size >= 2:
+                ax.hist(z, bins=max(8, min(40, z.size // 6)), density=True, color=f"C{i}", alpha=0.7)
+            else:
+                ax.text(0.5, 0.5, "too few resolved units to draw", transform=ax.transAxes, ha="center")
+            ax.set_title(f"{_model_title(label, d)}: {s['n_censored']} of {s['n_units']} units non-decaying",
+                         fontsize=9)
+            ax.set_xlabel(r"$\zeta$ = log of the windowed transport rate, last record ($\tau = e^{-\zeta}$ steps)",
+                          fontsize=8)
+            ax.set_ylabel("density over the resolved units", fontsize=8)
+            ax.grid(True, alpha=0.3)
+        for ax in axes.ravel()[len(data):]:
+            ax.set_visible(False)
+        fig.tight_layout()
+        try:
+            written = save_figure(fig, path, dpi=90)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"path: cannot write {path}: {exc}") from None
+    finally:
+        plt.close(fig)
+    return written
+
+
+def plot_verdict_drift(data, path) -> str:
+    r"""The far-left drift per model: the mean increment of :math:`\zeta` per epoch against :math:`\zeta`.
+
+    Parameters
+    ----------
+    data : dict
+        Label -> ``{"n_seeds", "drift"}``, ``drift`` from
+        :func:`levysde.studies.paper_verdict.far_left_drift` (bins of the starting zeta over
+        the late records; its ``zeta_cut``, the paper's far-left quantile, is drawn dotted).
+    path : str or os.PathLike
+        Output image file (:func:`save_figure`).
+
+    Returns
+    -------
+    str
+        The path written (the figure is closed).
+
+    Raises
+    ------
+    ValueError
+        When the file cannot be written.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from levysde.studies.paper_verdict import far_left_drift
+    >>> rng = np.random.default_rng(0)
+    >>> z = np.zeros((20, 200))
+    >>> for r in range(1, 20):
+    ...     z[r] = z[r - 1] - 0.2 * z[r - 1] + 0.3 * rng.standard_normal(200)
+    >>> data = {"diaggate": {"n_seeds": 1, "drift": far_left_drift([np.exp(-z)], [np.arange(20.0)])}}
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     out = plot_verdict_drift(data, os.path.join(d, "drift.png"))
+    ...     print(os.path.basename(out), os.path.getsize(out) > 0)
+    drift.png True
+    """
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7.0, 4.4))
+    try:
+        for i, (label, d) in enumerate(data.items()):
+            dr = d["drift"]
+            x, m = np.asarray(dr["centers"], dtype=float), np.asarray(dr["mean"], dtype=float)
+            se = np.array([np.nan if v is None else v for v in dr["se"]], dtype=float)
+            ax.errorbar(x, m, yerr=np.where(np.isfinite(se), se, 0.0), fmt="o-", ms=3, lw=1.0, capsize=2,
+                        color=f"C{i}", label=f"{_model_title(label, d)}: {dr['n_transitions']} increments, "
+                                             f"{dr['n_censored']} with a non-decaying end left out")
+            if dr.get("zeta_cut") is not None:
+                ax.axvline(dr["zeta_cut"], color=f"C{i}", ls=":", lw=1.0)
+        ax.axhline(0.0, color="0.4", lw=0.8)
+        ax.set_xlabel(r"$\zeta$ at the start of the increment")
+        ax.set_ylabel(r"mean $\Delta\zeta$ per epoch ($\pm$ se, clustered by unit)")
+        ax.set_title("far-left drift over the late records (dotted: the 10 % quantile, kappa_tail's cut)",
+                     fontsize=9)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        try:
+            written = save_figure(fig, path, dpi=90)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"path: cannot write {path}: {exc}") from None
+    finally:
+        plt.close(fig)
+    return written
+
+
+def plot_verdict_envelopes(data, path) -> str:
+    r"""The envelope :math:`f(\ell)` per model with the paper's power-law and tempered fits, one panel each.
+
+    Parameters
+    ----------
+    data : dict
+        Label -> ``{"n_seeds", "envelope": {"lags", "f", "models"}}``: ``f`` and ``models``
+        map a reading ("censored", "dropped") to the envelope and its
+        :class:`levysde.inference.paper_protocol.EnvelopeModels`
+        (:func:`levysde.studies.paper_verdict.verdict_figure_data`).
+    path : str or os.PathLike
+        Output image file (:func:`save_figure`).
+
+    Returns
+    -------
+    str
+        The path written (the figure is closed).
+
+    Raises
+    ------
+    ValueError
+        When the file cannot be written.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from levysde.inference.paper_protocol import envelope_models, tau_envelope
+    >>> tau = np.random.default_rng(0).pareto(0.6, 256) + 1.0
+    >>> lags, f = tau_envelope(tau)
+    >>> env = {"lags": lags, "f": {"dropped": f}, "models": {"dropped": envelope_models(lags, f)}}
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     out = plot_verdict_envelopes({"diaggate": {"n_seeds": 1, "envelope": env}}, os.path.join(d, "e.png"))
+    ...     print(os.path.basename(out), os.path.getsize(out) > 0)
+    e.png True
+    """
+    plt = pyplot()
+    n = max(1, len(data))
+    cols = min(2, n)
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.8 * rows), squeeze=False)
+    try:
+        for ax, (label, d) in zip(axes.ravel(), data.items(), strict=False):
+            env = d["envelope"]
+            lag = np.asarray(env["lags"], dtype=float)
+            ll = np.log(lag)
+            for j, (reading, f) in enumerate(env["f"].items()):
+                f = np.asarray(f, dtype=float)
+                m = env["models"][reading]
+                ok = f > 0
+                ax.loglog(lag[ok], f[ok], "o", ms=2.5, color=f"C{j}", alpha=0.6, label=f"f(l), {reading}")
+                c, dd = m.coef["power"]
+                ax.loglog(lag, np.exp(c + dd * ll), "--", color=f"C{j}", lw=1.0,
+                          label=f"power law: beta {m.beta_power:.3g}")
+                a, dt, bt = m.coef["tempered"]
+                tm = "inf" if not math.isfinite(m.tau_max) else f"{m.tau_max:.3g}"
+                ax.loglog(lag, np.exp(a + dt * ll + bt * lag), "-", color=f"C{j}", lw=1.0,
+                          label=f"tempered: beta_env {m.beta_env:.3g}, tau_max {tm} (AIC: {m.winner})")
+            ax.set_title(_model_title(label, d), fontsize=9)
+            ax.set_xlabel("lag l (steps)")
+            ax.set_ylabel("f(l)")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=6)
+        for ax in axes.ravel()[len(data):]:
+            ax.set_visible(False)
+        fig.tight_layout()
+        try:
+            written = save_figure(fig, path, dpi=90)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"path: cannot write {path}: {exc}") from None
     finally:
         plt.close(fig)
     return written

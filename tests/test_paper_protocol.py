@@ -459,3 +459,59 @@ def test_check_run_jac_variant_reports_the_censored_reading(tmp_path, capsys):
     rc, out, err = call(capsys, "check", path, "--variant", "jac", "--no-simulate", "--n-boot", "20")
     assert rc == 0, err
     assert "beta (tail, cens)" in out and "masked as expanding" in out
+
+
+@pytest.fixture(scope="module")
+def window_run(tmp_path_factory):
+    """A tiny real run of the cpu-quick profile (DiagGate, 12 AdamW steps, zeta_window recorded)."""
+    pytest.importorskip("torch")
+    from levysde.rnn.presets import preset_config
+    from levysde.rnn.trainer import TrainConfig, train
+
+    path = tmp_path_factory.mktemp("window") / "diaggate_s47.npz"
+    train(TrainConfig(**preset_config("cpu-quick", "diaggate", 47)), str(path))
+    return path
+
+
+def test_check_run_window_variant_on_a_real_run(window_run, tmp_path, capsys):
+    """`--variant window` checks zeta_window (the paper's time scale); its NaN entries (non-decaying
+    units) are right-censored like the masked entries of the jac variant."""
+    from levysde.io.runfile import load_run, save_run
+
+    run = load_run(str(window_run))
+    zw = np.asarray(run["zeta_window"], float)
+    rep = CC.check_run_censored(window_run, variant="window", closing_loop=False, n_boot=20)
+    d = rep.as_json()
+    assert d["variant"] == "window" and d["phase"] is None
+    assert d["n_censored_final"] == int(np.isnan(zw[-1]).sum())
+    assert d["zeta_spread"]["std"] == pytest.approx(np.nanstd(zw[-1], ddof=1), rel=1e-9)  # zeta_window
+    assert "beta_tail_censored" in d
+    # non-decaying units in the late records: counted as censored, with the note
+    arrays = {k: v for k, v in run.items() if k != "config"}
+    arrays["zeta_window"] = zw.copy()
+    arrays["zeta_window"][-2:, :3] = np.nan
+    cens = tmp_path / "censored.npz"
+    save_run(str(cens), arrays, run["config"])
+    rep = CC.check_run_censored(cens, variant="window", closing_loop=False, n_boot=20)
+    assert rep.extra["n_censored_final"] == 3 and rep.extra["n_censored_late"] == 6
+    assert any("transport slope b_q >= 0" in n for n in rep.notes)
+    rc, out, err = call(capsys, "check", str(cens), "--variant", "window", "--no-simulate", "--n-boot", "20")
+    assert rc == 0, err
+    assert "variant=window" in out and "beta (tail, cens)" in out
+
+
+def test_check_run_window_variant_refuses_a_run_without_zeta_window(window_run, tmp_path, capsys):
+    from levysde.inference.check import check_run
+    from levysde.io.runfile import load_run, save_run
+
+    run = load_run(str(window_run))
+    path = tmp_path / "no_window.npz"
+    save_run(str(path), {k: v for k, v in run.items() if k not in ("config", "zeta_window")}, run["config"])
+    for fn in (check_run, CC.check_run_censored):
+        with pytest.raises(ValueError, match=r"^variant='window' needs the run file's 'zeta_window'") as exc:
+            fn(path, variant="window", closing_loop=False, n_boot=20)
+        assert "\n" not in str(exc.value) and str(path) in str(exc.value)
+    rc, _, err = call(capsys, "check", str(path), "--variant", "window", "--no-simulate")
+    one_line_error(rc, err, "variant='window'")
+    rc, _, err = call(capsys, "check", str(path), "--variant", "windows")
+    one_line_error(rc, err, "--variant")

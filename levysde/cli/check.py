@@ -26,8 +26,10 @@ def add_parser(sub):
     p.add_argument("--loss-ratio", type=real(0.0), metavar="R",
                    help="with --from: the run's late loss / trivial predictor's loss from its logs (the files "
                         "hold no loss; without it the phase is withheld)")
-    p.add_argument("--variant", choices=("gate", "jac"), default="gate",
-                   help="gate: zeta from the gates; jac: first-order zeta^(1) (default gate)")
+    p.add_argument("--variant", choices=("gate", "jac", "window"), default="gate",
+                   help="gate: zeta from the gates; jac: first-order zeta^(1); window: the anti-collapse "
+                        "paper's windowed transport zeta_window (run files trained with --window-lags; "
+                        "non-decaying units are right-censored) (default gate)")
     p.add_argument("--late-fraction", type=real(0.0, 1.0, lo_open=True), default=0.5,
                    help="last fraction of the records used as the stationary part (default 0.5)")
     p.add_argument("--n-boot", type=integer(10, 100000), default=400,

@@ -73,7 +73,10 @@ __all__ = ["load_run_arrays", "check_run", "check_trajectories", "CheckReport", 
            "StationarityStat", "ks_to_histogram",
            "stationarity_test", "ks_critical", "clean_columns", "MIN_RECORDS", "MIN_NEURONS", "MIN_GROUPS",
            "PHASE_MIN_PROBABILITY", "STATIONARITY_GROUPS", "THEORY_MAX_GAMMA_DELTA", "PHASE_MIN_ODDS",
-           "TAIL_FRACTION"]
+           "TAIL_FRACTION", "VARIANT_KEYS", "variant_zeta"]
+
+#: the zeta a variant checks: the run-file key of each ``variant`` of :func:`check_run`
+VARIANT_KEYS = {"gate": "zeta", "jac": "zeta_jac", "window": "zeta_window"}
 
 #: most histogram bins of the closing-loop simulation (memory: 16 groups x bins x 2 doubles)
 CLOSING_LOOP_MAX_BINS = 200_000
@@ -128,6 +131,48 @@ def load_run_arrays(path) -> dict:
     """
 
     return load_run(path)
+
+
+def variant_zeta(run: dict, variant: str, path=None) -> np.ndarray:
+    """The zeta array a variant checks, from a run file's arrays (:data:`VARIANT_KEYS`).
+
+    Parameters
+    ----------
+    run : dict
+        A run file's arrays (:func:`load_run_arrays`).
+    variant : {"gate", "jac", "window"}
+        ``zeta`` (gate), ``zeta_jac`` (first-order Jacobian diagonal) or ``zeta_window`` (the
+        anti-collapse paper's windowed first-order transport; NaN where a unit does not decay).
+    path : str or os.PathLike, optional
+        The run file, named in the error.
+
+    Returns
+    -------
+    ndarray
+        The (records, units) array as float (NaN entries kept).
+
+    Raises
+    ------
+    ValueError
+        For an unknown variant, or when the run file has no such array (``zeta_window`` is
+        recorded only with ``levysde train --window-lags``), naming ``variant``.
+
+    Examples
+    --------
+    >>> run = {"zeta": np.zeros((3, 2)), "zeta_jac": np.ones((3, 2))}
+    >>> variant_zeta(run, "jac")[0].tolist()
+    [1.0, 1.0]
+    >>> variant_zeta(run, "window", "run.npz")
+    Traceback (most recent call last):
+    ...
+    ValueError: variant='window' needs the run file's 'zeta_window' (recorded with ...); run.npz has none
+    """
+    key = VARIANT_KEYS[check_choice("variant", variant, tuple(VARIANT_KEYS))]
+    if key not in run:
+        where = "the run file" if path is None else str(path)
+        how = " (recorded with levysde train --window-lags)" if variant == "window" else ""
+        raise ValueError(f"variant={variant!r} needs the run file's {key!r}{how}; {where} has none")
+    return np.asarray(run[key], dtype=float)
 
 
 def ks_to_histogram(samples, edges, counts) -> float:
@@ -508,8 +553,8 @@ class CheckReport:
 
     Attributes
     ----------
-    variant : {"gate", "jac"}
-        Which zeta was checked.
+    variant : {"gate", "jac", "window"}
+        Which zeta was checked (:data:`VARIANT_KEYS`).
     fit : SDEFit or None
         The fitted SDE (:func:`levysde.inference.sde_fit.fit_sde`; None when it failed).
     prediction : Prediction or None
@@ -1188,8 +1233,8 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
         Finite lags > 0 (steps) whose smallest sets the envelope grid's start (default 1).
     weights : array_like, shape (Q,), optional
         ELR amplitudes :math:`\Lambda_q` of the last record (default equal).
-    variant : {"gate", "jac"}, default "gate"
-        The envelope is built for "gate" only.
+    variant : {"gate", "jac", "window"}, default "gate"
+        Which zeta this is (:data:`VARIANT_KEYS`); the envelope is built for "gate" only.
     late_fraction : float, default 0.5
         In (0, 1]: the last fraction of records is the late part (at least the last 3).
     n_groups : int, default 16
@@ -1239,7 +1284,7 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
                        why="one training step per record: the time axis of every increment, window and drift")
     check_real("late_fraction", late_fraction, 0.0, 1.0, lo_open=True)
     check_int("n_groups", n_groups, MIN_GROUPS, why="neuron groups of the jackknife")
-    check_choice("variant", variant, ("gate", "jac"))
+    check_choice("variant", variant, tuple(VARIANT_KEYS))
     if lags is not None:
         check_array("lags", lags, ndim=1, min_size=1, lo=0.0, lo_open=True)
     check_int("n_boot", n_boot, 1)
@@ -1303,8 +1348,11 @@ def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot
     ----------
     path : str or os.PathLike
         The run file (.npz).
-    variant : {"gate", "jac"}, default "gate"
-        Check ``zeta`` (gate) or ``zeta_jac`` (first order).
+    variant : {"gate", "jac", "window"}, default "gate"
+        Check ``zeta`` (gate), ``zeta_jac`` (first order) or ``zeta_window`` (the anti-collapse
+        paper's windowed first-order transport, recorded with ``--window-lags``; NaN entries,
+        non-decaying units, are undefined here: :func:`levysde.inference.checkpoint_check.check_run_censored`
+        adds their censored reading).
     late_fraction : float, default 0.5
         The late part, in (0, 1].
     n_boot : int, default 400
@@ -1325,7 +1373,8 @@ def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot
     Raises
     ------
     ValueError
-        For a bad file, variant, late_fraction or n_groups (< 8).
+        For a bad file, variant (also "window" on a run file without ``zeta_window``),
+        late_fraction or n_groups (< 8).
 
     References
     ----------
@@ -1347,15 +1396,15 @@ def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot
     >>> with tempfile.TemporaryDirectory() as d:
     ...     save_run(os.path.join(d, "run.npz"), arrays, {"kind": "rnn"})
     ...     rep = check_run(os.path.join(d, "run.npz"), n_boot=50, closing_loop=False)
-    >>> rep.extra, rep.gates["learned"].passed
-    ({'learned': True, 'loss_ratio': 0.1}, True)
+    >>> rep.extra["learned"], rep.extra["loss_ratio"], rep.gates["learned"].passed
+    (True, 0.1, True)
     """
-    check_choice("variant", variant, ("gate", "jac"))
+    check_choice("variant", variant, tuple(VARIANT_KEYS))
     check_real("late_fraction", late_fraction, 0.0, 1.0, lo_open=True)
     check_int("n_groups", n_groups, MIN_GROUPS, why="neuron groups of the jackknife")
     run = load_run_arrays(path)
-    key = "zeta" if variant == "gate" else "zeta_jac"
-    zeta = check_array(f"the run file's {key!r}", run[key], allow_inf=True, allow_nan=True)
+    zeta = check_array(f"the run file's {VARIANT_KEYS[variant]!r}", variant_zeta(run, variant, path),
+                       allow_inf=True, allow_nan=True)
     lam = np.asarray(run["Lambda"], dtype=float) if "Lambda" in run else None
     weights = lam[-1] if lam is not None and lam.shape == zeta.shape else None
     step = check_array("the run file's 'step'", run["step"], allow_inf=True, allow_nan=True)

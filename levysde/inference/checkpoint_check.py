@@ -23,7 +23,14 @@ import numpy as np
 from levysde.core.jsonable import finite_or_none
 from levysde.core.status import Estimate, Status, unavailable
 from levysde.core.validate import check_int, check_real
-from levysde.inference.check import MIN_GROUPS, CheckReport, check_run, check_trajectories, load_run_arrays
+from levysde.inference.check import (
+    MIN_GROUPS,
+    CheckReport,
+    check_run,
+    check_trajectories,
+    load_run_arrays,
+    variant_zeta,
+)
 from levysde.io.checkpoint_taus import CheckpointTaus, read_checkpoint_taus
 from levysde.rnn.learned import LEARNED_THRESHOLD
 from levysde.stats.tails import power_law_note, tail_from_samples
@@ -229,16 +236,19 @@ def check_run_censored(path, *, variant: str = "gate", **kwargs) -> CheckReport:
     r""":func:`levysde.inference.check.check_run` plus the censored reading of the tail rate.
 
     In the first-order variant (``"jac"``) a neuron-record masked as expanding
-    (:math:`\bar\mu^{(1)} \le 0`, NaN in ``zeta_jac``) has no finite decay time: it is censored
-    (:func:`add_censored_tail`). In the gate variant zeta is always defined and nothing is
-    censored.
+    (:math:`\bar\mu^{(1)} \le 0`, NaN in ``zeta_jac``) has no finite decay time; in the windowed
+    variant (``"window"``, the anti-collapse paper's time scale) a unit whose fitted transport
+    slope is :math:`b_q \ge 0` (NaN in ``zeta_window``) does not decay over the fit window. Both
+    are censored (:func:`add_censored_tail`): a time scale beyond what the record resolves. In the
+    gate variant zeta is always defined and nothing is censored.
 
     Parameters
     ----------
     path : str or os.PathLike
         A ``levysde train`` run file (.npz).
-    variant : {"gate", "jac"}, default "gate"
-        The zeta read: ``zeta`` (gate) or ``zeta_jac`` (first order).
+    variant : {"gate", "jac", "window"}, default "gate"
+        The zeta read: ``zeta`` (gate), ``zeta_jac`` (first order) or ``zeta_window`` (windowed
+        first-order transport; the run file must have it: ``levysde train --window-lags``).
     **kwargs
         The options of :func:`levysde.inference.check.check_run` (``late_fraction``, ``n_boot``,
         ``seed``, ``closing_loop``, ``n_groups``).
@@ -252,7 +262,8 @@ def check_run_censored(path, *, variant: str = "gate", **kwargs) -> CheckReport:
     Raises
     ------
     ValueError
-        For a bad file, variant or option (from :func:`levysde.inference.check.check_run`).
+        For a bad file, variant or option (from :func:`levysde.inference.check.check_run`),
+        and for ``variant="window"`` on a run file without ``zeta_window``.
 
     Examples
     --------
@@ -269,18 +280,24 @@ def check_run_censored(path, *, variant: str = "gate", **kwargs) -> CheckReport:
     ...     save_run(os.path.join(d, "run.npz"), arrays, {"kind": "rnn"})
     ...     rep = check_run_censored(os.path.join(d, "run.npz"), variant="jac", n_boot=20,
     ...                              closing_loop=False)
+    ...     try:                                              # no zeta_window in this file
+    ...         check_run_censored(os.path.join(d, "run.npz"), variant="window")
+    ...     except ValueError as exc:
+    ...         print(str(exc)[:60])
+    variant='window' needs the run file's 'zeta_window' (recorde
     >>> rep.extra["n_censored_final"], rep.extra["learned"]
     (4, True)
     """
     rep = check_run(path, variant=variant, **kwargs)
-    z = np.asarray(load_run_arrays(path)["zeta" if variant == "gate" else "zeta_jac"], dtype=float)
+    z = variant_zeta(load_run_arrays(path), variant, path)
     if z.ndim != 2:
         return rep
     cens = np.isnan(z)
     with np.errstate(over="ignore"):
         tau = np.where(cens, np.inf, np.exp(-np.where(cens, 0.0, z)))
-    return add_censored_tail(rep, tau, cens, late_fraction=kwargs.get("late_fraction", 0.5),
-                             what="masked as expanding, mu_bar^(1) <= 0")
+    what = ("no decay over the paper's fit window, transport slope b_q >= 0" if variant == "window"
+            else "masked as expanding, mu_bar^(1) <= 0")
+    return add_censored_tail(rep, tau, cens, late_fraction=kwargs.get("late_fraction", 0.5), what=what)
 
 
 def check_checkpoint_taus(source: str | os.PathLike[str] | CheckpointTaus, *, loss_ratio: float | None = None,

@@ -1,8 +1,10 @@
 """Studies over many parameter points: the phase diagram (``diagram``), its simulated overlay
 (``overlay``), the parallel, resumable sweep behind it (``sweep``) and the anti-collapse
-paper's training campaign on that sweep (``campaign``, needs torch) and the learnability paper's
-(``learnability_campaign``, needs torch), with what their command-line drivers share
-(``drivers``: the one-line usage errors, the check of a campaign directory).
+paper's training campaign on that sweep (``campaign``, needs torch), its verdict: the paper's
+estimators beside levysde's check on the finished runs (``paper_verdict``, numpy only), and the
+learnability paper's campaign (``learnability_campaign``, needs torch), with what their
+command-line drivers share (``drivers``: the one-line usage errors, the check of a campaign
+directory).
 
 Names load on first use (:mod:`lazy_loader`, SPEC 1 of Scientific Python).
 """
@@ -21,5 +23,7 @@ __getattr__, __dir__, __all__ = lazy.attach(
                                   "measured_summary"],
         "campaign": ["CampaignPaused", "campaign_points", "train_run", "train_point", "run_campaign",
                      "campaign_status"],
+        "paper_verdict": ["campaign_runs", "run_time_scales", "profile_lags", "model_paper_estimates",
+                          "verdict_rows", "verdict_table", "far_left_drift", "verdict_figure_data"],
     },
 )
