@@ -17,10 +17,19 @@ dropped as the paper's code does), by ``levysde.studies.paper_verdict``. One row
   with its 90 % block-bootstrap interval over every seed's late transitions; beta_env of the
   envelope's tempered fit (mean ± sd over seeds); the phase label (majority over seeds, with
   each seed's label counted); each as censored / dropped;
-* levysde's check on zeta_window (``levysde check --variant window``), per seed: stationary
-  (how many seeds), kappa (per epoch), beta_tail (non-decaying units dropped / right-censored),
-  beta_dynamics (or why it was refused, counted), and the phase or the first gate that withheld
-  it (counted over seeds).
+* levysde's check on zeta_window (``levysde check --variant window``), per seed: stationary and
+  independent (how many seeds; the mean rho_hat, the correlation of two neurons' increments at
+  one record), kappa (per epoch), beta_tail (non-decaying units dropped / right-censored),
+  beta_dynamics (or why it was refused, counted), beta_combined, and the phase or the first gate
+  that withheld it (counted over seeds).
+
+Below each model's row, a row "MODEL pooled": levysde's check on all the model's seeds at once
+(``levysde.inference.checkpoint_check.check_runs_pooled``: their zeta_window side by side, S H
+neurons; the ``learned`` gate the worst seed's), with every gate that withheld the phase. One
+seed of H = 64 units is too small for a phase call; pooling takes the seeds as independent
+networks (neurons of one network need not be independent: the independence test looks for a
+shock common to them at one record). The paper's columns of that row are empty: the model's row
+already pools its seeds.
 
 ``±`` is the standard deviation over seeds; with one seed, the estimate's own standard error.
 ``--markdown OUT.md`` writes the table with a per-run table and notes; ``--figures DIR`` writes
@@ -44,8 +53,11 @@ from levysde.studies.paper_verdict import campaign_runs, verdict_figure_data, ve
 
 COLUMNS = ("model", "seeds", "loss ratio", "non-decaying units", "paper β̂_tail [90 %] cens. / dropped",
            "paper κ_tail [90 %] per epoch, cens. / dropped", "paper β_env cens. / dropped",
-           "paper phase label cens. / dropped", "levysde: stationary", "levysde κ̂ per epoch",
-           "levysde β_tail dropped / cens.", "levysde β_dynamics", "levysde phase or first withheld gate")
+           "paper phase label cens. / dropped", "levysde: stationary", "levysde: independent (ρ̂)",
+           "levysde κ̂ per epoch", "levysde β_tail dropped / cens.", "levysde β_dynamics", "levysde β_combined",
+           "levysde phase or withheld gates")
+#: the paper's columns, empty in a pooled row (the model's row pools them already)
+N_PAPER_COLUMNS = 4
 
 
 def _f(v, fmt=".3g"):
@@ -102,14 +114,39 @@ def _model_row(t: dict) -> list[str]:
     main = {k: v for k, v in lab.get("check_main_reason", {}).items() if k != "none"}
     verdict = ", ".join(filter(None, [_counts(called), ("withheld: " + _counts(main)) if main else ""]))
     units = f"{_spread(num, 'n_nondecaying', fmt='.1f')} of {t['units']}"
+    rho = _spread(num, "check_independence_rho_hat", fmt=".2g")
     return [t["label"], f"{n} ({', '.join(map(str, t['seeds']))})", _spread(num, "loss_ratio"), units, beta, kappa,
-            env, phase, _check_count(lab, "check_stationary", n), _check_cell(num, lab, "check_kappa", n),
-            " / ".join(tails), dyn, verdict]
+            env, phase, _check_count(lab, "check_stationary", n),
+            _check_count(lab, "check_independent", n) + (f" (ρ̂ {rho})" if rho != "n/a" else ""),
+            _check_cell(num, lab, "check_kappa", n), " / ".join(tails), dyn,
+            _check_cell(num, lab, "check_beta_combined", n), verdict]
+
+
+def _yes(v) -> str:
+    return "yes" if v else "no"
+
+
+def _pooled_row(t: dict) -> list[str]:
+    """levysde's check on the model's seeds pooled (their neurons side by side)."""
+    p, n = t["pooled"], t["pooled"]["check_n_neurons_pooled"]
+    verdict = p["check_phase"] or "withheld: " + ", ".join(p["check_failed_gates"])
+    if p["check_phase"] is None and p.get("check_phase_candidates"):
+        verdict += "; open: " + " or ".join(p["check_phase_candidates"])
+    rho = p.get("check_independence_rho_hat")
+    independent = _yes(p["check_independent"]) + (f" (ρ̂ {_f(rho, '.2g')})" if rho is not None else "")
+    tails = " / ".join(_estimate(p, k) for k in ("check_beta_tail", "check_beta_tail_censored"))
+    return [f"{t['label']} pooled", f"{p['check_n_runs_pooled']} seeds, {n} neurons",
+            f"worst {_f(p['loss_ratio_worst'])}", f"{p['n_nondecaying']} of {n}", *[""] * N_PAPER_COLUMNS,
+            _yes(p["check_stationary"]), independent, _estimate(p, "check_kappa"), tails,
+            _estimate(p, "check_beta_dynamics"), _estimate(p, "check_beta_combined"), verdict]
 
 
 def markdown_table(table: list[dict]) -> str:
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(_model_row(t)) + " |" for t in table]
+    for t in table:
+        lines.append("| " + " | ".join(_model_row(t)) + " |")
+        if "check_n_neurons_pooled" in t["pooled"]:
+            lines.append("| " + " | ".join(_pooled_row(t)) + " |")
     return "\n".join(lines)
 
 
@@ -143,13 +180,29 @@ def _template(reason: str) -> str:
     return re.sub(r"\[[^]]*\]|-?\d+(\.\d+)?(e-?\d+)?", "#", reason)
 
 
-def notes(rows: list[dict], table: list[dict], skipped: list[dict], seconds: float) -> list[str]:
+def pooled_notes(table: list[dict]) -> list[str]:
+    """Per model, what levysde's pooled check says: the phase, or every gate that withheld it and why."""
+    out = []
+    for t in table:
+        p = t["pooled"]
+        if "check_n_neurons_pooled" not in p:
+            continue
+        head = (f"levysde pooled, {t['label']} ({p['check_n_runs_pooled']} seeds, {p['check_n_neurons_pooled']} "
+                f"neurons): ")
+        out.append(head + (f"phase {p['check_phase']}" if p["check_phase"] else
+                           "withheld by " + ", ".join(p["check_failed_gates"]) + ": " + "; ".join(p["check_withheld"])))
+    return out
+
+
+def notes(rows: list[dict], table: list[dict], skipped: list[dict], seconds: float,
+          seconds_table: float = math.nan) -> list[str]:
     per_model = ", ".join(f"{t['label']} {t['n_seeds']}" for t in table)
     unfinished = ", ".join(s["run"] for s in skipped)
     out = [f"{len(rows)} finished runs (seeds per model: {per_model}); {len(skipped)} unfinished skipped"
            + (f" ({unfinished})" if skipped else ""),
            f"time: {seconds:.1f} s for the per-run rows ({seconds / max(1, len(rows)):.1f} s per run: the paper's "
-           f"estimators and levysde's check)"]
+           f"estimators and levysde's check), {seconds_table:.1f} s for the per-model table (both pooled over seeds)"]
+    out += pooled_notes(table)
     groups: dict = {}
 
     def add(what, reason, who):
@@ -202,7 +255,9 @@ def main(argv=None) -> int:
         seconds = time.perf_counter() - t0
         if not rows:
             raise ValueError(f"campaign: no finished run in {a.campaign} ({len(skipped)} unfinished)")
+        t0 = time.perf_counter()
         table = verdict_table(rows, n_boot_beta=n_beta, n_boot_kappa=n_kappa)
+        seconds_table = time.perf_counter() - t0
     except ValueError as exc:
         print(f"paper_verdict.py: error: {exc}", file=sys.stderr)
         return 2
@@ -214,7 +269,7 @@ def main(argv=None) -> int:
                          indent=1))
     else:
         print(text)
-        print("\n".join("note: " + n for n in notes(rows, table, skipped, seconds)))
+        print("\n".join("note: " + n for n in notes(rows, table, skipped, seconds, seconds_table)))
     if a.markdown:
         doc = ["# The anti-collapse paper's estimators and levysde's check on the campaign's finished runs", "",
                f"Campaign `{a.campaign}`; time scale `zeta_window`. ± is the standard deviation over seeds "
@@ -222,9 +277,12 @@ def main(argv=None) -> int:
                "each model's seeds (its phase label: the majority, with each seed's label counted); levysde's "
                "are per seed, an estimate that is not identified counted by its status; \"withheld: G ×n\" "
                "counts the first gate of the phase call that failed (docs/calibration.md, \"How the phase is "
-               "called\").", "", text, "",
+               "called\"). The row \"MODEL pooled\" is levysde's check on the model's seeds at once, their "
+               "neurons side by side (S seeds × H units; the seeds taken as independent networks, the learned "
+               "gate the worst seed's), an estimate ± its own error, with every gate that withheld the phase; "
+               "its paper columns are empty (the model's row pools them already).", "", text, "",
                "## Per run", "", run_table(rows), "", "## Notes", ""]
-        doc += ["* " + n for n in notes(rows, table, skipped, seconds)]
+        doc += ["* " + n for n in notes(rows, table, skipped, seconds, seconds_table)]
         with open(a.markdown, "w", encoding="utf-8") as fh:
             fh.write("\n".join(doc) + "\n")
     if a.figures:

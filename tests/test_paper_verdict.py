@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import pytest
 
+from levysde.inference import checkpoint_check as CC
 from levysde.inference.paper_protocol import paper_estimates
 from levysde.io.runfile import load_run, save_run
 from levysde.studies import paper_verdict as V
@@ -68,7 +69,7 @@ def test_the_run_row_is_the_papers_estimator_on_tau(demo, demo_rows):
 
 
 def test_table_aggregates_over_seeds_and_pools_the_papers_estimators(demo, demo_rows):
-    table = V.verdict_table(demo_rows, n_boot_beta=50, n_boot_kappa=20)
+    table = V.verdict_table(demo_rows, n_boot_beta=50, n_boot_kappa=20, n_boot=20)
     assert [(t["label"], t["n_seeds"], t["seeds"]) for t in table] == [("sharedgate", 2, [1, 2]),
                                                                        ("diaggate", 2, [1, 2])]
     t = table[1]
@@ -84,6 +85,63 @@ def test_table_aggregates_over_seeds_and_pools_the_papers_estimators(demo, demo_
     assert V.verdict_table(demo_rows, pooled=False)[0]["pooled"] == {}
     with pytest.raises(ValueError, match="rows"):
         V.verdict_table([])
+
+
+def test_the_pooled_check_sees_every_seeds_neurons(demo, demo_rows):
+    """levysde's check on a model's seeds at once: S x H neurons side by side, the non-decaying
+    units censored as for one run, the same fields as a row."""
+    table = V.verdict_table(demo_rows, n_boot_beta=50, n_boot_kappa=20, n_boot=20)
+    for t in table:
+        p = t["pooled"]
+        assert p["check_n_runs_pooled"] == 2 and p["check_n_neurons_pooled"] == 2 * 40 == p["check_n_neurons"]
+        assert p["n_nondecaying"] == 2 * 3 and p["n_nondecaying_late"] == 2 * 6
+        assert p["learned"] is True and p["loss_ratio_worst"] == pytest.approx(0.3)
+        assert {k for k in demo_rows[0] if k.startswith("check_")} <= set(p)
+        assert p["check_main_reason"] == p["check_failed_gates"][0] and len(p["check_withheld"]) >= 1
+        assert p["check_independence_rho_hat"] is not None and p["check_independence_reason"]
+    paths = [str(demo / "runs" / f"diaggate_s{s}.npz") for s in (1, 2)]
+    d = CC.check_runs_pooled(paths, n_boot=20, closing_loop=False).as_json()
+    z = np.concatenate([np.asarray(load_run(p)["zeta_window"]) for p in paths], axis=1)
+    assert d["n_units"] == 80 and d["units_per_run"] == [40, 40] and d["pooled_runs"] == paths
+    assert d["zeta_spread"]["std"] == pytest.approx(np.nanstd(z[-1], ddof=1), rel=1e-9)   # the pooled array
+    assert table[1]["pooled"]["check_beta_tail_censored"] == pytest.approx(d["beta_tail_censored"])
+    assert table[1]["pooled"]["check_stationary"] == d["stationary"]
+
+
+def test_the_pooled_learned_gate_is_the_worst_seeds(demo, tmp_path):
+    run = load_run(str(demo / "runs" / "diaggate_s2.npz"))
+    bad = tmp_path / "diaggate_s9.npz"
+    save_run(str(bad), dict({k: v for k, v in run.items() if k != "config"}, loss=np.full(24, 0.8),
+                            loss_ratio=np.full(24, 0.8)), dict(run["config"], seed=9))
+    rep = CC.check_runs_pooled([demo / "runs" / "diaggate_s1.npz", bad], n_boot=20, closing_loop=False)
+    assert rep.gates["learned"].passed is False and rep.extra["learned"] is False
+    assert rep.extra["loss_ratio"] == pytest.approx(0.8) and rep.extra["loss_ratios"] == pytest.approx([0.3, 0.8])
+    assert rep.gates["learned"].reason.startswith("diaggate_s9.npz, the worst of 2 runs: the network did not learn")
+
+
+def test_the_pooled_check_refuses_seeds_recorded_at_other_steps(demo, demo_rows, tmp_path):
+    run = load_run(str(demo / "runs" / "diaggate_s2.npz"))
+    arrays = {k: v for k, v in run.items() if k != "config"}
+    other = tmp_path / "runs" / "diaggate_s2.npz"
+    other.parent.mkdir()
+    step = np.asarray(arrays["step"]).copy()
+    step[5] += 1                                           # one record at another step
+    save_run(str(other), dict(arrays, step=step), run["config"])
+    first = str(demo / "runs" / "diaggate_s1.npz")
+    with pytest.raises(ValueError, match=r"diaggate_s2.npz records at other steps than .*diaggate_s1.npz.*same "
+                                         r"record steps") as exc:
+        CC.check_runs_pooled([first, other], n_boot=20, closing_loop=False)
+    assert "\n" not in str(exc.value)
+    short = tmp_path / "short.npz"                        # fewer records
+    save_run(str(short), {k: (v[:-2] if getattr(v, "ndim", 0) and len(v) == 24 else v) for k, v in arrays.items()},
+             run["config"])
+    with pytest.raises(ValueError, match="22 records up to step .* against 24"):
+        CC.check_runs_pooled([first, short], n_boot=20, closing_loop=False)
+    rows = [dict(r, path=str(other)) if r["run"] == "diaggate_s2.npz" else r for r in demo_rows]
+    with pytest.raises(ValueError, match="same record steps"):
+        V.verdict_table(rows, n_boot_beta=50, n_boot_kappa=20, n_boot=20)
+    with pytest.raises(ValueError, match="paths"):
+        CC.check_runs_pooled([])
 
 
 def test_far_left_drift_bins_and_censoring():
@@ -151,15 +209,19 @@ def test_example_on_a_quick_campaign(tmp_path):
     labels = ["constgate-pathB", "constgate-pathA", "sharedgate", "diaggate"]
     assert [(r["label"], r["seed"]) for r in d["rows"]] == [(lab, s) for lab in labels for s in (47, 83)]
     assert [t["label"] for t in d["table"]] == labels and d["skipped"] == []
+    assert [t["pooled"]["check_n_neurons_pooled"] for t in d["table"]] == [2 * 16] * 4   # 2 seeds x H = 16
     md = tmp_path / "v.md"
     figs = tmp_path / "figs"
     p = subprocess.run([*ex, "--markdown", str(md), "--figures", str(figs)], capture_output=True, text=True,
                        timeout=600, cwd=ROOT, env=env)
     assert p.returncode == 0, p.stderr[-2000:]
     table = [ln for ln in p.stdout.splitlines() if ln.startswith("| ")]
-    assert len(table) == 5 and [ln.split(" | ")[0][2:] for ln in table[1:]] == labels
+    assert len(table) == 1 + 2 * 4 and [ln.split(" | ")[0][2:] for ln in table[1::2]] == labels
+    assert [ln.split(" | ")[0][2:] for ln in table[2::2]] == [f"{lab} pooled" for lab in labels]
     assert all(ln.count(" | ") == table[0].count(" | ") for ln in table)
-    assert all(" | 2 (47, 83) | " in ln for ln in table[1:])
+    assert all(" | 2 (47, 83) | " in ln for ln in table[1::2])
+    assert all(" | 2 seeds, 32 neurons | " in ln for ln in table[2::2])
+    assert sum(ln.startswith("note: levysde pooled, ") for ln in p.stdout.splitlines()) == 4
     assert "8 finished runs" in p.stdout and "0 unfinished skipped" in p.stdout
     assert md.read_text().count("\n| ") >= 4 + 8
     p = subprocess.run([*ex[:2], "--campaign", str(tmp_path / "none")], capture_output=True, text=True, timeout=600,

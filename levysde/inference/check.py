@@ -68,8 +68,8 @@ from levysde.stats.tails import power_law_note, tail_from_result, tail_from_samp
 from levysde.theory.envelope_decay import fit_slope
 from levysde.theory.envelope_map import envelope_samples
 
-__all__ = ["load_run_arrays", "check_run", "check_trajectories", "CheckReport", "Gate", "Closure", "closure_test",
-           "CLOSURE_Z", "Stationarity",
+__all__ = ["load_run_arrays", "check_run", "check_trajectories", "add_run_checks", "CheckReport", "Gate", "Closure",
+           "closure_test", "CLOSURE_Z", "Stationarity",
            "StationarityStat", "ks_to_histogram",
            "stationarity_test", "ks_critical", "clean_columns", "MIN_RECORDS", "MIN_NEURONS", "MIN_GROUPS",
            "PHASE_MIN_PROBABILITY", "STATIONARITY_GROUPS", "THEORY_MAX_GAMMA_DELTA", "PHASE_MIN_ODDS",
@@ -1411,11 +1411,71 @@ def check_run(path, *, variant: str = "gate", late_fraction: float = 0.5, n_boot
     rep = check_trajectories(zeta, step, lags=run["lags"], weights=weights,
                              variant=variant, late_fraction=late_fraction, n_groups=n_groups, n_boot=n_boot,
                              seed=seed, closing_loop=closing_loop, config=run["config"])
-    learned, ratio, reason = _learned(run)
+    return add_run_checks(rep, [run])
+
+
+def add_run_checks(rep: CheckReport, runs, *, names=None) -> CheckReport:
+    """What :func:`check_run` adds to a report from the run files: the ``learned`` gate and the saturation notes.
+
+    For one run, the gate compares its late loss with the trivial predictor's
+    (:func:`levysde.rnn.learned.learned_diagnostic`); for several runs checked as one (their
+    neurons side by side, :func:`levysde.inference.checkpoint_check.check_runs_pooled`) it is
+    the worst run's: the gate passes only when every run learned, and a run whose loss cannot
+    be read counts as the worst.
+
+    Parameters
+    ----------
+    rep : CheckReport
+        The report of these runs' trajectories (:func:`check_trajectories`); modified in place.
+    runs : sequence of dict
+        The run files' arrays (:func:`load_run_arrays`), at least one.
+    names : sequence of str, optional
+        A name per run (its file), said in the reason and the notes when there are several
+        (default ``run 0``, ``run 1``, ...).
+
+    Returns
+    -------
+    CheckReport
+        ``rep`` itself, with the gate ``learned`` (and the note "phase withheld: ..." when it
+        fails), ``learned`` and ``loss_ratio`` (the worst run's; None when it cannot be told)
+        in ``extra``, for several runs also ``loss_ratios`` (one per run), and each run's
+        float32-saturation note where it matters (:func:`levysde.rnn.learned.saturation_note`).
+
+    Raises
+    ------
+    ValueError
+        For no run, or as many names as runs not given.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> rep = check_trajectories(rng.normal(size=(30, 40)), np.arange(30.0), n_boot=20, closing_loop=False)
+    >>> runs = [{"config": {"kind": "rnn"}, "loss": np.full(8, v), "trivial_loss": np.array(1.0)}
+    ...         for v in (0.1, 0.7)]
+    >>> rep = add_run_checks(rep, runs, names=["a.npz", "b.npz"])
+    >>> rep.gates["learned"].passed, rep.extra["loss_ratio"], rep.extra["loss_ratios"]
+    (False, 0.7, [0.1, 0.7])
+    >>> print(rep.gates["learned"].reason[:46])
+    b.npz, the worst of 2 runs: the network did no
+    """
+    runs = list(runs)
+    names = [f"run {i}" for i in range(len(runs))] if names is None else [str(n) for n in names]
+    if not runs or len(names) != len(runs):
+        raise ValueError(f"runs: at least one run, and one name per run; got {len(runs)} run(s), {len(names)} name(s)")
+    res = [_learned(run) for run in runs]
+    worst = max(range(len(res)), key=lambda i: (math.isnan(res[i][1]), 0.0 if math.isnan(res[i][1]) else res[i][1]))
+    learned, ratio, reason = all(r[0] for r in res), res[worst][1], res[worst][2]
+    several = len(runs) > 1
+    if several and reason:
+        reason = f"{names[worst]}, the worst of {len(runs)} runs: {reason}"
     rep.add_gate("learned", learned, reason)
     if not learned:
         rep.notes.append(f"phase withheld: {reason}")
     rep.extra.update(learned=learned, loss_ratio=finite_or_none(ratio))
-    if saturation_note(run):                     # float32-saturated gates: shown when they matter
-        rep.notes.append(saturation_note(run))
+    if several:
+        rep.extra["loss_ratios"] = [finite_or_none(r[1]) for r in res]
+    for run, name in zip(runs, names, strict=True):
+        note = saturation_note(run)              # float32-saturated gates: shown when they matter
+        if note:
+            rep.notes.append(f"{name}: {note}" if several else note)
     return rep

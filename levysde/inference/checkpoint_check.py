@@ -12,6 +12,10 @@ censored units dropped (``beta_tail``) and counted as censored (``beta_tail_cens
 Whether the network learned is not in these files: give the late loss over the trivial
 predictor's loss (``loss_ratio``) from the run's own logs, or the phase stays withheld
 (docs/specification.md §8 (i)).
+
+Run files of ``levysde train`` with censored entries: :func:`check_run_censored` for one run;
+several runs of one model (its seeds) checked as one set of neurons, :func:`check_runs_pooled`:
+their zeta side by side, censored the same way, the ``learned`` gate the worst run's.
 """
 from __future__ import annotations
 
@@ -22,10 +26,12 @@ import numpy as np
 
 from levysde.core.jsonable import finite_or_none
 from levysde.core.status import Estimate, Status, unavailable
-from levysde.core.validate import check_int, check_real
+from levysde.core.validate import check_array, check_int, check_real
 from levysde.inference.check import (
     MIN_GROUPS,
+    VARIANT_KEYS,
     CheckReport,
+    add_run_checks,
     check_run,
     check_trajectories,
     load_run_arrays,
@@ -35,7 +41,12 @@ from levysde.io.checkpoint_taus import CheckpointTaus, read_checkpoint_taus
 from levysde.rnn.learned import LEARNED_THRESHOLD
 from levysde.stats.tails import power_law_note, tail_from_samples
 
-__all__ = ["late_start", "tail_readings", "add_censored_tail", "check_run_censored", "check_checkpoint_taus"]
+__all__ = ["late_start", "tail_readings", "add_censored_tail", "check_run_censored", "check_runs_pooled",
+           "check_checkpoint_taus"]
+
+#: why a NaN entry of a variant's zeta is censored (the note of :func:`add_censored_tail`)
+_CENSORED_WHY = {"window": "no decay over the paper's fit window, transport slope b_q >= 0",
+                 "jac": "masked as expanding, mu_bar^(1) <= 0", "gate": "undefined zeta"}
 
 
 def late_start(n_records: int, late_fraction: float) -> int:
@@ -292,12 +303,117 @@ def check_run_censored(path, *, variant: str = "gate", **kwargs) -> CheckReport:
     z = variant_zeta(load_run_arrays(path), variant, path)
     if z.ndim != 2:
         return rep
+    return _censor_nan(rep, z, variant, kwargs.get("late_fraction", 0.5))
+
+
+def _censor_nan(rep: CheckReport, z: np.ndarray, variant: str, late_fraction: float) -> CheckReport:
+    """:func:`add_censored_tail` for the NaN entries of a variant's zeta (R, Q): tau = exp(-zeta), inf there."""
     cens = np.isnan(z)
     with np.errstate(over="ignore"):
         tau = np.where(cens, np.inf, np.exp(-np.where(cens, 0.0, z)))
-    what = ("no decay over the paper's fit window, transport slope b_q >= 0" if variant == "window"
-            else "masked as expanding, mu_bar^(1) <= 0")
-    return add_censored_tail(rep, tau, cens, late_fraction=kwargs.get("late_fraction", 0.5), what=what)
+    return add_censored_tail(rep, tau, cens, late_fraction=late_fraction, what=_CENSORED_WHY[variant])
+
+
+def check_runs_pooled(paths, *, variant: str = "window", late_fraction: float = 0.5, n_boot: int = 400,
+                      seed: int = 0, closing_loop: bool = True, n_groups: int = 16) -> CheckReport:
+    r""":func:`check_run_censored` on several runs at once: their neurons side by side as one set.
+
+    The runs' zeta (R records, H_s units each) become one (R, sum H_s) array, the first run's
+    units first, and :func:`levysde.inference.check.check_trajectories` runs on it; NaN entries
+    are censored as in :func:`check_run_censored`, and the ``learned`` gate is the worst run's
+    (:func:`levysde.inference.check.add_run_checks`). Meant for the seeds of one model, which
+    one run alone may leave too small for a phase call (at H = 64 too few far-left increments
+    for ``beta_dynamics`` and too few neurons in the tail for ``beta_tail``).
+
+    Parameters
+    ----------
+    paths : sequence of str or os.PathLike
+        ``levysde train`` run files (.npz), at least one, all recorded at the same steps.
+    variant : {"gate", "jac", "window"}, default "window"
+        The zeta read (:func:`check_run_censored`).
+    late_fraction, n_boot, seed, closing_loop, n_groups
+        As for :func:`levysde.inference.check.check_run`.
+
+    Returns
+    -------
+    CheckReport
+        As :func:`check_run_censored`, for the pooled neurons; ``extra`` adds ``pooled_runs``
+        (the paths), ``n_runs``, ``n_units`` (all pooled units, sum H_s) and ``units_per_run``,
+        and the learned gate's ``loss_ratios``. The envelope (gate variant) is weighted by
+        every run's last Lambda, on the first run's lags.
+
+    Raises
+    ------
+    ValueError
+        For no path, runs whose record steps differ (naming both files), and what
+        :func:`check_run_censored` refuses.
+
+    Notes
+    -----
+    Pooling assumes that the runs are independent networks (separate seeds: their own
+    initialisation, batches and forcing), so that neurons of different runs are independent.
+    Neurons of one network are not guaranteed to be: they share its weights and inputs. Every
+    error of the check resamples whole neurons as if they were independent; the independence
+    test (a common shock at one record, ``independent`` with ``rho_hat``) is there to detect
+    when they are not. The jackknife puts neuron :math:`q` of the pooled array in group
+    :math:`q mod G` (:func:`levysde.stats.jackknife.neuron_groups`), so with equal H_s each
+    group mixes the runs (at H = 64 and G = 16: 4 neurons of every run); it does not resample
+    whole runs, so a dependence within a network that the independence test misses makes the
+    errors too small.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from levysde.io.runfile import save_run
+    >>> rng = np.random.default_rng(0)
+    >>> R, H = 10, 24
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     paths = []
+    ...     for s, loss in ((1, 0.1), (2, 0.2)):
+    ...         z = np.cumsum(0.1 * rng.normal(size=(R, H)), axis=0)
+    ...         z[-1, :2] = np.nan                             # 2 non-decaying units per run
+    ...         arrays = dict(zeta=np.nan_to_num(z), zeta_jac=z, zeta_window=z, step=np.arange(R) * 10,
+    ...                       Lambda=np.ones((R, H)), loss=np.full(R, loss), lags=np.geomspace(1, 100, 5),
+    ...                       envelope=np.ones((R, 5)), trivial_loss=np.array(1.0))
+    ...         paths.append(os.path.join(d, f"m_s{s}.npz"))
+    ...         save_run(paths[-1], arrays, {"kind": "rnn", "seed": s})
+    ...     rep = check_runs_pooled(paths, n_boot=20, closing_loop=False)
+    >>> rep.extra["n_units"], rep.extra["n_censored_final"], rep.extra["loss_ratio"], rep.extra["learned"]
+    (48, 4, 0.2, True)
+    """
+    paths = [os.fspath(p) for p in paths]
+    if not paths:
+        raise ValueError("paths: no run file given")
+    check_real("late_fraction", late_fraction, 0.0, 1.0, lo_open=True)
+    check_int("n_groups", n_groups, MIN_GROUPS, why="neuron groups of the jackknife")
+    runs = [load_run_arrays(p) for p in paths]
+    zs = [check_array(f"{p}: the run file's {VARIANT_KEYS.get(variant, variant)!r}", variant_zeta(run, variant, p),
+                      ndim=2, allow_inf=True, allow_nan=True) for p, run in zip(paths, runs, strict=True)]
+    step = np.asarray(runs[0]["step"], dtype=float)
+    for p, run, z in zip(paths, runs, zs, strict=True):
+        other = np.asarray(run["step"], dtype=float)
+        if z.shape[0] != other.size:
+            raise ValueError(f"paths: {p} has {z.shape[0]} records of zeta and {other.size} steps")
+        if not np.array_equal(other, step):
+            raise ValueError(f"paths: {p} records at other steps than {paths[0]} ({other.size} records up to step "
+                             f"{other[-1]:.0f}, against {step.size} up to {step[-1]:.0f}); pooled runs need the "
+                             f"same record steps")
+    zeta = np.concatenate(zs, axis=1)
+    lam = [np.asarray(run["Lambda"], dtype=float) if "Lambda" in run else None for run in runs]
+    weights = (np.concatenate([x[-1] for x in lam])
+               if all(x is not None and x.shape == z.shape for x, z in zip(lam, zs, strict=True)) else None)
+    cfg = {k: v for k, v in runs[0]["config"].items() if k != "seed"}
+    cfg.update(seeds=[run["config"].get("seed") for run in runs], pooled_runs=paths)
+    rep = check_trajectories(zeta, step, lags=runs[0]["lags"], weights=weights, variant=variant,
+                             late_fraction=late_fraction, n_groups=n_groups, n_boot=n_boot, seed=seed,
+                             closing_loop=closing_loop, config=cfg)
+    add_run_checks(rep, runs, names=[os.path.basename(p) for p in paths])
+    _censor_nan(rep, zeta, variant, late_fraction)
+    units = [int(z.shape[1]) for z in zs]
+    rep.notes.append(f"{len(paths)} runs pooled: {zeta.shape[1]} neurons side by side ({' + '.join(map(str, units))}), "
+                     f"taken as independent networks; jackknife group g holds the pooled neurons q = g mod G")
+    rep.extra.update(pooled_runs=paths, n_runs=len(paths), n_units=int(zeta.shape[1]), units_per_run=units)
+    return rep
 
 
 def check_checkpoint_taus(source: str | os.PathLike[str] | CheckpointTaus, *, loss_ratio: float | None = None,

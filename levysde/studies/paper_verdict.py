@@ -15,9 +15,17 @@ computes, per run and per model:
   which is how the paper reports a model;
 * levysde's check on the same time scale
   (:func:`levysde.inference.checkpoint_check.check_run_censored`, ``variant="window"``):
-  stationarity, the plateau kappa, the spectrum's tail rate (censored units dropped and
-  right-censored), the dynamics' root or why it was refused, their combination, and the phase or
-  the gates that withheld it;
+  stationarity, the independence of the neurons, the plateau kappa, the spectrum's tail rate
+  (censored units dropped and right-censored), the dynamics' root or why it was refused, their
+  combination, and the phase or the gates that withheld it; per run, and pooled per model
+  (:func:`levysde.inference.checkpoint_check.check_runs_pooled`: the zeta_window of all the
+  model's seeds side by side as one (R, S H) array, which the seeds' common record steps allow;
+  the non-decaying units censored as for one run; the ``learned`` gate the worst seed's). One
+  run of H = 64 units is too small for a phase call (too few far-left increments for the
+  dynamics' root, too few neurons in the tail); pooling assumes the seeds are independent
+  networks, so that neurons of different seeds are independent, while neurons of one network
+  need not be (the check's independence test looks for a shock common to the neurons at one
+  record), and the jackknife's neuron groups (q mod G) each mix the seeds;
 * what the figures of ``examples/paper_verdict.py`` draw: the late spectrum, the far-left drift
   and the envelope with the paper's fits (:func:`verdict_figure_data`).
 
@@ -41,7 +49,7 @@ import numpy as np
 
 from levysde.core.jsonable import finite_or_none
 from levysde.core.validate import check_int, check_real
-from levysde.inference.checkpoint_check import check_run_censored
+from levysde.inference.checkpoint_check import check_run_censored, check_runs_pooled
 from levysde.inference.paper_protocol import (
     PAPER_KAPPA_Q,
     PAPER_LAGS,
@@ -336,7 +344,9 @@ def _check_fields(d: dict, spe: int) -> dict:
     failed = [k for k, ok in (d.get("gates") or {}).items() if not ok]
     out = {"learned": d.get("learned"), "check_stationary": bool(d.get("stationary")),
            "check_stationarity_reason": (d.get("stationarity") or {}).get("reason", ""),
-           "check_independent": bool(d.get("independent"))}
+           "check_independent": bool(d.get("independent")),
+           "check_independence_rho_hat": (d.get("independence") or {}).get("rho_hat"),
+           "check_independence_reason": (d.get("independence") or {}).get("reason", "")}
     out.update(_kappa_fields(d, spe))
     out.update(_estimate(d, "beta_tail", "beta_tail"))
     out.update(_estimate(d, "beta_tail_censored", "beta_tail_censored"))
@@ -406,11 +416,12 @@ def verdict_rows(campaign_dir, *, n_boot_beta: int = 2000, n_boot_kappa: int = 3
           ``_kappa_n_tail``, ``_kappa_reason``, ``_beta_env`` and ``_tau_max`` (the tempered
           fit), ``_beta_power`` (the power-law fit), ``_envelope_winner``, ``_window_passed``
           (0 or 1) and ``_window_reason`` (the power-law window's gate), ``_phase``;
-        * levysde's: ``check_stationary`` (and ``_reason``), ``check_independent``,
-          ``check_kappa`` (per epoch) with ``_se``, ``_raw``, ``_status``, ``_flag`` and
-          ``_source``, the same five keys for ``check_beta_tail``, ``check_beta_tail_censored``
-          (the censored reading beyond the late spectrum's 90 % quantile,
-          :func:`levysde.inference.checkpoint_check.tail_readings`), ``check_beta_dynamics``
+        * levysde's: ``check_stationary`` (and ``_reason``), ``check_independent`` with
+          ``check_independence_rho_hat`` (the correlation of two neurons' increments at one
+          record it reads) and ``_reason``, ``check_kappa`` (per epoch) with ``_se``, ``_raw``,
+          ``_status``, ``_flag`` and ``_source``, the same five keys for ``check_beta_tail``,
+          ``check_beta_tail_censored`` (the censored reading beyond the late spectrum's 90 %
+          quantile, :func:`levysde.inference.checkpoint_check.tail_readings`), ``check_beta_dynamics``
           (its flag is the refusal's reason) and ``check_beta_combined``; the value and its
           error are None where the status says the number is not a measurement ("not
           identified", "at bound", "not significant"), ``_raw`` keeps it;
@@ -437,15 +448,33 @@ def verdict_rows(campaign_dir, *, n_boot_beta: int = 2000, n_boot_kappa: int = 3
     >>> rows[0]["check_phase"], rows[0]["check_main_reason"]     # 40 units: too few far-left increments
     (None, 'dynamics')
     """
+    opts = _options(n_boot_beta, n_boot_kappa, seed, late_fraction, n_groups, n_boot, closing_loop)
+    return [_run_row(e, n_boot_beta=n_boot_beta, n_boot_kappa=n_boot_kappa, seed=seed, check_options=opts)
+            for e in campaign_runs(campaign_dir) if e["finished"]]
+
+
+def _options(n_boot_beta, n_boot_kappa, seed, late_fraction, n_groups, n_boot, closing_loop) -> dict:
+    """The options checked; returns those of levysde's check."""
     for name, v in (("n_boot_beta", n_boot_beta), ("n_boot_kappa", n_boot_kappa)):
         check_int(name, v, 10)
     check_int("seed", seed, 0)
     check_real("late_fraction", late_fraction, 0.0, 1.0, lo_open=True)
     check_int("n_groups", n_groups, 8)
     check_int("n_boot", n_boot, 1)
-    opts = dict(late_fraction=late_fraction, n_groups=n_groups, n_boot=n_boot, closing_loop=bool(closing_loop))
-    return [_run_row(e, n_boot_beta=n_boot_beta, n_boot_kappa=n_boot_kappa, seed=seed, check_options=opts)
-            for e in campaign_runs(campaign_dir) if e["finished"]]
+    return dict(late_fraction=late_fraction, n_groups=n_groups, n_boot=n_boot, closing_loop=bool(closing_loop))
+
+
+def _pooled_check_fields(rows: list[dict], check_options: dict) -> dict:
+    """levysde's check on one model's seeds at once (:func:`check_runs_pooled`) as flat fields."""
+    spe = sorted({r["steps_per_epoch"] for r in rows})
+    if len(spe) > 1:
+        raise ValueError(f"rows: the seeds of {rows[0]['label']} have different batches per epoch {spe}")
+    d = check_runs_pooled([r["path"] for r in rows], variant="window", **check_options).as_json()
+    out = {"check_n_runs_pooled": d["n_runs"], "check_n_neurons_pooled": d["n_units"],
+           "check_n_neurons": d.get("n_neurons"), "loss_ratio_worst": d.get("loss_ratio"),
+           "n_nondecaying": d["n_censored_final"]}
+    out.update(_check_fields(d, spe[0]))
+    return out
 
 
 #: row fields that are not aggregated (identity, sizes, paths, reasons in words)
@@ -482,18 +511,22 @@ def _label_text(v) -> str:
 
 
 def verdict_table(rows: list[dict], *, pooled: bool = True, n_boot_beta: int = 2000, n_boot_kappa: int = 3000,
-                  seed: int = 42) -> list[dict]:
-    """Per model: the rows of :func:`verdict_rows` aggregated over seeds, and the paper's pooled estimates.
+                  seed: int = 42, late_fraction: float = 0.5, n_groups: int = 16, n_boot: int = 400,
+                  closing_loop: bool = False) -> list[dict]:
+    """Per model: the rows of :func:`verdict_rows` aggregated over seeds, and the model's seeds pooled.
 
     Parameters
     ----------
     rows : list of dict
         :func:`verdict_rows` (any subset; rows are grouped by ``label``).
     pooled : bool
-        Also run the paper's estimators on each model's seeds at once
-        (:func:`model_paper_estimates`, reading the rows' run files).
+        Also run the paper's estimators (:func:`model_paper_estimates`) and levysde's check
+        (:func:`levysde.inference.checkpoint_check.check_runs_pooled`, ``variant="window"``)
+        on each model's seeds at once, reading the rows' run files.
     n_boot_beta, n_boot_kappa, seed
-        The pooled estimators' bootstrap settings (as for :func:`verdict_rows`).
+        The paper's pooled estimators' bootstrap settings (as for :func:`verdict_rows`).
+    late_fraction, n_groups, n_boot, closing_loop
+        The pooled check's options (as for :func:`verdict_rows`).
 
     Returns
     -------
@@ -501,30 +534,55 @@ def verdict_table(rows: list[dict], *, pooled: bool = True, n_boot_beta: int = 2
         One dict per model, in the paper's model order: ``label``, ``n_seeds``, ``seeds``;
         ``numbers``: field -> ``{"mean", "sd", "n"}`` over the seeds with a value (sd None for
         fewer than 2, mean None for none); ``labels``: field -> ``{value: count}`` for the
-        yes/no and label fields (phases, the first failed gate, stationarity); ``pooled``: the
-        paper's fields of :func:`model_paper_estimates` (the same ``paper_R_...`` keys as a row;
-        ``{}`` without ``pooled``).
+        yes/no and label fields (phases, the first failed gate, stationarity); ``pooled`` (``{}``
+        without ``pooled``):
+
+        * the paper's fields of :func:`model_paper_estimates` (the same ``paper_R_...`` keys as
+          a row);
+        * levysde's check on the seeds' neurons side by side, with the same ``check_...`` keys
+          as a row (stationarity, independence with ``check_independence_rho_hat``, kappa,
+          beta_tail dropped and censored, beta_dynamics, beta_combined, the phase or the gates
+          that withheld it, ``check_phase_candidates``) and ``learned`` (every seed learned);
+          ``check_n_runs_pooled``, ``check_n_neurons_pooled`` (S H: every seed's units),
+          ``check_n_neurons`` (the distinct neurons the ``neurons`` gate counts),
+          ``loss_ratio_worst`` (the worst seed's, which the ``learned`` gate reads),
+          ``n_nondecaying`` (non-decaying units of all seeds at the last record) and
+          ``n_nondecaying_late``.
 
     Raises
     ------
     ValueError
-        For no rows, or what :func:`model_paper_estimates` refuses.
+        For no rows, options out of range, seeds of a model recorded at different steps, or
+        what :func:`model_paper_estimates` refuses.
+
+    Notes
+    -----
+    The pooled check assumes what pooling neurons needs: the seeds are independent networks
+    (a seed fixes the initialisation, every batch and the forcing), so neurons of different
+    seeds are independent; neurons of one network are not guaranteed to be, which the check's
+    independence test (a common shock at one record) is there to detect. Its jackknife puts
+    pooled neuron q in group q mod G, so each group mixes the seeds; whole seeds are not
+    resampled. The seeds must share their record steps (one profile), or the model is refused.
 
     Examples
     --------
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
     ...     rows = verdict_rows(_demo_campaign(d), n_boot_beta=50, n_boot_kappa=20, n_boot=20)
-    ...     table = verdict_table(rows, n_boot_beta=50, n_boot_kappa=20)
+    ...     table = verdict_table(rows, n_boot_beta=50, n_boot_kappa=20, n_boot=20)
     >>> [(t["label"], t["n_seeds"]) for t in table]
     [('sharedgate', 2), ('diaggate', 2)]
     >>> table[0]["numbers"]["n_nondecaying"], table[0]["labels"]["check_stationary"]
     ({'mean': 3.0, 'sd': 0.0, 'n': 2}, {'true': 2})
     >>> sorted(table[0]["pooled"])[:2]
-    ['paper_censored_beta_env', 'paper_censored_beta_hat']
+    ['check_beta_combined', 'check_beta_combined_flag']
+    >>> p = table[0]["pooled"]                     # 2 seeds x 40 units side by side
+    >>> p["check_n_neurons_pooled"], p["n_nondecaying"], p["learned"]
+    (80, 6, True)
     """
     if not rows:
         raise ValueError("rows: no finished run to aggregate")
+    opts = _options(n_boot_beta, n_boot_kappa, seed, late_fraction, n_groups, n_boot, closing_loop)
     out = []
     for label in sorted({r["label"] for r in rows}, key=_label_key):
         mine = sorted((r for r in rows if r["label"] == label), key=lambda r: r["seed"])
@@ -533,6 +591,7 @@ def verdict_table(rows: list[dict], *, pooled: bool = True, n_boot_beta: int = 2
         if pooled:
             pool = _paper_fields(model_paper_estimates([r["path"] for r in mine], n_boot_beta=n_boot_beta,
                                                        n_boot_kappa=n_boot_kappa, seed=seed))
+            pool.update(_pooled_check_fields(mine, opts))
         out.append({"label": label, "n_seeds": len(mine), "seeds": [r["seed"] for r in mine], "numbers": numbers,
                     "labels": labels, "pooled": pool})
     return out
