@@ -51,6 +51,8 @@ QUICK = {
     "check": ["--n-boot", "20", "--no-simulate"],
     "diagram": ["--resolution", "60", "60"],
 }
+#: the quick form of ``levysde train --lags fixed`` (its fixed lags reach 256: the sequence must be longer)
+QUICK_TRAIN_FIXED = ["--steps", "40", "--hidden", "16", "--seq-len", "260", "--record-every", "2", "--quiet"]
 #: extra quick arguments for ``levysde diagram --simulate``
 QUICK_DIAGRAM_SIMULATE = ["--quick", "--sim-grid", "2", "2", "--workers", "1"]
 
@@ -209,6 +211,7 @@ levysde() {{
 {cases}
   esac
   if [[ "$1" == diagram && " $* " == *" --simulate "* ]]; then extra+=({' '.join(QUICK_DIAGRAM_SIMULATE)}); fi
+  if [[ "$1" == train && " $* " == *" --lags fixed "* ]]; then extra=({' '.join(QUICK_TRAIN_FIXED)}); fi
   local -A nval=({nval})
   local kept=() skip=0 a
   for a in "$@"; do
