@@ -782,3 +782,20 @@ def test_a_campaign_run_whose_checkpoint_is_missing_is_kept(tmp_path):
     with pytest.raises(ValueError, match=r"the checkpoint .*diaggate_s47\.ckpt of this unfinished run is missing"):
         train_run(cfg, str(run))
     assert _digest(run) == before
+
+
+def test_pareto_lags_must_start_below_the_sequence(tmp_path):
+    """``--lag-lo`` at or beyond ``--seq-len``: no lag would enter the target (one line, exit 2); in
+    Python a ValueError naming lag_lo."""
+    import pytest
+
+    pytest.importorskip("torch")
+    from levysde.rnn.tasks import build_task
+    from levysde.rnn.trainer import TrainConfig
+    from tests.helpers import run_cli
+
+    p = run_cli("train", "--task", "lagged", "--seq-len", "2", "--steps", "2", "--out", tmp_path / "r.npz")
+    assert p.returncode == 2 and "--lag-lo" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    with pytest.raises(ValueError, match="lag_lo must be below seq_len"):
+        TrainConfig(task="lagged", seq_len=8, lag_lo=8, lag_hi=40).validate()
+    build_task("lagged", 20, lag_lo=3, lag_hi=40)          # lags beyond T are allowed when some fit

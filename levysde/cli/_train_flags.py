@@ -75,10 +75,14 @@ INAPPLICABLE = (
 
 
 def check_lags(fields: dict) -> None:
-    """UsageError when ``--lags fixed`` has a lag as long as ``--seq-len`` (it would never enter the
-    target)."""
+    """UsageError when ``--lags fixed`` has a lag as long as ``--seq-len``, or the Pareto lags' lower
+    end ``--lag-lo`` is not below it (no lag would ever enter the target)."""
     from levysde.rnn.teacher import FIXED_LAGS
 
+    if (fields["task"] == "lagged" and fields.get("lag_mode", "pareto") == "pareto"
+            and fields.get("lag_lo") is not None and fields["lag_lo"] >= fields["seq_len"]):
+        raise UsageError(f"argument --lag-lo: {fields['lag_lo']} is not below --seq-len {fields['seq_len']}: "
+                         f"no lag would enter the target; give --lag-lo < --seq-len")
     if fields["task"] == "lagged" and fields.get("lag_mode") == "fixed" and fields["seq_len"] <= FIXED_LAGS[-1]:
         raise UsageError(f"argument --seq-len: {fields['seq_len']} is too short for --lags fixed (lags "
                          f"{', '.join(map(str, FIXED_LAGS))}); give --seq-len >= {FIXED_LAGS[-1] + 1}")

@@ -523,6 +523,9 @@ def build_task(name: str, seq_len: int, *, loss_from: int | None = None, delay: 
         check_int("n_train", n_train, 1)
         if lag_mode == "pareto":
             lagged_terms({"lag_count": lag_count, "lag_lo": lag_lo, "lag_hi": lag_hi, "lag_alpha": lag_alpha})
+            if int(lag_lo) >= int(seq_len):     # no lag would ever enter the target: it is pure noise
+                raise ValueError(f"lag_lo must be below seq_len ({seq_len}): a lag at or beyond the sequence "
+                                 f"never enters its target; got {lag_lo}")
         else:   # a lag as long as the sequence would never enter its target
             check_int("seq_len", seq_len, FIXED_LAGS[-1] + 1,
                       why=f"lag_mode 'fixed' has the lags {', '.join(map(str, FIXED_LAGS))}, each shorter "
