@@ -355,6 +355,17 @@ def main(argv=None) -> int:
     if args.workers < 1:
         print("calibrate_check: --workers must be >= 1", file=sys.stderr)
         return 2
+    if args.block != "independent" and (args.summarize or args.markdown or args.fresh or args.shard):
+        print("calibrate_check: --summarize, --markdown, --fresh and --shard apply to --block independent only",
+              file=sys.stderr)
+        return 2
+    if args.markdown and not args.summarize:
+        print("calibrate_check: --markdown needs --summarize FILE ...", file=sys.stderr)
+        return 2
+    missing = [f for f in args.summarize or () if not os.path.exists(f)]
+    if missing:
+        print(f"calibrate_check: --summarize: no such file: {missing[0]}", file=sys.stderr)
+        return 2
     if args.block == "independent":
         import _check_study
 

@@ -213,3 +213,16 @@ def test_generator_noise_scale_and_moving_equilibrium():
     s = np.arange(11) * 1.0
     se = np.sqrt(eta_g / gamma / Q)
     assert np.max(np.abs(z.mean(axis=1) - (0.5 + v * s - v / gamma))) < 5 * se
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--summarize", "x.json"], "--block independent only"),
+    (["--block", "independent", "--markdown"], "--markdown needs --summarize"),
+    (["--block", "independent", "--summarize", "no_such_study.json.gz"], "no such file"),
+])
+def test_calibrate_check_options_that_do_not_apply_are_refused(args, words):
+    """Options that would be ignored (and start a long study instead) or a missing file: one line,
+    exit 2, before any work."""
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "calibrate_check.py"), *args],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and words in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
