@@ -48,8 +48,8 @@ import time
 
 from levysde.core.extras import MissingExtraError, require
 from levysde.core.jsonable import to_jsonable
-from levysde.io.files import check_output
 from levysde.inference.paper_protocol import READINGS
+from levysde.io.files import check_output
 from levysde.studies.drivers import CampaignParser, check_campaign_dir
 from levysde.studies.paper_verdict import campaign_runs, verdict_figure_data, verdict_rows, verdict_table
 

@@ -132,7 +132,8 @@ def train_run(config: dict, path: str, *, deadline: float | None = None) -> dict
         if not os.path.exists(ckpt):
             raise _missing_checkpoint(path)
     mono = None if deadline is None else time.monotonic() + (float(deadline) - time.time())
-    return train(cfg, path, resume=os.path.exists(ckpt), deadline=mono)
+    # a checkpoint without its run file (the run file deleted) is not resumed: the run starts again
+    return train(cfg, path, resume=os.path.exists(path) and os.path.exists(ckpt), deadline=mono)
 
 
 def train_point(point: dict, seed: int, *, runs_dir: str, deadline: float | None = None) -> dict:
@@ -300,9 +301,9 @@ def train_unit(unit: dict, seed: int, *, runs_dir: str, deadline: float | None =
         train_run(unit["configs"][0], paths[0], deadline=deadline)
     elif todo:
         mono = None if deadline is None else time.monotonic() + (float(deadline) - time.time())
+        resume = [os.path.exists(paths[i]) and os.path.exists(checkpoint_path(paths[i])) for i in todo]
         res = train_seeds(TrainConfig(**unit["configs"][todo[0]]), [unit["seeds"][i] for i in todo],
-                          [paths[i] for i in todo], resume=[os.path.exists(checkpoint_path(paths[i])) for i in todo],
-                          deadline=mono)
+                          [paths[i] for i in todo], resume=resume, deadline=mono)
         bad = [r for r in res if isinstance(r, TrainingDiverged)]
         if bad:
             raise ValueError(f"{unit['label']}: {bad[0]}")
