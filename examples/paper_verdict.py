@@ -46,8 +46,10 @@ import re
 import sys
 import time
 
+from levysde.core.extras import MissingExtraError, require
 from levysde.core.jsonable import to_jsonable
 from levysde.inference.paper_protocol import READINGS
+from levysde.io.files import check_output
 from levysde.studies.drivers import CampaignParser, check_campaign_dir
 from levysde.studies.paper_verdict import campaign_runs, verdict_figure_data, verdict_rows, verdict_table
 
@@ -225,7 +227,13 @@ def notes(rows: list[dict], table: list[dict], skipped: list[dict], seconds: flo
     for (what, _), g in sorted(groups.items()):
         n = len(g["who"])
         out.append(f"{what} ({n}{', e.g.' if n > 1 else ''}): {g['example']} [{', '.join(g['who'])}]")
-    return out
+    return [_no_nan(n) for n in out]
+
+
+def _no_nan(note: str) -> str:
+    """A note without a bare 'nan': an undefined p-value or number said in words."""
+    note = re.sub(r"\bp = nan\b", "p undefined (too few values for the test)", note)
+    return re.sub(r"(?<![\w.])[-+]?nan\b", "undefined", note)
 
 
 def figures(rows: list[dict], directory: str) -> list[str]:
@@ -237,8 +245,24 @@ def figures(rows: list[dict], directory: str) -> list[str]:
             (("spectra", plot_verdict_spectra), ("drift", plot_verdict_drift), ("envelopes", plot_verdict_envelopes))]
 
 
+def check_figures(directory: str) -> None:
+    """``--figures DIR``: matplotlib importable and DIR a directory or creatable as one, else ValueError."""
+    try:
+        require("matplotlib", "--figures")
+    except MissingExtraError as exc:
+        raise ValueError(str(exc)) from None
+    path = os.path.abspath(directory)
+    while not os.path.exists(path):
+        path = os.path.dirname(path)
+    if not os.path.isdir(path):
+        where = "is" if path == os.path.abspath(directory) else f"cannot be created: {path!r} is"
+        raise ValueError(f"--figures {directory!r} {where} a file, not a directory; give a directory "
+                         f"(it is created if missing)")
+
+
 def main(argv=None) -> int:
-    ap = CampaignParser(description=__doc__.splitlines()[0])
+    ap = CampaignParser(description="Print the anti-collapse paper's verdict on a training campaign's finished "
+                                    "runs beside levysde's check.")
     ap.add_argument("--campaign", default="results/paper_cpu", metavar="DIR",
                     help="campaign directory of examples/paper_campaign.py (default results/paper_cpu)")
     ap.add_argument("--markdown", metavar="OUT.md", help="write the tables and notes as Markdown to OUT.md")
@@ -249,6 +273,10 @@ def main(argv=None) -> int:
     n_beta, n_kappa = (200, 100) if a.quick else (2000, 3000)
     try:
         check_campaign_dir(a.campaign, "--campaign", existing=True)
+        if a.markdown:
+            check_output(a.markdown, "--markdown", force=True, example="verdict.md")
+        if a.figures:
+            check_figures(a.figures)
         skipped = [r for r in campaign_runs(a.campaign) if not r["finished"]]
         t0 = time.perf_counter()
         rows = verdict_rows(a.campaign, n_boot_beta=n_beta, n_boot_kappa=n_kappa)

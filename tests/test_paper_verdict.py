@@ -232,3 +232,18 @@ def test_example_on_a_quick_campaign(tmp_path):
     pytest.importorskip("matplotlib")
     assert sorted(f.name for f in figs.iterdir()) == ["paper_verdict_drift.png", "paper_verdict_envelopes.png",
                                                      "paper_verdict_spectra.png"]
+
+
+def test_example_checks_its_outputs_before_any_work(tmp_path):
+    """--markdown and --figures that cannot be written: one line, exit 2, before the campaign is read."""
+    (tmp_path / "c" / "runs").mkdir(parents=True)
+    (tmp_path / "f").write_text("kept")
+    ex = [sys.executable, str(ROOT / "examples" / "paper_verdict.py"), "--campaign", str(tmp_path / "c")]
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    for args, words in ((["--markdown", str(tmp_path / "no" / "v.md")], "--markdown"),
+                        (["--markdown", str(tmp_path)], "is a directory"),
+                        (["--figures", str(tmp_path / "f")], "is a file, not a directory")):
+        p = subprocess.run([*ex, *args], capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+        assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and words in p.stderr, p.stderr
+        assert "Traceback" not in p.stderr and not p.stdout
+    assert (tmp_path / "f").read_text() == "kept"

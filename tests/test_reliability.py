@@ -733,7 +733,12 @@ def test_status_of_a_campaign_without_runs_yet_is_an_empty_table(name, tmp_path,
     pytest.importorskip("torch")
     (tmp_path / "runs").mkdir()
     rc, o, err = _drive(capsys, name, "--status", "--json", "--out", tmp_path)
-    assert rc == 0 and o.strip() == "[]" and not err, err
+    assert rc == 0 and not err, err
+    if name == "paper_campaign":            # every run of the profile, none started
+        import json
+        assert json.loads(o) and not any(r["started"] for r in json.loads(o))
+    else:
+        assert o.strip() == "[]"
 
 
 # ------------------------------------------------------------------------- flags named as spelled
@@ -783,6 +788,89 @@ def test_a_campaign_run_whose_checkpoint_is_missing_is_kept(tmp_path):
         train_run(cfg, str(run))
     assert _digest(run) == before
 
+
+# ------------------------------------------------------------------------- the paper campaign's driver
+@pytest.mark.parametrize("args, words", [
+    (["--budget-s", "-1"], ["--budget-s must be a finite number of seconds >= 0; got -1.0"]),
+    (["--budget-s", "nan"], ["--budget-s", "got nan"]),
+    (["--budget-s", "inf"], ["--budget-s", "got inf"]),
+    (["--seeds", "47", "47"], ["--seeds must be distinct; got 47 47"]),
+    (["--quick", "--preset", "cpu"], ["--quick is the cpu-quick profile", "--preset cpu"]),
+])
+def test_paper_campaign_refuses_bad_flags_before_any_work(args, words, tmp_path, capsys):
+    rc, out, err = _drive(capsys, "paper_campaign", "--out", tmp_path / "c", "--scheduler", "sequential", *args)
+    one_line_error(rc, err, *words)
+    assert not out and not (tmp_path / "c").exists()
+
+
+def test_paper_campaign_status_needs_no_torch_and_training_says_it_does(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT, env
+
+    ex = [sys.executable, str(ROOT / "examples" / "paper_campaign.py"), "--quick"]
+    (tmp_path / "runs").mkdir()
+    r = subprocess.run([*ex, "--status", "--json", "--out", str(tmp_path), "--models", "diaggate", "--seeds", "83"],
+                       capture_output=True, text=True, env=env(hide=["torch"]), timeout=300)
+    assert r.returncode == 0 and not r.stderr, r.stderr
+    assert [(x["run"], x["started"], x["step"], x["loss_ratio"]) for x in json.loads(r.stdout)] == \
+        [("diaggate_s83.npz", False, 0, None)]
+    r = subprocess.run([*ex, "--status", "--out", str(tmp_path), "--models", "diaggate"],
+                       capture_output=True, text=True, env=env(hide=["torch"]), timeout=300)
+    assert r.returncode == 0 and r.stdout.count("not started") == 2 and "nan" not in r.stdout
+    r = subprocess.run([*ex, "--scheduler", "sequential", "--out", str(tmp_path / "new")],
+                       capture_output=True, text=True, env=env(hide=["torch"]), timeout=300)
+    one_line_error(r.returncode, r.stderr, "training a campaign needs torch", "pip install 'levysde[rnn]'")
+    assert not (tmp_path / "new").exists()
+
+
+def test_paper_campaign_status_rounds_to_three_digits(capsys):
+    import importlib.util
+
+    from tests.helpers import ROOT
+
+    spec = importlib.util.spec_from_file_location("paper_campaign", ROOT / "examples" / "paper_campaign.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.print_rows([{"run": "diaggate_s47.npz", "started": True, "step": 3, "steps": 3, "records": 2,
+                     "loss_ratio": 0.5, "zeta_window_std": float("nan"), "window_masked": 0, "train_s": 0.09}])
+    line = capsys.readouterr().out.splitlines()[1]
+    assert line.split()[-1] == "0.09" and "n/a" in line and "nan" not in line
+
+
+def test_a_campaign_retrains_a_finished_run_whose_file_is_gone(tmp_path, capsys):
+    pytest.importorskip("torch")
+    from levysde.studies.campaign import run_campaign
+
+    kw = dict(labels=["diaggate"], seeds=[47, 83], epochs=1, scheduler="sequential", progress=False)
+    for batch in (False, True):
+        out = tmp_path / str(batch)
+        rows = run_campaign("cpu-quick", out, batch_seeds=batch, **kw)
+        (out / "runs" / "diaggate_s83.npz").unlink()
+        capsys.readouterr()
+        again = run_campaign("cpu-quick", out, batch_seeds=batch, **kw)
+        err = capsys.readouterr().err
+        assert err.strip() == "diaggate_s83.npz: run file missing, training it again", err
+        assert (out / "runs" / "diaggate_s83.npz").exists() and [r["finished"] for r in again] == [True, True]
+        assert again[0] == rows[0]
+    with pytest.raises(ValueError, match="holds a different campaign .*; use another --out for a different campaign"):
+        run_campaign("cpu-quick", tmp_path / "False", **dict(kw, epochs=2))
+
+
+def test_a_failed_campaign_start_leaves_no_directory(tmp_path):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("needs a machine without CUDA")
+    from levysde.studies.campaign import run_campaign
+
+    (tmp_path / "kept").mkdir()
+    for out in (tmp_path / "a" / "b", tmp_path / "kept"):
+        with pytest.raises(ValueError, match="CUDA is not available"):
+            run_campaign("cpu-quick", out, labels=["diaggate"], seeds=[47], epochs=1, device="cuda",
+                         scheduler="sequential", progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"] and not any((tmp_path / "kept").iterdir())
 
 def test_pareto_lags_must_start_below_the_sequence(tmp_path):
     """``--lag-lo`` at or beyond ``--seq-len``: no lag would enter the target (one line, exit 2); in

@@ -23,24 +23,24 @@ uninterrupted run). A ``deadline`` stops every run at its first optimizer step p
 from __future__ import annotations
 
 import functools
+import json
 import os
 import pathlib
+import sys
 import time
 
 import numpy as np
 
-from levysde.core.validate import check_choice
 from levysde.io.runfile import checkpoint_path, load_run
 from levysde.rnn.batched import check_batchable, train_seeds
-from levysde.rnn.presets import PAPER_MODELS, PRESETS, preset_config, run_name
 from levysde.rnn.trainer import TrainConfig, TrainingDiverged, train
+from levysde.studies.campaign_plan import campaign_points, campaign_status, run_summary
 from levysde.studies.drivers import check_campaign_dir
-from levysde.studies.sweep import run_sweep
+from levysde.studies.sweep import point_file, run_sweep
 
 __all__ = ["CampaignPaused", "campaign_points", "campaign_units", "train_run", "train_point", "train_unit",
            "run_campaign", "campaign_status"]
 
-LABELS = tuple(lab for lab, _, _ in PAPER_MODELS)
 
 
 class CampaignPaused(RuntimeError):
@@ -69,65 +69,6 @@ class CampaignPaused(RuntimeError):
     diaggate_s47.npz: step 0 of 3 at the deadline; rerun to continue
     True
     """
-
-
-def campaign_points(preset: str, labels=None, seeds=None, device: str | None = None,
-                    epochs: int | None = None) -> list[dict]:
-    """The sweep points of a campaign, one per (seed, label), labels varying fastest.
-
-    Labels vary fastest so that the models of a seed progress together.
-
-    Parameters
-    ----------
-    preset : str
-        A profile of :data:`levysde.rnn.presets.PRESETS` (``"paper"``, ``"paper-smoke"``,
-        ``"cpu"``, ``"cpu-quick"``).
-    labels : sequence of str, optional
-        Model labels of :data:`levysde.rnn.presets.PAPER_MODELS` (default: all of them).
-    seeds : sequence of int, optional
-        Run seeds >= 0 (default: the profile's).
-    device : str, optional
-        Torch device of every run (default: the profile's).
-    epochs : int, optional
-        Epochs of every run (default: the profile's).
-
-    Returns
-    -------
-    list of dict
-        Each point ``{"preset", "label", "seed", "run" (file name), "config" (TrainConfig
-        fields)}``.
-
-    Raises
-    ------
-    ValueError
-        For an unknown profile or label, or a bad seed.
-
-    Examples
-    --------
-    >>> points = campaign_points("cpu-quick", labels=["diaggate", "sharedgate"], seeds=[47, 83])
-    >>> print([p["run"] for p in points])
-    ['diaggate_s47.npz', 'sharedgate_s47.npz', 'diaggate_s83.npz', 'sharedgate_s83.npz']
-    >>> print(points[0]["config"]["model"], points[0]["config"]["steps"])
-    diaggate 12
-    """
-    check_choice("preset", preset, tuple(PRESETS))
-    labels = LABELS if labels is None else tuple(labels)
-    for lab in labels:
-        check_choice("label", lab, LABELS)
-    seeds = PRESETS[preset]["seeds"] if seeds is None else tuple(seeds)
-    over = {} if epochs is None else {"epochs": int(epochs)}
-    return [{"preset": preset, "label": lab, "seed": int(s), "run": run_name(lab, s),
-             "config": preset_config(preset, lab, int(s), device, **over)} for s in seeds for lab in labels]
-
-
-def _summary(res: dict, steps: int) -> dict:
-    zw = np.asarray(res["zeta_window"][-1], float) if "zeta_window" in res else np.full(1, np.nan)
-    return {"step": int(res["step"][-1]), "steps": int(steps), "records": int(len(res["step"])),
-            "finished": bool(int(res["step"][-1]) >= steps), "loss": float(res["loss"][-1]),
-            "loss_ratio": float(res["loss_ratio"][-1]),
-            "zeta_window_std": float(np.nanstd(zw)) if np.isfinite(zw).any() else float("nan"),
-            "window_masked": int(np.asarray(res.get("window_masked", [0]))[-1]),
-            "train_s": float(res["wall"][-1]) if "wall" in res else float("nan")}
 
 
 def _missing_checkpoint(path: str) -> ValueError:
@@ -191,7 +132,8 @@ def train_run(config: dict, path: str, *, deadline: float | None = None) -> dict
         if not os.path.exists(ckpt):
             raise _missing_checkpoint(path)
     mono = None if deadline is None else time.monotonic() + (float(deadline) - time.time())
-    return train(cfg, path, resume=os.path.exists(ckpt), deadline=mono)
+    # a checkpoint without its run file (the run file deleted) is not resumed: the run starts again
+    return train(cfg, path, resume=os.path.exists(path) and os.path.exists(ckpt), deadline=mono)
 
 
 def train_point(point: dict, seed: int, *, runs_dir: str, deadline: float | None = None) -> dict:
@@ -235,7 +177,7 @@ def train_point(point: dict, seed: int, *, runs_dir: str, deadline: float | None
     """
     del seed
     steps = int(point["config"]["steps"])
-    out = _summary(train_run(point["config"], os.path.join(runs_dir, point["run"]), deadline=deadline), steps)
+    out = run_summary(train_run(point["config"], os.path.join(runs_dir, point["run"]), deadline=deadline), steps)
     if not out["finished"]:
         raise CampaignPaused(f"{point['run']}: step {out['step']} of {steps} at the deadline; "
                              f"rerun to continue")
@@ -359,13 +301,13 @@ def train_unit(unit: dict, seed: int, *, runs_dir: str, deadline: float | None =
         train_run(unit["configs"][0], paths[0], deadline=deadline)
     elif todo:
         mono = None if deadline is None else time.monotonic() + (float(deadline) - time.time())
+        resume = [os.path.exists(paths[i]) and os.path.exists(checkpoint_path(paths[i])) for i in todo]
         res = train_seeds(TrainConfig(**unit["configs"][todo[0]]), [unit["seeds"][i] for i in todo],
-                          [paths[i] for i in todo], resume=[os.path.exists(checkpoint_path(paths[i])) for i in todo],
-                          deadline=mono)
+                          [paths[i] for i in todo], resume=resume, deadline=mono)
         bad = [r for r in res if isinstance(r, TrainingDiverged)]
         if bad:
             raise ValueError(f"{unit['label']}: {bad[0]}")
-    rows = [_summary(load_run(p), steps) for p in paths]
+    rows = [run_summary(load_run(p), steps) for p in paths]
     paused = [(r, row) for r, row in zip(unit["runs"], rows, strict=True) if not row["finished"]]
     if paused:
         r, row = paused[0]
@@ -410,7 +352,8 @@ def run_campaign(preset: str, out, *, labels=None, seeds=None, device: str | Non
     ------
     ValueError
         For bad arguments, an ``out`` that cannot be a campaign directory
-        (:func:`levysde.studies.drivers.check_campaign_dir`) or a store of another campaign.
+        (:func:`levysde.studies.drivers.check_campaign_dir`) or a store of another campaign
+        (another profile, models, seeds, epochs or device: use another ``out``).
     CampaignPaused
         When the deadline stopped a run.
     RuntimeError
@@ -419,6 +362,10 @@ def run_campaign(preset: str, out, *, labels=None, seeds=None, device: str | Non
 
     Examples
     --------
+    A finished run whose run file is gone is trained again: its point's result is removed from
+    the store first (one line on stderr per such run). A start that fails (no scheduler at a
+    ``tcp://`` address, say) leaves no directory of its own behind while nothing ran in it.
+
     One model, one seed, one epoch (3 optimizer steps), in this process; a second call finds
     the run finished and only reads it:
 
@@ -433,55 +380,69 @@ def run_campaign(preset: str, out, *, labels=None, seeds=None, device: str | Non
     True True diaggate_s47.npz 3
     """
     points = campaign_points(preset, labels, seeds, device, epochs)
+    units = campaign_units(points) if batch_seeds else None
+    store = pathlib.Path(out, "sweep-batched" if batch_seeds else "sweep")
+    groups = [[p["run"]] for p in points] if units is None else [u["runs"] for u in units]
+    _check_store(store, points if units is None else units)
+    made = _missing_dirs(pathlib.Path(out), store)
     out = check_campaign_dir(out, create=True)
     runs = out / "runs"
+    _forget_missing_runs(store, runs, groups)
     kw = {} if scheduler != "local" else {"n_workers": n_workers}
-    if not batch_seeds:
-        task = functools.partial(train_point, runs_dir=str(runs.resolve()), deadline=deadline)
-        return run_sweep(task, points, master_seed=0, store=out / "sweep", scheduler=scheduler,
-                         numba_threads=None, progress=progress, **kw)
-    units = campaign_units(points)
-    task = functools.partial(train_unit, runs_dir=str(runs.resolve()), deadline=deadline)
-    done = run_sweep(task, units, master_seed=0, store=out / "sweep-batched", scheduler=scheduler,
-                     numba_threads=None, progress=progress, **kw)
+    task = functools.partial(train_point if units is None else train_unit, runs_dir=str(runs.resolve()),
+                             deadline=deadline)
+    try:
+        done = run_sweep(task, points if units is None else units, master_seed=0, store=store,
+                         scheduler=scheduler, numba_threads=None, progress=progress, **kw)
+    except BaseException:
+        _remove_if_empty(made, runs, store)
+        raise
+    if units is None:
+        return done
     by_run = {r: {k: np.asarray(v)[j].item() for k, v in res.items()}
               for u, res in zip(units, done, strict=True) for j, r in enumerate(u["runs"])}
     return [by_run[p["run"]] for p in points]
 
 
-def campaign_status(out) -> list[dict]:
-    """Progress of every run file under ``OUT/runs`` (torch not needed to read them).
+def _check_store(store: pathlib.Path, points: list) -> None:
+    """Refuse, before anything is touched, a store that holds another campaign's sweep."""
+    manifest = store / "sweep.json"
+    if not manifest.is_file():
+        return              # none yet (or not a regular file: the sweep says so)
+    try:
+        same = json.loads(manifest.read_text()) == json.loads(json.dumps({"master_seed": 0, "points": points}))
+    except (OSError, ValueError):
+        return              # the sweep reports an unreadable manifest
+    if not same:
+        raise ValueError(f"store {str(store)!r} holds a different campaign (profile, models, seeds, epochs or "
+                         f"device differ); use another --out for a different campaign")
 
-    Parameters
-    ----------
-    out : str or os.PathLike
-        The campaign directory of :func:`run_campaign`.
 
-    Returns
-    -------
-    list of dict
-        One dict per run file, sorted by name: ``run``, ``label``, ``seed`` and the
-        :func:`train_point` summary keys. Empty when there is no run yet.
+def _forget_missing_runs(store: pathlib.Path, runs: pathlib.Path, groups: list[list[str]]) -> None:
+    """Remove the store's result of every point (a list of run files) with a run file missing, so
+    that the sweep trains it again; one line on stderr per missing run."""
+    for i, names in enumerate(groups):
+        done = point_file(store, i)
+        missing = [n for n in names if not (runs / n).exists()]
+        if missing and done.exists():
+            for n in missing:
+                print(f"{n}: run file missing, training it again", file=sys.stderr)
+            done.unlink()
 
-    Raises
-    ------
-    ValueError
-        When a run file under ``OUT/runs`` cannot be read.
 
-    Examples
-    --------
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as out:
-    ...     print(campaign_status(out))             # nothing run yet
-    []
+def _missing_dirs(out: pathlib.Path, store: pathlib.Path) -> list[pathlib.Path]:
+    """The directories a campaign in ``out`` would create, innermost first."""
+    return [p for p in (store, out / "runs", out, *out.parents) if not os.path.lexists(p)]
 
-    A campaign with runs: see :func:`run_campaign`.
-    """
-    rows = []
-    for f in sorted(pathlib.Path(out, "runs").glob("*.npz")):
-        res = load_run(str(f))
-        cfg = res["config"]
-        row = {"run": f.name, "label": f.name.rsplit("_s", 1)[0], "seed": int(cfg["seed"])}
-        row.update(_summary(res, int(cfg["steps"])))
-        rows.append(row)
-    return rows
+
+def _remove_if_empty(made: list[pathlib.Path], runs: pathlib.Path, store: pathlib.Path) -> None:
+    """After a failed start, remove the directories this call created while nothing was run in them."""
+    if runs not in made or any(runs.iterdir()):
+        return
+    if store in made and store.is_dir() and {f.name for f in store.iterdir()} <= {"sweep.json"}:
+        (store / "sweep.json").unlink(missing_ok=True)
+    for d in made:
+        try:
+            d.rmdir()
+        except OSError:
+            return

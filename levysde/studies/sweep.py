@@ -48,7 +48,7 @@ from levysde.core.validate import check_int, check_real
 from levysde.io.archive import check_archive
 from levysde.io.files import atomic_write, check_regular, claim, lock_is_stale, refresh, release
 
-__all__ = ["point_seed", "run_sweep", "load_point"]
+__all__ = ["point_seed", "point_file", "run_sweep", "load_point"]
 
 #: seconds between checks for points finished by another sweep on the same store
 POLL_S = 0.25
@@ -91,6 +91,32 @@ def point_seed(master_seed: int, index: int) -> int:
 
 def _point_path(store: pathlib.Path, index: int) -> pathlib.Path:
     return store / f"point_{index:06d}.npz"
+
+
+def point_file(store: str | os.PathLike[str], index: int) -> pathlib.Path:
+    """The file in which the store ``store`` of :func:`run_sweep` keeps the result of point ``index``.
+
+    A sweep skips a point whose file exists; removing the file makes the next sweep compute the
+    point again.
+
+    Parameters
+    ----------
+    store : str or os.PathLike
+        The store directory.
+    index : int
+        The point's index in the sweep's list of points.
+
+    Returns
+    -------
+    pathlib.Path
+        ``store/point_NNNNNN.npz`` (it need not exist).
+
+    Examples
+    --------
+    >>> print(point_file("store", 3).name)
+    point_000003.npz
+    """
+    return _point_path(pathlib.Path(store), index)
 
 
 def _lock_path(store: pathlib.Path, index: int) -> pathlib.Path:
