@@ -533,7 +533,7 @@ def test_report_prints_not_identified_estimates_as_such_and_the_better_kappa():
          "alpha_hat_status": "not identified", "beta_tail": 0.61, "beta_tail_se": 0.03, "beta_tail_status": "ok",
          "beta_tail_flag": "300 neurons reach the tail", "lam_hat": None, "lam_hat_status": "at bound",
          "kappa_hat": 0.9, "kappa_hat_se": 3.8e3, "kappa_hat_flag": None,
-         "dynamics": {"kappa_hat": 1.02, "kappa_hat_se": 0.05}}
+         "dynamics": {"kappa_hat": 1.02, "kappa_hat_se": 0.05, "n_increments": 900, "n_neurons": 64}}
     a = _line("alpha", d, "alpha_hat")
     assert "not identified" in a and "1.234" not in a
     assert "at bound" in _line("lam", d, "lam_hat")
@@ -542,6 +542,23 @@ def test_report_prints_not_identified_estimates_as_such_and_the_better_kappa():
     assert "1.02 +- 0.05" in k and "far-left drift" in k and "3.8e+03" not in k
     d["kappa_hat_se"] = 0.01
     assert "0.9 +- 0.01" in _kappa_line(d)
+
+
+def test_kappa_from_a_cut_too_small_for_the_dynamics_root_gets_no_error_bar():
+    """new-user trial: kappa -0.003893 +- 0.00038 was printed from a cut of 2 neurons, 3 increments."""
+    from levysde.cli.check import _kappa_line
+
+    d = {"kappa_hat": None, "kappa_hat_se": None, "kappa_hat_flag": "plateau not reached",
+         "dynamics": {"kappa_hat": -0.003893, "kappa_hat_se": 0.00038, "n_increments": 3, "n_neurons": 2}}
+    k = _kappa_line(d)
+    assert "not identified" in k and "+-" not in k and "0.003893" not in k
+    assert "3 increments of 2 neurons" in k and ">= 200" in k and ">= 32" in k and "plateau not reached" in k
+    d["dynamics"].update(n_increments=5000, n_neurons=20)            # enough increments, too few neurons
+    assert "not identified" in _kappa_line(d)
+    d.update(kappa_hat=0.9, kappa_hat_se=0.5)                         # the fit has an error: it is shown
+    assert "0.9 +- 0.5" in _kappa_line(d)
+    d["dynamics"].update(n_neurons=64)                                # the cut qualifies and is better
+    assert "-0.003893 +- 0.00038" in _kappa_line(d)
 
 
 def test_phase_candidates_name_what_the_gates_leave_open():
@@ -564,3 +581,24 @@ def test_phase_candidates_name_what_the_gates_leave_open():
     assert report("concentrated", ("tempering", "stationary")).phase_candidates is None
     assert report("broad", ("tempering",)).phase_candidates is None
     assert report("concentrated", ("tempering",)).as_json()["phase_candidates"] == ["concentrated", "collapsed"]
+
+
+def test_dynamics_json_gives_both_parts_of_the_roots_error(sim_run):
+    """docs/calibration.md promises dynamics.se_jackknife and dynamics.se_cut in --json."""
+    import math
+
+    from levysde.inference.check import check_trajectories, dynamics_json
+
+    with np.load(sim_run) as z:
+        rep = check_trajectories(z["zeta"], z["step"], closing_loop=False, n_boot=20)
+    d, j = rep.dynamics, rep.as_json()["dynamics"]
+    for key in ("se_jackknife", "se_cut"):
+        v = getattr(d, key)
+        assert j[key] == (pytest.approx(v, rel=1e-12) if math.isfinite(v) else None), key
+    if d.ok and math.isfinite(d.se_cut):
+        assert j["se_jackknife"] is not None
+        assert math.hypot(j["se_jackknife"], j["se_cut"]) == pytest.approx(d.beta.se, rel=1e-9)
+    from dataclasses import replace
+    nan = dynamics_json(replace(d, se_cut=float("nan"), se_jackknife=float("nan")))
+    assert nan["se_cut"] is None and nan["se_jackknife"] is None
+    json.dumps(nan, allow_nan=False)

@@ -777,7 +777,8 @@ class CheckReport:
 
 def dynamics_json(d: DynamicsRoot | None) -> dict:
     """The JSON object ``dynamics`` of ``levysde check --json``: the cut used, the counts,
-    Delta kappa_hat and a compact cut scan (``[level, beta, se, n]`` rows, None for NaN); ``{}``
+    Delta kappa_hat, the root's error parts ``se_jackknife`` (neurons) and ``se_cut`` (the cut's
+    systematic error; None when not computed) and a compact cut scan (``[level, beta, se, n]`` rows, None for NaN); ``{}``
     when the root was not computed."""
     if d is None:
         return {}
@@ -786,6 +787,7 @@ def dynamics_json(d: DynamicsRoot | None) -> dict:
             "n_neurons": int(d.n_neurons), "delta": finite_or_none(d.delta),
             "delta_kappa": finite_or_none(d.delta_kappa), **d.kappa.as_json("kappa_hat"),
             "ess": finite_or_none(d.ess), "shock_rho": finite_or_none(d.shock_rho),
+            "se_jackknife": finite_or_none(d.se_jackknife), "se_cut": finite_or_none(d.se_cut),
             "scan": [[c.level, finite_or_none(c.beta.value), finite_or_none(c.beta.se), int(c.n)] for c in d.scan]}
 
 
