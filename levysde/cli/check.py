@@ -75,7 +75,11 @@ def _line(name, d, key):
 
 def _kappa_line(d):
     """kappa from the better-identified source: the drift fit's plateau or the mean far-left drift of
-    the dynamics' cut (the smaller relative error; a fit without an error never wins)."""
+    the dynamics' cut (the smaller relative error; a fit without an error never wins). The dynamics'
+    kappa counts only where its cut has what the dynamics' root needs (MIN_INCREMENTS increments,
+    MIN_CUT_NEURONS neurons); where it would win without them, kappa is not identified."""
+    from levysde.inference.dynamics import MIN_CUT_NEURONS, MIN_INCREMENTS
+
     dyn = d.get("dynamics") or {}
 
     def rel(v, se):
@@ -84,10 +88,18 @@ def _kappa_line(d):
     fit_rel = rel(d.get("kappa_hat"), d.get("kappa_hat_se"))
     dyn_rel = rel(dyn.get("kappa_hat"), dyn.get("kappa_hat_se"))
     if dyn_rel < fit_rel:
+        n_inc, n_neu = dyn.get("n_increments") or 0, dyn.get("n_neurons") or 0
+        fit_flag = f": {d['kappa_hat_flag']}" if d.get("kappa_hat_flag") else ""
+        if n_inc < MIN_INCREMENTS or n_neu < MIN_CUT_NEURONS:
+            if math.isfinite(fit_rel):
+                return _line("kappa", d, "kappa_hat")
+            return _line("kappa", {"k": None, "k_status": "not identified",
+                                   "k_flag": f"the dynamics' cut has {n_inc} increments of {n_neu} neurons (needs "
+                                             f">= {MIN_INCREMENTS} and >= {MIN_CUT_NEURONS}); the drift fit's plateau "
+                                             f"has no error" + fit_flag}, "k")
         return _line("kappa", {"k": dyn["kappa_hat"], "k_se": dyn["kappa_hat_se"],
                                "k_flag": "mean far-left drift at the dynamics' cut (the drift fit's plateau is "
-                                         "less well identified" + (f": {d['kappa_hat_flag']}" if d.get("kappa_hat_flag")
-                                                                   else "") + ")"}, "k")
+                                         "less well identified" + fit_flag + ")"}, "k")
     return _line("kappa", d, "kappa_hat")
 
 
