@@ -602,3 +602,15 @@ def test_dynamics_json_gives_both_parts_of_the_roots_error(sim_run):
     nan = dynamics_json(replace(d, se_cut=float("nan"), se_jackknife=float("nan")))
     assert nan["se_cut"] is None and nan["se_jackknife"] is None
     json.dumps(nan, allow_nan=False)
+
+
+def test_a_saturated_run_gives_the_fits_failure_as_the_parameters_reason():
+    """new-user trial: every neuron masked (--variant jac), the parameters said 'n_groups = 16 exceeds
+    the 8 neurons' (the first note) instead of the fit's failure, too few increments (0)."""
+    from levysde.inference.check import check_trajectories
+
+    rep = check_trajectories(np.full((40, 8), np.nan), np.arange(40.0), closing_loop=False, n_boot=20)
+    assert rep.notes[0].startswith("n_groups = 16 exceeds")
+    j = rep.as_json()
+    for key in ("kappa_hat", "eta_g_hat", "eta_j_hat", "alpha_hat", "lam_hat"):
+        assert j[key] is None and j[f"{key}_flag"].startswith("unavailable: too few increments (0)"), key

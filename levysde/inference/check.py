@@ -80,6 +80,8 @@ VARIANT_KEYS = {"gate": "zeta", "jac": "zeta_jac", "window": "zeta_window"}
 
 #: most histogram bins of the closing-loop simulation (memory: 16 groups x bins x 2 doubles)
 CLOSING_LOOP_MAX_BINS = 200_000
+#: the note of a failed SDE fit, before its reason (the fitted parameters' reason in the report)
+_FIT_FAILED = "SDE fit unavailable: "
 #: fewest records (whole run) and independent neurons for a phase call
 MIN_RECORDS = 20
 MIN_NEURONS = 32
@@ -713,8 +715,10 @@ class CheckReport:
     def as_json(self) -> dict:
         out = {"variant": self.variant}
         f, p = self.fit, self.prediction
+        failed = [n for n in self.notes if n.startswith(_FIT_FAILED)]      # the first failure, not the first note
         none = Estimate(float("nan"), float("nan"),
-                        "unavailable: " + (self.notes[0] if self.notes else "fit failed"))
+                        "unavailable: " + (failed[0][len(_FIT_FAILED):] if failed else
+                                           self.notes[0] if self.notes else "fit failed"))
         out.update((f.kappa if f else none).as_json("kappa_hat"))
         out.update((f.noise.eta_g if f else none).as_json("eta_g_hat"))
         out.update((f.noise.eta_j if f else none).as_json("eta_j_hat"))
@@ -1307,7 +1311,7 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
         fit = fit_sde(zeta, step, late_fraction=late_fraction, n_groups=n_groups, seed=seed)
     except ValueError as exc:
         fit = None
-        notes.append(f"SDE fit unavailable: {exc}")
+        notes.append(f"{_FIT_FAILED}{exc}")
     prediction = predict(fit, n_boot=n_boot, seed=seed) if fit is not None else None
     if fit is not None:
         notes.extend(fit.notes)
