@@ -614,3 +614,33 @@ def test_a_saturated_run_gives_the_fits_failure_as_the_parameters_reason():
     j = rep.as_json()
     for key in ("kappa_hat", "eta_g_hat", "eta_j_hat", "alpha_hat", "lam_hat"):
         assert j[key] is None and j[f"{key}_flag"].startswith("unavailable: too few increments (0)"), key
+
+
+def test_untested_stationarity_and_independence_are_null_not_false(sim_run):
+    """new-user trial: too few records made `stationary` False, as if the test had rejected."""
+    from levysde.inference.check import check_trajectories
+
+    with np.load(sim_run) as z:
+        zeta, step = z["zeta"], z["step"]
+    few = check_trajectories(zeta[-6:, :40], step[-6:], closing_loop=False, n_boot=20).as_json()
+    assert few["stationary"] is None and few["stationarity"]["tested"] is False
+    assert few["stationarity"]["stationary"] is None and "too few late records" in few["stationarity"]["reason"]
+    assert few["gates"]["stationary"] is False and few["gate_status"]["stationary"] == "unavailable"
+    full = check_trajectories(zeta, step, closing_loop=False, n_boot=20).as_json()
+    assert full["stationary"] is True and full["stationarity"]["tested"] is True
+    assert full["independent"] is True and full["independence"]["tested"] is True
+    one = check_trajectories(zeta[:, :1], step, closing_loop=False, n_boot=20).as_json()
+    assert one["independent"] is None and one["independence"]["tested"] is False
+    assert one["independence"]["independent"] is None and one["independence"]["reason"]
+    assert one["stationary"] is None and one["gates"]["independent"] is False
+
+
+def test_text_report_says_untested(tmp_path, sim_run):
+    with np.load(sim_run) as z:
+        zeta, step = z["zeta"][-6:], z["step"][-6:]
+    path = tmp_path / "few.npz"
+    write_run(path, zeta, step)
+    p = run(str(path), "--no-simulate", "--n-boot", "20")
+    assert p.returncode == 0, p.stderr
+    line = next(ln for ln in p.stdout.splitlines() if ln.strip().startswith("stationary"))
+    assert "untested" in line and "too few late records" in line and "False" not in line

@@ -171,8 +171,9 @@ def run(args) -> int:
     if d["phase"] is None and d.get("phase_candidates"):
         print(f"    open: {' or '.join(d['phase_candidates'])} (beta > 1 where the data reach; lam not identified)")
     st, ind = d["stationarity"], d.get("independence") or {}
-    print(f"  {'stationary':<16} {d['stationary']}   [{st.get('reason', '')}]")
-    print(f"  {'independent':<16} {d.get('independent')}   [{ind.get('reason', '')}]")
+    for name, v, why in (("stationary", d["stationary"], st.get("reason", "not tested")),
+                         ("independent", d.get("independent"), ind.get("reason", "not tested"))):
+        print(f"  {name:<16} {'untested' if v is None else v}   [{why}]")
     tails = (("beta (tail)", "beta_tail"),) + ((("beta (tail, cens)", "beta_tail_censored"),)
                                                if "beta_tail_censored" in d else ())
     for name, key in (*tails,

@@ -312,7 +312,7 @@ class Stationarity:
     Attributes
     ----------
     stationary : bool
-        The test passed.
+        The test passed (False also when untested: see ``tested``; None in JSON then).
     reason : str
         Why not, or what agreed.
     n_windows : int
@@ -332,12 +332,14 @@ class Stationarity:
     status : levysde.core.status.Status
         OK (stationary), FAILED (a statistic changes) or UNAVAILABLE (too few data to test);
         a property.
+    tested : bool
+        Whether the test was run; a property.
 
     Examples
     --------
     >>> st = stationarity_test(np.zeros((4, 64)), np.arange(4.0))
-    >>> st.stationary, st.status, st.critical_t
-    (False, <Status.UNAVAILABLE: 'unavailable'>, None)
+    >>> st.stationary, st.status, st.critical_t, st.tested, st.as_json()["stationary"]
+    (False, <Status.UNAVAILABLE: 'unavailable'>, None, False, None)
     >>> print(st.reason)
     too few late records (4) for 4 windows of >= 2 records
     """
@@ -358,9 +360,16 @@ class Stationarity:
             return Status.OK
         return Status.FAILED if self.critical_t is not None else Status.UNAVAILABLE
 
+    @property
+    def tested(self) -> bool:
+        """Whether the test was run (False: too few data, ``reason`` says why)."""
+        return self.critical_t is not None
+
     def as_json(self) -> dict:
-        """The JSON object ``stationarity`` of ``levysde check --json`` (None for non-finite numbers)."""
-        out = {"stationary": self.stationary, "n_windows": self.n_windows, "level": self.level,
+        """The JSON object ``stationarity`` of ``levysde check --json`` (None for non-finite numbers;
+        ``stationary`` None when untested, ``tested`` False)."""
+        out = {"stationary": self.stationary if self.tested else None, "tested": self.tested,
+               "n_windows": self.n_windows, "level": self.level,
                "stats": {k: v.as_json() for k, v in self.stats.items()}}
         if self.critical_t is not None:
             out.update(critical_t=self.critical_t, n_groups=self.n_groups, untestable=list(self.untestable or ()))
@@ -748,11 +757,15 @@ class CheckReport:
         out["admissibility"] = self.admissibility.as_json() if self.admissibility is not None else {}
         out.update(self._theory_z(theory))
         st = self.stationarity
-        out["stationary"] = bool(st is not None and st.stationary)
+        # untested (too few records or neurons, not run): None, not False; the objects say why
         out["stationarity"] = st.as_json() if st is not None else {}
+        out["stationary"] = out["stationarity"].get("stationary")
         ind = self.independence
-        out["independent"] = bool(ind is not None and ind.independent)
-        out["independence"] = ind.as_json() if ind is not None else {}
+        ind_tested = ind is not None and ind.status is not Status.UNAVAILABLE
+        out["independence"] = ({**ind.as_json(), "tested": ind_tested} if ind is not None else {})
+        if ind is not None and not ind_tested:
+            out["independence"]["independent"] = None
+        out["independent"] = bool(ind.independent) if ind_tested and ind is not None else None
         out.update(self.beta_tail.as_json("beta_tail"))
         out.update(self.beta_dynamics.as_json("beta_dynamics"))
         out["dynamics"] = dynamics_json(self.dynamics)
