@@ -644,3 +644,17 @@ def test_text_report_says_untested(tmp_path, sim_run):
     assert p.returncode == 0, p.stderr
     line = next(ln for ln in p.stdout.splitlines() if ln.strip().startswith("stationary"))
     assert "untested" in line and "too few late records" in line and "False" not in line
+
+
+def test_a_loss_that_cannot_be_read_leaves_learned_unknown():
+    from levysde.inference.check import add_run_checks, check_trajectories
+
+    rng = np.random.default_rng(0)
+    ok = {"config": {"kind": "rnn"}, "loss": np.full(8, 0.1), "trivial_loss": np.array(1.0)}
+    bad = {"config": {"kind": "rnn"}, "loss": np.full(8, 0.9), "trivial_loss": np.array(1.0)}
+    unreadable = {"config": {"kind": "rnn"}, "loss": np.full(8, 0.1), "trivial_loss": np.array(0.0)}
+    for runs, want in (([ok], True), ([ok, unreadable], None), ([bad, unreadable], False)):
+        rep = check_trajectories(rng.normal(size=(30, 40)), np.arange(30.0), n_boot=20, closing_loop=False)
+        add_run_checks(rep, runs)
+        assert rep.extra["learned"] is want and rep.gates["learned"].passed is (want is True), runs
+        assert rep.gates["learned"].status.value == {True: "ok", False: "failed", None: "unavailable"}[want]

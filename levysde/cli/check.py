@@ -162,7 +162,8 @@ def run(args) -> int:
     probs = ", ".join(f"{k} {v:.0%}" for k, v in d["phase_probabilities"].items())
     ratio = "n/a" if d.get("loss_ratio") is None else f"{d['loss_ratio']:.3g}"
     if "learned" in d:
-        print(f"  {'learned':<16} {'yes' if d['learned'] else 'no'} (late loss / trivial loss = {ratio})")
+        said = {True: "yes", False: "no"}.get(d["learned"], "unknown")
+        print(f"  {'learned':<16} {said} (late loss / trivial loss = {ratio})")
     print(f"  {'phase':<16} {d['phase'] or 'withheld'}" + (f"   ({probs})" if probs else ""))
     if d.get("phase_evidence"):
         print(f"    evidence: {d['phase_evidence']}")

@@ -820,12 +820,13 @@ def _dynamics(zeta, step, late_fraction, n_groups, notes):
 
 def _learned(run):
     """``(learned, loss_ratio, reason)`` of a run (levysde.rnn.learned.learned_diagnostic, docs/specification.md
-    §8 (i)); ``reason`` says why the phase is withheld when it did not learn (else "")."""
+    §8 (i)); ``learned`` None when it cannot be told; ``reason`` says why the phase is withheld when
+    it did not learn or cannot be told (else "")."""
 
     try:
         ratio, learned = learned_diagnostic(run)
     except ValueError as exc:
-        return False, float("nan"), f"cannot tell whether the network learned ({exc})"
+        return None, float("nan"), f"cannot tell whether the network learned ({exc})"
     if not learned:
         return False, ratio, (f"the network did not learn (late loss / trivial predictor's loss = "
                               f"{ratio:.3g} > {LEARNED_THRESHOLD})")
@@ -1456,7 +1457,8 @@ def add_run_checks(rep: CheckReport, runs, *, names=None) -> CheckReport:
     -------
     CheckReport
         ``rep`` itself, with the gate ``learned`` (and the note "phase withheld: ..." when it
-        fails), ``learned`` and ``loss_ratio`` (the worst run's; None when it cannot be told)
+        fails), ``learned`` (None when it cannot be told) and ``loss_ratio`` (the worst run's; None
+        when it cannot be told)
         in ``extra``, for several runs also ``loss_ratios`` (one per run), and each run's
         float32-saturation note where it matters (:func:`levysde.rnn.learned.saturation_note`).
 
@@ -1483,11 +1485,14 @@ def add_run_checks(rep: CheckReport, runs, *, names=None) -> CheckReport:
         raise ValueError(f"runs: at least one run, and one name per run; got {len(runs)} run(s), {len(names)} name(s)")
     res = [_learned(run) for run in runs]
     worst = max(range(len(res)), key=lambda i: (math.isnan(res[i][1]), 0.0 if math.isnan(res[i][1]) else res[i][1]))
-    learned, ratio, reason = all(r[0] for r in res), res[worst][1], res[worst][2]
+    # every run learned: True; one did not: False; else (a loss that cannot be read) None, unknown
+    said = [r[0] for r in res]
+    learned = True if all(v is True for v in said) else False if any(v is False for v in said) else None
+    ratio, reason = res[worst][1], res[worst][2]
     several = len(runs) > 1
     if several and reason:
         reason = f"{names[worst]}, the worst of {len(runs)} runs: {reason}"
-    rep.add_gate("learned", learned, reason)
+    rep.add_gate("learned", learned is True, reason, status=Status.UNAVAILABLE if learned is None else Status.FAILED)
     if not learned:
         rep.notes.append(f"phase withheld: {reason}")
     rep.extra.update(learned=learned, loss_ratio=finite_or_none(ratio))

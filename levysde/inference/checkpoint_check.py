@@ -433,8 +433,8 @@ def check_checkpoint_taus(source: str | os.PathLike[str] | CheckpointTaus, *, lo
     loss_ratio : float, optional
         The run's late loss over the trivial predictor's loss, from its own logs (>= 0). The
         ``learned`` gate passes when it is at most
-        :data:`levysde.rnn.learned.LEARNED_THRESHOLD` (0.5); without it the gate fails (the files
-        hold no loss) and the phase is withheld.
+        :data:`levysde.rnn.learned.LEARNED_THRESHOLD` (0.5); without it ``learned`` is None
+        (unknown: the files hold no loss), the gate is unavailable and the phase is withheld.
     late_fraction : float, default 0.5
         The last fraction of the checkpoints that forms the late part, in (0, 1].
     n_groups : int, default 16
@@ -481,8 +481,8 @@ def check_checkpoint_taus(source: str | os.PathLike[str] | CheckpointTaus, *, lo
     >>> rep = check_checkpoint_taus(ct, loss_ratio=0.1, n_boot=20, closing_loop=False)
     >>> rep.extra["epochs"], rep.extra["n_censored_final"], rep.extra["learned"]
     ([0, 55], 3, True)
-    >>> check_checkpoint_taus(ct, n_boot=20, closing_loop=False).extra["learned"]  # no loss given
-    False
+    >>> print(check_checkpoint_taus(ct, n_boot=20, closing_loop=False).extra["learned"])  # no loss given
+    None
     """
     ct = source if isinstance(source, CheckpointTaus) else read_checkpoint_taus(source, min_checkpoints=2)
     if ct.tau.shape[0] < 2:
@@ -497,14 +497,15 @@ def check_checkpoint_taus(source: str | os.PathLike[str] | CheckpointTaus, *, lo
     add_censored_tail(rep, ct.tau, ct.censored, late_fraction=late_fraction, tau_censor=tau_censor)
     rep.notes.append("zeta = -log tau of the paper's windowed first-order transport (checkpoint_taus); "
                      "records are checkpoints, time in epochs")
-    if loss_ratio is None:
-        learned, reason = False, ("cannot tell whether the network learned: checkpoint_taus hold no loss "
-                                  "(give the late loss / trivial loss)")
+    learned: bool | None
+    if loss_ratio is None:                      # unknown (None in JSON): the gate still withholds the phase
+        learned, reason = None, ("cannot tell whether the network learned: checkpoint_taus hold no loss "
+                                 "(give the late loss / trivial loss)")
     else:
         learned = loss_ratio <= LEARNED_THRESHOLD
         reason = "" if learned else (f"the network did not learn (late loss / trivial predictor's loss = "
                                      f"{loss_ratio:.3g} > {LEARNED_THRESHOLD})")
-    rep.add_gate("learned", learned, reason)
+    rep.add_gate("learned", learned is True, reason, status=Status.UNAVAILABLE if learned is None else Status.FAILED)
     gaps = np.diff(ct.epoch)
     rep.extra.update(source="checkpoint_taus", path=ct.path, epochs=[int(ct.epoch[0]), int(ct.epoch[-1])],
                      record_interval_epochs=float(np.median(gaps)), n_units=int(ct.tau.shape[1]), learned=learned,
