@@ -658,3 +658,25 @@ def test_a_loss_that_cannot_be_read_leaves_learned_unknown():
         add_run_checks(rep, runs)
         assert rep.extra["learned"] is want and rep.gates["learned"].passed is (want is True), runs
         assert rep.gates["learned"].status.value == {True: "ok", False: "failed", None: "unavailable"}[want]
+
+
+def test_censored_tail_without_censored_entries_equals_beta_tail():
+    """beta_tail_censored follows beta_tail's rules: its threshold, >= 20 neurons, the threshold error."""
+    from levysde.inference.check import check_trajectories
+    from levysde.inference.checkpoint_check import add_censored_tail
+
+    zeta = _iid_tail_zeta(40, 400, 3)[0]
+    rep = check_trajectories(zeta, np.arange(40.0), closing_loop=False, n_boot=20)
+    add_censored_tail(rep, np.exp(-zeta), np.zeros(zeta.shape, bool))
+    bt, j = rep.beta_tail, rep.as_json()
+    assert bt.ok and np.isfinite(bt.se) and rep.extra["beta_tail_se_threshold"] is not None
+    assert j["beta_tail_censored"] == pytest.approx(bt.value, rel=1e-9)
+    assert j["beta_tail_censored_se"] == pytest.approx(bt.se, rel=1e-9)
+    assert j["beta_tail_censored_status"] == j["beta_tail_status"]
+    # fewer than 20 neurons beyond the threshold: not identified, no error bar (as beta_tail)
+    small = _iid_tail_zeta(400, 12, 4)[0]
+    rep = check_trajectories(small, np.arange(400.0), closing_loop=False, n_boot=20)
+    add_censored_tail(rep, np.exp(-small), np.zeros(small.shape, bool))
+    j = rep.as_json()
+    assert j["beta_tail_status"] == j["beta_tail_censored_status"] == "not identified"
+    assert j["beta_tail_censored_se"] is None and "fewer than 20" in j["beta_tail_censored_flag"]

@@ -73,7 +73,7 @@ __all__ = ["load_run_arrays", "check_run", "check_trajectories", "add_run_checks
            "StationarityStat", "ks_to_histogram",
            "stationarity_test", "ks_critical", "clean_columns", "MIN_RECORDS", "MIN_NEURONS", "MIN_GROUPS",
            "PHASE_MIN_PROBABILITY", "STATIONARITY_GROUPS", "THEORY_MAX_GAMMA_DELTA", "PHASE_MIN_ODDS",
-           "TAIL_FRACTION", "VARIANT_KEYS", "variant_zeta"]
+           "TAIL_FRACTION", "MIN_TAIL_NEURONS", "VARIANT_KEYS", "variant_zeta"]
 
 #: the zeta a variant checks: the run-file key of each ``variant`` of :func:`check_run`
 VARIANT_KEYS = {"gate": "zeta", "jac": "zeta_jac", "window": "zeta_window"}
@@ -93,6 +93,8 @@ PHASE_MIN_PROBABILITY = 0.5
 MIN_GROUPS = 8
 #: share of the late zeta beyond the threshold of beta_tail (the 2 % quantile on the left)
 TAIL_FRACTION = 0.02
+#: fewest neurons beyond beta_tail's threshold for an error (fewer: not identified)
+MIN_TAIL_NEURONS = 20
 #: the neighbouring (shallower) threshold whose rate sets beta_tail's threshold systematic error
 TAIL_NEIGHBOUR_FRACTION = 0.03
 #: neuron groups of the stationarity test's jackknife (at most one neuron each): 64 groups give the
@@ -881,29 +883,34 @@ def _beta_tail(late, n_groups, tail_fraction=None):
     loo = loo if np.all(np.isfinite(loo)) and np.all(loo > 0) else None
     flag = f"{k_neurons} neurons reach the tail"
     note = power_law_note(t)
-    if k_neurons < 20:
-        flag += " (fewer than 20: not identified)" + (f"; {note}" if note else "")
+    if k_neurons < MIN_TAIL_NEURONS:
+        flag += f" (fewer than {MIN_TAIL_NEURONS}: not identified)" + (f"; {note}" if note else "")
         return Estimate(t.beta_hat, float("nan"), flag, status=Status.NOT_IDENTIFIED), None
     flag += f"; {note}" if note else ""
     # not a power law (the stability check over thresholds fails): the exponential-tail model is rejected
     return Estimate(t.beta_hat, t.se, flag, status=Status.REJECTED if t.power_law is False else Status.OK), loo
 
 
-def _tail_threshold_error(late, beta_tail: Estimate) -> float:
+def _tail_threshold_error(late, beta_tail: Estimate, censored=None) -> float:
     """|rate at the :data:`TAIL_NEIGHBOUR_FRACTION` quantile - beta_tail|: the threshold's
     systematic error (NaN when either rate is unavailable). A threshold that still reaches into
     the drift's transition biases the rate by an amount that differs from dataset to dataset and
     does not shrink with more data; the neighbouring threshold's rate moves by about that bias
-    (docs/calibration.md, "beta_tail")."""
+    (docs/calibration.md, "beta_tail"). ``censored`` (bool, the shape of ``late``): right-censored
+    entries (at their censoring point in ``late``), counted in the exposure but not as exceedances
+    (the censored MLE; None: none censored)."""
     if not (beta_tail.ok and math.isfinite(beta_tail.se)):
         return float("nan")
     fin = np.isfinite(late)
     x = -late[fin]
+    cens = np.zeros(x.shape, bool) if censored is None else np.asarray(censored, dtype=bool)[fin]
     u = float(np.quantile(x, 1 - TAIL_NEIGHBOUR_FRACTION))
-    excess = x[x > u] - u
-    if excess.size < 10 or not excess.sum() > 0:
+    beyond = x > u
+    excess = x[beyond] - u
+    events = int(np.count_nonzero(beyond & ~cens))
+    if events < 10 or not excess.sum() > 0:
         return float("nan")
-    return abs(excess.size / float(excess.sum()) - beta_tail.value)        # the exponential MLE above u
+    return abs(events / float(excess.sum()) - beta_tail.value)        # the exponential MLE above u
 
 
 def _with_threshold_error(beta_tail: Estimate, se_threshold: float) -> Estimate:
