@@ -797,8 +797,8 @@ class CheckReport:
 def dynamics_json(d: DynamicsRoot | None) -> dict:
     """The JSON object ``dynamics`` of ``levysde check --json``: the cut used, the counts,
     Delta kappa_hat, the root's error parts ``se_jackknife`` (neurons) and ``se_cut`` (the cut's
-    systematic error; None when not computed) and a compact cut scan (``[level, beta, se, n]`` rows, None for NaN); ``{}``
-    when the root was not computed."""
+    systematic error; None when not computed) and a compact cut scan (``[level, beta, se, n]``
+    rows, None for NaN); ``{}`` when the root was not computed."""
     if d is None:
         return {}
     return {"status": str(d.status), "message": d.message, "cut": finite_or_none(d.cut),

@@ -27,19 +27,20 @@ import numpy as np
 from levysde.core.jsonable import finite_or_none
 from levysde.core.status import Estimate, Status, unavailable
 from levysde.core.validate import check_array, check_int, check_real
-from levysde.inference.check import (
+from levysde.inference.check import (  # _tail_threshold_error, _with_threshold_error: beta_tail's rules
     MIN_GROUPS,
     MIN_TAIL_NEURONS,
     TAIL_FRACTION,
     VARIANT_KEYS,
     CheckReport,
+    _tail_threshold_error,
+    _with_threshold_error,
     add_run_checks,
     check_run,
     check_trajectories,
     load_run_arrays,
     variant_zeta,
 )
-from levysde.inference.check import _tail_threshold_error, _with_threshold_error  # beta_tail's own rules
 from levysde.io.checkpoint_taus import CheckpointTaus, read_checkpoint_taus
 from levysde.rnn.learned import LEARNED_THRESHOLD
 from levysde.stats.tails import power_law_note, tail_from_samples
