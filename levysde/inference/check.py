@@ -73,7 +73,8 @@ __all__ = ["load_run_arrays", "check_run", "check_trajectories", "add_run_checks
            "StationarityStat", "ks_to_histogram",
            "stationarity_test", "ks_critical", "clean_columns", "MIN_RECORDS", "MIN_NEURONS", "MIN_GROUPS",
            "PHASE_MIN_PROBABILITY", "STATIONARITY_GROUPS", "THEORY_MAX_GAMMA_DELTA", "PHASE_MIN_ODDS",
-           "TAIL_FRACTION", "MIN_TAIL_NEURONS", "VARIANT_KEYS", "variant_zeta"]
+           "TAIL_FRACTION", "MIN_TAIL_NEURONS", "VARIANT_KEYS", "variant_zeta",
+           "with_tail_threshold_error"]
 
 #: the zeta a variant checks: the run-file key of each ``variant`` of :func:`check_run`
 VARIANT_KEYS = {"gate": "zeta", "jac": "zeta_jac", "window": "zeta_window"}
@@ -921,6 +922,36 @@ def _with_threshold_error(beta_tail: Estimate, se_threshold: float) -> Estimate:
         f"error {beta_tail.se:.2g} (jackknife) and {se_threshold:.2g} (threshold: rate at the "
         f"{TAIL_NEIGHBOUR_FRACTION:.0%} quantile) in quadrature")
     return Estimate(beta_tail.value, math.hypot(beta_tail.se, se_threshold), flag, status=beta_tail.status)
+
+
+def with_tail_threshold_error(beta_tail: Estimate, late, censored=None) -> Estimate:
+    """A tail rate with ``beta_tail``'s threshold systematic error added (docs/calibration.md, "beta_tail").
+
+    Parameters
+    ----------
+    beta_tail : levysde.core.status.Estimate
+        The rate beyond the :data:`TAIL_FRACTION` quantile of ``-late``, with its jackknife error.
+    late : array_like
+        The late zeta (NaN ignored); censored entries at their censoring point.
+    censored : array_like of bool, optional
+        Right-censored entries of ``late`` (None: none).
+
+    Returns
+    -------
+    levysde.core.status.Estimate
+        ``beta_tail`` with the error sqrt(jackknife^2 + threshold^2), the threshold error the
+        distance to the rate beyond the :data:`TAIL_NEIGHBOUR_FRACTION` quantile (the censored
+        MLE with ``censored``); unchanged where either rate lacks an error.
+
+    Examples
+    --------
+    >>> late = -np.random.default_rng(0).exponential(1 / 0.8, size=(40, 400))
+    >>> b = with_tail_threshold_error(Estimate(0.8, 0.03), late)
+    >>> bool(b.se > 0.03), b.value
+    (True, 0.8)
+    """
+    return _with_threshold_error(beta_tail, _tail_threshold_error(np.asarray(late, dtype=float), beta_tail,
+                                                                  censored))
 
 
 def _beta_envelope(lags, zeta_last, weights, n_groups):

@@ -27,19 +27,18 @@ import numpy as np
 from levysde.core.jsonable import finite_or_none
 from levysde.core.status import Estimate, Status, unavailable
 from levysde.core.validate import check_array, check_int, check_real
-from levysde.inference.check import (  # _tail_threshold_error, _with_threshold_error: beta_tail's rules
+from levysde.inference.check import (
     MIN_GROUPS,
     MIN_TAIL_NEURONS,
     TAIL_FRACTION,
     VARIANT_KEYS,
     CheckReport,
-    _tail_threshold_error,
-    _with_threshold_error,
     add_run_checks,
     check_run,
     check_trajectories,
     load_run_arrays,
     variant_zeta,
+    with_tail_threshold_error,
 )
 from levysde.io.checkpoint_taus import CheckpointTaus, read_checkpoint_taus
 from levysde.rnn.learned import LEARNED_THRESHOLD
@@ -194,7 +193,7 @@ def tail_readings(tau: np.ndarray, censored: np.ndarray, *, late_fraction: float
         est = Estimate(e.beta_hat, e.se, flag + (f"; {note}" if note else ""),
                        status=Status.REJECTED if e.power_law is False else Status.OK)
         if as_beta_tail:       # beta_tail's threshold systematic error, the same functions
-            est = _with_threshold_error(est, _tail_threshold_error(-xs, est, None if cm is None else cm[m]))
+            est = with_tail_threshold_error(est, -xs, None if cm is None else cm[m])
         out[reading] = est
     return out
 
