@@ -533,7 +533,7 @@ def test_report_prints_not_identified_estimates_as_such_and_the_better_kappa():
          "alpha_hat_status": "not identified", "beta_tail": 0.61, "beta_tail_se": 0.03, "beta_tail_status": "ok",
          "beta_tail_flag": "300 neurons reach the tail", "lam_hat": None, "lam_hat_status": "at bound",
          "kappa_hat": 0.9, "kappa_hat_se": 3.8e3, "kappa_hat_flag": None,
-         "dynamics": {"kappa_hat": 1.02, "kappa_hat_se": 0.05}}
+         "dynamics": {"kappa_hat": 1.02, "kappa_hat_se": 0.05, "n_increments": 900, "n_neurons": 64}}
     a = _line("alpha", d, "alpha_hat")
     assert "not identified" in a and "1.234" not in a
     assert "at bound" in _line("lam", d, "lam_hat")
@@ -542,6 +542,23 @@ def test_report_prints_not_identified_estimates_as_such_and_the_better_kappa():
     assert "1.02 +- 0.05" in k and "far-left drift" in k and "3.8e+03" not in k
     d["kappa_hat_se"] = 0.01
     assert "0.9 +- 0.01" in _kappa_line(d)
+
+
+def test_kappa_from_a_cut_too_small_for_the_dynamics_root_gets_no_error_bar():
+    """new-user trial: kappa -0.003893 +- 0.00038 was printed from a cut of 2 neurons, 3 increments."""
+    from levysde.cli.check import _kappa_line
+
+    d = {"kappa_hat": None, "kappa_hat_se": None, "kappa_hat_flag": "plateau not reached",
+         "dynamics": {"kappa_hat": -0.003893, "kappa_hat_se": 0.00038, "n_increments": 3, "n_neurons": 2}}
+    k = _kappa_line(d)
+    assert "not identified" in k and "+-" not in k and "0.003893" not in k
+    assert "3 increments of 2 neurons" in k and ">= 200" in k and ">= 32" in k and "plateau not reached" in k
+    d["dynamics"].update(n_increments=5000, n_neurons=20)            # enough increments, too few neurons
+    assert "not identified" in _kappa_line(d)
+    d.update(kappa_hat=0.9, kappa_hat_se=0.5)                         # the fit has an error: it is shown
+    assert "0.9 +- 0.5" in _kappa_line(d)
+    d["dynamics"].update(n_neurons=64)                                # the cut qualifies and is better
+    assert "-0.003893 +- 0.00038" in _kappa_line(d)
 
 
 def test_phase_candidates_name_what_the_gates_leave_open():
@@ -564,3 +581,102 @@ def test_phase_candidates_name_what_the_gates_leave_open():
     assert report("concentrated", ("tempering", "stationary")).phase_candidates is None
     assert report("broad", ("tempering",)).phase_candidates is None
     assert report("concentrated", ("tempering",)).as_json()["phase_candidates"] == ["concentrated", "collapsed"]
+
+
+def test_dynamics_json_gives_both_parts_of_the_roots_error(sim_run):
+    """docs/calibration.md promises dynamics.se_jackknife and dynamics.se_cut in --json."""
+    import math
+
+    from levysde.inference.check import check_trajectories, dynamics_json
+
+    with np.load(sim_run) as z:
+        rep = check_trajectories(z["zeta"], z["step"], closing_loop=False, n_boot=20)
+    d, j = rep.dynamics, rep.as_json()["dynamics"]
+    for key in ("se_jackknife", "se_cut"):
+        v = getattr(d, key)
+        assert j[key] == (pytest.approx(v, rel=1e-12) if math.isfinite(v) else None), key
+    if d.ok and math.isfinite(d.se_cut):
+        assert j["se_jackknife"] is not None
+        assert math.hypot(j["se_jackknife"], j["se_cut"]) == pytest.approx(d.beta.se, rel=1e-9)
+    from dataclasses import replace
+    nan = dynamics_json(replace(d, se_cut=float("nan"), se_jackknife=float("nan")))
+    assert nan["se_cut"] is None and nan["se_jackknife"] is None
+    json.dumps(nan, allow_nan=False)
+
+
+def test_a_saturated_run_gives_the_fits_failure_as_the_parameters_reason():
+    """new-user trial: every neuron masked (--variant jac), the parameters said 'n_groups = 16 exceeds
+    the 8 neurons' (the first note) instead of the fit's failure, too few increments (0)."""
+    from levysde.inference.check import check_trajectories
+
+    rep = check_trajectories(np.full((40, 8), np.nan), np.arange(40.0), closing_loop=False, n_boot=20)
+    assert rep.notes[0].startswith("n_groups = 16 exceeds")
+    j = rep.as_json()
+    for key in ("kappa_hat", "eta_g_hat", "eta_j_hat", "alpha_hat", "lam_hat"):
+        assert j[key] is None and j[f"{key}_flag"].startswith("unavailable: too few increments (0)"), key
+
+
+def test_untested_stationarity_and_independence_are_null_not_false(sim_run):
+    """new-user trial: too few records made `stationary` False, as if the test had rejected."""
+    from levysde.inference.check import check_trajectories
+
+    with np.load(sim_run) as z:
+        zeta, step = z["zeta"], z["step"]
+    few = check_trajectories(zeta[-6:, :40], step[-6:], closing_loop=False, n_boot=20).as_json()
+    assert few["stationary"] is None and few["stationarity"]["tested"] is False
+    assert few["stationarity"]["stationary"] is None and "too few late records" in few["stationarity"]["reason"]
+    assert few["gates"]["stationary"] is False and few["gate_status"]["stationary"] == "unavailable"
+    full = check_trajectories(zeta, step, closing_loop=False, n_boot=20).as_json()
+    assert full["stationary"] is True and full["stationarity"]["tested"] is True
+    assert full["independent"] is True and full["independence"]["tested"] is True
+    one = check_trajectories(zeta[:, :1], step, closing_loop=False, n_boot=20).as_json()
+    assert one["independent"] is None and one["independence"]["tested"] is False
+    assert one["independence"]["independent"] is None and one["independence"]["reason"]
+    assert one["stationary"] is None and one["gates"]["independent"] is False
+
+
+def test_text_report_says_untested(tmp_path, sim_run):
+    with np.load(sim_run) as z:
+        zeta, step = z["zeta"][-6:], z["step"][-6:]
+    path = tmp_path / "few.npz"
+    write_run(path, zeta, step)
+    p = run(str(path), "--no-simulate", "--n-boot", "20")
+    assert p.returncode == 0, p.stderr
+    line = next(ln for ln in p.stdout.splitlines() if ln.strip().startswith("stationary"))
+    assert "untested" in line and "too few late records" in line and "False" not in line
+
+
+def test_a_loss_that_cannot_be_read_leaves_learned_unknown():
+    from levysde.inference.check import add_run_checks, check_trajectories
+
+    rng = np.random.default_rng(0)
+    ok = {"config": {"kind": "rnn"}, "loss": np.full(8, 0.1), "trivial_loss": np.array(1.0)}
+    bad = {"config": {"kind": "rnn"}, "loss": np.full(8, 0.9), "trivial_loss": np.array(1.0)}
+    unreadable = {"config": {"kind": "rnn"}, "loss": np.full(8, 0.1), "trivial_loss": np.array(0.0)}
+    for runs, want in (([ok], True), ([ok, unreadable], None), ([bad, unreadable], False)):
+        rep = check_trajectories(rng.normal(size=(30, 40)), np.arange(30.0), n_boot=20, closing_loop=False)
+        add_run_checks(rep, runs)
+        assert rep.extra["learned"] is want and rep.gates["learned"].passed is (want is True), runs
+        assert rep.gates["learned"].status.value == {True: "ok", False: "failed", None: "unavailable"}[want]
+
+
+def test_censored_tail_without_censored_entries_equals_beta_tail():
+    """beta_tail_censored follows beta_tail's rules: its threshold, >= 20 neurons, the threshold error."""
+    from levysde.inference.check import check_trajectories
+    from levysde.inference.checkpoint_check import add_censored_tail
+
+    zeta = _iid_tail_zeta(40, 400, 3)[0]
+    rep = check_trajectories(zeta, np.arange(40.0), closing_loop=False, n_boot=20)
+    add_censored_tail(rep, np.exp(-zeta), np.zeros(zeta.shape, bool))
+    bt, j = rep.beta_tail, rep.as_json()
+    assert bt.ok and np.isfinite(bt.se) and rep.extra["beta_tail_se_threshold"] is not None
+    assert j["beta_tail_censored"] == pytest.approx(bt.value, rel=1e-9)
+    assert j["beta_tail_censored_se"] == pytest.approx(bt.se, rel=1e-9)
+    assert j["beta_tail_censored_status"] == j["beta_tail_status"]
+    # fewer than 20 neurons beyond the threshold: not identified, no error bar (as beta_tail)
+    small = _iid_tail_zeta(400, 12, 4)[0]
+    rep = check_trajectories(small, np.arange(400.0), closing_loop=False, n_boot=20)
+    add_censored_tail(rep, np.exp(-small), np.zeros(small.shape, bool))
+    j = rep.as_json()
+    assert j["beta_tail_status"] == j["beta_tail_censored_status"] == "not identified"
+    assert j["beta_tail_censored_se"] is None and "fewer than 20" in j["beta_tail_censored_flag"]

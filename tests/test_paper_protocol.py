@@ -390,6 +390,12 @@ def test_check_from_checkpoint_taus(tmp_path, capsys):
     rc, out, err = call(capsys, "check", "--from", str(d), "--no-simulate", "--n-boot", "20")
     assert rc == 0, err
     assert "checkpoint_taus: 96 units" in out and "beta (tail, cens)" in out and "censored" in out
+    # no loss in the files: whether it learned is unknown, not "no" (the gate still withholds the phase)
+    assert rep.extra["learned"] is None and rep.gates["learned"].status.value == "unavailable"
+    assert "learned          unknown" in out and "learned          no" not in out
+    rc, out, err = call(capsys, "check", "--from", str(d), "--no-simulate", "--n-boot", "20", "--json")
+    j = json.loads(out)
+    assert j["learned"] is None and j["gates"]["learned"] is False and j["phase"] is None
     rc, out, err = call(capsys, "check", "--from", str(tmp_path), "--no-simulate", "--n-boot", "20",
                         "--loss-ratio", "0.2", "--json")
     assert rc == 0, err

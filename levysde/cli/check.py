@@ -75,7 +75,11 @@ def _line(name, d, key):
 
 def _kappa_line(d):
     """kappa from the better-identified source: the drift fit's plateau or the mean far-left drift of
-    the dynamics' cut (the smaller relative error; a fit without an error never wins)."""
+    the dynamics' cut (the smaller relative error; a fit without an error never wins). The dynamics'
+    kappa counts only where its cut has what the dynamics' root needs (MIN_INCREMENTS increments,
+    MIN_CUT_NEURONS neurons); where it would win without them, kappa is not identified."""
+    from levysde.inference.dynamics import MIN_CUT_NEURONS, MIN_INCREMENTS
+
     dyn = d.get("dynamics") or {}
 
     def rel(v, se):
@@ -84,10 +88,18 @@ def _kappa_line(d):
     fit_rel = rel(d.get("kappa_hat"), d.get("kappa_hat_se"))
     dyn_rel = rel(dyn.get("kappa_hat"), dyn.get("kappa_hat_se"))
     if dyn_rel < fit_rel:
+        n_inc, n_neu = dyn.get("n_increments") or 0, dyn.get("n_neurons") or 0
+        fit_flag = f": {d['kappa_hat_flag']}" if d.get("kappa_hat_flag") else ""
+        if n_inc < MIN_INCREMENTS or n_neu < MIN_CUT_NEURONS:
+            if math.isfinite(fit_rel):
+                return _line("kappa", d, "kappa_hat")
+            return _line("kappa", {"k": None, "k_status": "not identified",
+                                   "k_flag": f"the dynamics' cut has {n_inc} increments of {n_neu} neurons (needs "
+                                             f">= {MIN_INCREMENTS} and >= {MIN_CUT_NEURONS}); the drift fit's plateau "
+                                             f"has no error" + fit_flag}, "k")
         return _line("kappa", {"k": dyn["kappa_hat"], "k_se": dyn["kappa_hat_se"],
                                "k_flag": "mean far-left drift at the dynamics' cut (the drift fit's plateau is "
-                                         "less well identified" + (f": {d['kappa_hat_flag']}" if d.get("kappa_hat_flag")
-                                                                   else "") + ")"}, "k")
+                                         "less well identified" + fit_flag + ")"}, "k")
     return _line("kappa", d, "kappa_hat")
 
 
@@ -150,7 +162,8 @@ def run(args) -> int:
     probs = ", ".join(f"{k} {v:.0%}" for k, v in d["phase_probabilities"].items())
     ratio = "n/a" if d.get("loss_ratio") is None else f"{d['loss_ratio']:.3g}"
     if "learned" in d:
-        print(f"  {'learned':<16} {'yes' if d['learned'] else 'no'} (late loss / trivial loss = {ratio})")
+        said = {True: "yes", False: "no"}.get(d["learned"], "unknown")
+        print(f"  {'learned':<16} {said} (late loss / trivial loss = {ratio})")
     print(f"  {'phase':<16} {d['phase'] or 'withheld'}" + (f"   ({probs})" if probs else ""))
     if d.get("phase_evidence"):
         print(f"    evidence: {d['phase_evidence']}")
@@ -159,8 +172,9 @@ def run(args) -> int:
     if d["phase"] is None and d.get("phase_candidates"):
         print(f"    open: {' or '.join(d['phase_candidates'])} (beta > 1 where the data reach; lam not identified)")
     st, ind = d["stationarity"], d.get("independence") or {}
-    print(f"  {'stationary':<16} {d['stationary']}   [{st.get('reason', '')}]")
-    print(f"  {'independent':<16} {d.get('independent')}   [{ind.get('reason', '')}]")
+    for name, v, why in (("stationary", d["stationary"], st.get("reason", "not tested")),
+                         ("independent", d.get("independent"), ind.get("reason", "not tested"))):
+        print(f"  {name:<16} {'untested' if v is None else v}   [{why}]")
     tails = (("beta (tail)", "beta_tail"),) + ((("beta (tail, cens)", "beta_tail_censored"),)
                                                if "beta_tail_censored" in d else ())
     for name, key in (*tails,

@@ -73,13 +73,16 @@ __all__ = ["load_run_arrays", "check_run", "check_trajectories", "add_run_checks
            "StationarityStat", "ks_to_histogram",
            "stationarity_test", "ks_critical", "clean_columns", "MIN_RECORDS", "MIN_NEURONS", "MIN_GROUPS",
            "PHASE_MIN_PROBABILITY", "STATIONARITY_GROUPS", "THEORY_MAX_GAMMA_DELTA", "PHASE_MIN_ODDS",
-           "TAIL_FRACTION", "VARIANT_KEYS", "variant_zeta"]
+           "TAIL_FRACTION", "MIN_TAIL_NEURONS", "VARIANT_KEYS", "variant_zeta",
+           "with_tail_threshold_error"]
 
 #: the zeta a variant checks: the run-file key of each ``variant`` of :func:`check_run`
 VARIANT_KEYS = {"gate": "zeta", "jac": "zeta_jac", "window": "zeta_window"}
 
 #: most histogram bins of the closing-loop simulation (memory: 16 groups x bins x 2 doubles)
 CLOSING_LOOP_MAX_BINS = 200_000
+#: the note of a failed SDE fit, before its reason (the fitted parameters' reason in the report)
+_FIT_FAILED = "SDE fit unavailable: "
 #: fewest records (whole run) and independent neurons for a phase call
 MIN_RECORDS = 20
 MIN_NEURONS = 32
@@ -91,6 +94,8 @@ PHASE_MIN_PROBABILITY = 0.5
 MIN_GROUPS = 8
 #: share of the late zeta beyond the threshold of beta_tail (the 2 % quantile on the left)
 TAIL_FRACTION = 0.02
+#: fewest neurons beyond beta_tail's threshold for an error (fewer: not identified)
+MIN_TAIL_NEURONS = 20
 #: the neighbouring (shallower) threshold whose rate sets beta_tail's threshold systematic error
 TAIL_NEIGHBOUR_FRACTION = 0.03
 #: neuron groups of the stationarity test's jackknife (at most one neuron each): 64 groups give the
@@ -310,7 +315,7 @@ class Stationarity:
     Attributes
     ----------
     stationary : bool
-        The test passed.
+        The test passed (False also when untested: see ``tested``; None in JSON then).
     reason : str
         Why not, or what agreed.
     n_windows : int
@@ -330,12 +335,14 @@ class Stationarity:
     status : levysde.core.status.Status
         OK (stationary), FAILED (a statistic changes) or UNAVAILABLE (too few data to test);
         a property.
+    tested : bool
+        Whether the test was run; a property.
 
     Examples
     --------
     >>> st = stationarity_test(np.zeros((4, 64)), np.arange(4.0))
-    >>> st.stationary, st.status, st.critical_t
-    (False, <Status.UNAVAILABLE: 'unavailable'>, None)
+    >>> st.stationary, st.status, st.critical_t, st.tested, st.as_json()["stationary"]
+    (False, <Status.UNAVAILABLE: 'unavailable'>, None, False, None)
     >>> print(st.reason)
     too few late records (4) for 4 windows of >= 2 records
     """
@@ -356,9 +363,16 @@ class Stationarity:
             return Status.OK
         return Status.FAILED if self.critical_t is not None else Status.UNAVAILABLE
 
+    @property
+    def tested(self) -> bool:
+        """Whether the test was run (False: too few data, ``reason`` says why)."""
+        return self.critical_t is not None
+
     def as_json(self) -> dict:
-        """The JSON object ``stationarity`` of ``levysde check --json`` (None for non-finite numbers)."""
-        out = {"stationary": self.stationary, "n_windows": self.n_windows, "level": self.level,
+        """The JSON object ``stationarity`` of ``levysde check --json`` (None for non-finite numbers;
+        ``stationary`` None when untested, ``tested`` False)."""
+        out = {"stationary": self.stationary if self.tested else None, "tested": self.tested,
+               "n_windows": self.n_windows, "level": self.level,
                "stats": {k: v.as_json() for k, v in self.stats.items()}}
         if self.critical_t is not None:
             out.update(critical_t=self.critical_t, n_groups=self.n_groups, untestable=list(self.untestable or ()))
@@ -713,8 +727,10 @@ class CheckReport:
     def as_json(self) -> dict:
         out = {"variant": self.variant}
         f, p = self.fit, self.prediction
+        failed = [n for n in self.notes if n.startswith(_FIT_FAILED)]      # the first failure, not the first note
         none = Estimate(float("nan"), float("nan"),
-                        "unavailable: " + (self.notes[0] if self.notes else "fit failed"))
+                        "unavailable: " + (failed[0][len(_FIT_FAILED):] if failed else
+                                           self.notes[0] if self.notes else "fit failed"))
         out.update((f.kappa if f else none).as_json("kappa_hat"))
         out.update((f.noise.eta_g if f else none).as_json("eta_g_hat"))
         out.update((f.noise.eta_j if f else none).as_json("eta_j_hat"))
@@ -744,11 +760,15 @@ class CheckReport:
         out["admissibility"] = self.admissibility.as_json() if self.admissibility is not None else {}
         out.update(self._theory_z(theory))
         st = self.stationarity
-        out["stationary"] = bool(st is not None and st.stationary)
+        # untested (too few records or neurons, not run): None, not False; the objects say why
         out["stationarity"] = st.as_json() if st is not None else {}
+        out["stationary"] = out["stationarity"].get("stationary")
         ind = self.independence
-        out["independent"] = bool(ind is not None and ind.independent)
-        out["independence"] = ind.as_json() if ind is not None else {}
+        ind_tested = ind is not None and ind.status is not Status.UNAVAILABLE
+        out["independence"] = ({**ind.as_json(), "tested": ind_tested} if ind is not None else {})
+        if ind is not None and not ind_tested:
+            out["independence"]["independent"] = None
+        out["independent"] = bool(ind.independent) if ind_tested and ind is not None else None
         out.update(self.beta_tail.as_json("beta_tail"))
         out.update(self.beta_dynamics.as_json("beta_dynamics"))
         out["dynamics"] = dynamics_json(self.dynamics)
@@ -777,8 +797,9 @@ class CheckReport:
 
 def dynamics_json(d: DynamicsRoot | None) -> dict:
     """The JSON object ``dynamics`` of ``levysde check --json``: the cut used, the counts,
-    Delta kappa_hat and a compact cut scan (``[level, beta, se, n]`` rows, None for NaN); ``{}``
-    when the root was not computed."""
+    Delta kappa_hat, the root's error parts ``se_jackknife`` (neurons) and ``se_cut`` (the cut's
+    systematic error; None when not computed) and a compact cut scan (``[level, beta, se, n]``
+    rows, None for NaN); ``{}`` when the root was not computed."""
     if d is None:
         return {}
     return {"status": str(d.status), "message": d.message, "cut": finite_or_none(d.cut),
@@ -786,6 +807,7 @@ def dynamics_json(d: DynamicsRoot | None) -> dict:
             "n_neurons": int(d.n_neurons), "delta": finite_or_none(d.delta),
             "delta_kappa": finite_or_none(d.delta_kappa), **d.kappa.as_json("kappa_hat"),
             "ess": finite_or_none(d.ess), "shock_rho": finite_or_none(d.shock_rho),
+            "se_jackknife": finite_or_none(d.se_jackknife), "se_cut": finite_or_none(d.se_cut),
             "scan": [[c.level, finite_or_none(c.beta.value), finite_or_none(c.beta.se), int(c.n)] for c in d.scan]}
 
 
@@ -801,12 +823,13 @@ def _dynamics(zeta, step, late_fraction, n_groups, notes):
 
 def _learned(run):
     """``(learned, loss_ratio, reason)`` of a run (levysde.rnn.learned.learned_diagnostic, docs/specification.md
-    §8 (i)); ``reason`` says why the phase is withheld when it did not learn (else "")."""
+    §8 (i)); ``learned`` None when it cannot be told; ``reason`` says why the phase is withheld when
+    it did not learn or cannot be told (else "")."""
 
     try:
         ratio, learned = learned_diagnostic(run)
     except ValueError as exc:
-        return False, float("nan"), f"cannot tell whether the network learned ({exc})"
+        return None, float("nan"), f"cannot tell whether the network learned ({exc})"
     if not learned:
         return False, ratio, (f"the network did not learn (late loss / trivial predictor's loss = "
                               f"{ratio:.3g} > {LEARNED_THRESHOLD})")
@@ -861,29 +884,34 @@ def _beta_tail(late, n_groups, tail_fraction=None):
     loo = loo if np.all(np.isfinite(loo)) and np.all(loo > 0) else None
     flag = f"{k_neurons} neurons reach the tail"
     note = power_law_note(t)
-    if k_neurons < 20:
-        flag += " (fewer than 20: not identified)" + (f"; {note}" if note else "")
+    if k_neurons < MIN_TAIL_NEURONS:
+        flag += f" (fewer than {MIN_TAIL_NEURONS}: not identified)" + (f"; {note}" if note else "")
         return Estimate(t.beta_hat, float("nan"), flag, status=Status.NOT_IDENTIFIED), None
     flag += f"; {note}" if note else ""
     # not a power law (the stability check over thresholds fails): the exponential-tail model is rejected
     return Estimate(t.beta_hat, t.se, flag, status=Status.REJECTED if t.power_law is False else Status.OK), loo
 
 
-def _tail_threshold_error(late, beta_tail: Estimate) -> float:
+def _tail_threshold_error(late, beta_tail: Estimate, censored=None) -> float:
     """|rate at the :data:`TAIL_NEIGHBOUR_FRACTION` quantile - beta_tail|: the threshold's
     systematic error (NaN when either rate is unavailable). A threshold that still reaches into
     the drift's transition biases the rate by an amount that differs from dataset to dataset and
     does not shrink with more data; the neighbouring threshold's rate moves by about that bias
-    (docs/calibration.md, "beta_tail")."""
+    (docs/calibration.md, "beta_tail"). ``censored`` (bool, the shape of ``late``): right-censored
+    entries (at their censoring point in ``late``), counted in the exposure but not as exceedances
+    (the censored MLE; None: none censored)."""
     if not (beta_tail.ok and math.isfinite(beta_tail.se)):
         return float("nan")
     fin = np.isfinite(late)
     x = -late[fin]
+    cens = np.zeros(x.shape, bool) if censored is None else np.asarray(censored, dtype=bool)[fin]
     u = float(np.quantile(x, 1 - TAIL_NEIGHBOUR_FRACTION))
-    excess = x[x > u] - u
-    if excess.size < 10 or not excess.sum() > 0:
+    beyond = x > u
+    excess = x[beyond] - u
+    events = int(np.count_nonzero(beyond & ~cens))
+    if events < 10 or not excess.sum() > 0:
         return float("nan")
-    return abs(excess.size / float(excess.sum()) - beta_tail.value)        # the exponential MLE above u
+    return abs(events / float(excess.sum()) - beta_tail.value)        # the exponential MLE above u
 
 
 def _with_threshold_error(beta_tail: Estimate, se_threshold: float) -> Estimate:
@@ -894,6 +922,36 @@ def _with_threshold_error(beta_tail: Estimate, se_threshold: float) -> Estimate:
         f"error {beta_tail.se:.2g} (jackknife) and {se_threshold:.2g} (threshold: rate at the "
         f"{TAIL_NEIGHBOUR_FRACTION:.0%} quantile) in quadrature")
     return Estimate(beta_tail.value, math.hypot(beta_tail.se, se_threshold), flag, status=beta_tail.status)
+
+
+def with_tail_threshold_error(beta_tail: Estimate, late, censored=None) -> Estimate:
+    """A tail rate with ``beta_tail``'s threshold systematic error added (docs/calibration.md, "beta_tail").
+
+    Parameters
+    ----------
+    beta_tail : levysde.core.status.Estimate
+        The rate beyond the :data:`TAIL_FRACTION` quantile of ``-late``, with its jackknife error.
+    late : array_like
+        The late zeta (NaN ignored); censored entries at their censoring point.
+    censored : array_like of bool, optional
+        Right-censored entries of ``late`` (None: none).
+
+    Returns
+    -------
+    levysde.core.status.Estimate
+        ``beta_tail`` with the error sqrt(jackknife^2 + threshold^2), the threshold error the
+        distance to the rate beyond the :data:`TAIL_NEIGHBOUR_FRACTION` quantile (the censored
+        MLE with ``censored``); unchanged where either rate lacks an error.
+
+    Examples
+    --------
+    >>> late = -np.random.default_rng(0).exponential(1 / 0.8, size=(40, 400))
+    >>> b = with_tail_threshold_error(Estimate(0.8, 0.03), late)
+    >>> bool(b.se > 0.03), b.value
+    (True, 0.8)
+    """
+    return _with_threshold_error(beta_tail, _tail_threshold_error(np.asarray(late, dtype=float), beta_tail,
+                                                                  censored))
 
 
 def _beta_envelope(lags, zeta_last, weights, n_groups):
@@ -1305,7 +1363,7 @@ def check_trajectories(zeta, step, *, lags=None, weights=None, variant: str = "g
         fit = fit_sde(zeta, step, late_fraction=late_fraction, n_groups=n_groups, seed=seed)
     except ValueError as exc:
         fit = None
-        notes.append(f"SDE fit unavailable: {exc}")
+        notes.append(f"{_FIT_FAILED}{exc}")
     prediction = predict(fit, n_boot=n_boot, seed=seed) if fit is not None else None
     if fit is not None:
         notes.extend(fit.notes)
@@ -1437,7 +1495,8 @@ def add_run_checks(rep: CheckReport, runs, *, names=None) -> CheckReport:
     -------
     CheckReport
         ``rep`` itself, with the gate ``learned`` (and the note "phase withheld: ..." when it
-        fails), ``learned`` and ``loss_ratio`` (the worst run's; None when it cannot be told)
+        fails), ``learned`` (None when it cannot be told) and ``loss_ratio`` (the worst run's; None
+        when it cannot be told)
         in ``extra``, for several runs also ``loss_ratios`` (one per run), and each run's
         float32-saturation note where it matters (:func:`levysde.rnn.learned.saturation_note`).
 
@@ -1464,11 +1523,14 @@ def add_run_checks(rep: CheckReport, runs, *, names=None) -> CheckReport:
         raise ValueError(f"runs: at least one run, and one name per run; got {len(runs)} run(s), {len(names)} name(s)")
     res = [_learned(run) for run in runs]
     worst = max(range(len(res)), key=lambda i: (math.isnan(res[i][1]), 0.0 if math.isnan(res[i][1]) else res[i][1]))
-    learned, ratio, reason = all(r[0] for r in res), res[worst][1], res[worst][2]
+    # every run learned: True; one did not: False; else (a loss that cannot be read) None, unknown
+    said = [r[0] for r in res]
+    learned = True if all(v is True for v in said) else False if any(v is False for v in said) else None
+    ratio, reason = res[worst][1], res[worst][2]
     several = len(runs) > 1
     if several and reason:
         reason = f"{names[worst]}, the worst of {len(runs)} runs: {reason}"
-    rep.add_gate("learned", learned, reason)
+    rep.add_gate("learned", learned is True, reason, status=Status.UNAVAILABLE if learned is None else Status.FAILED)
     if not learned:
         rep.notes.append(f"phase withheld: {reason}")
     rep.extra.update(learned=learned, loss_ratio=finite_or_none(ratio))

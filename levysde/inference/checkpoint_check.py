@@ -29,6 +29,8 @@ from levysde.core.status import Estimate, Status, unavailable
 from levysde.core.validate import check_array, check_int, check_real
 from levysde.inference.check import (
     MIN_GROUPS,
+    MIN_TAIL_NEURONS,
+    TAIL_FRACTION,
     VARIANT_KEYS,
     CheckReport,
     add_run_checks,
@@ -36,6 +38,7 @@ from levysde.inference.check import (
     check_trajectories,
     load_run_arrays,
     variant_zeta,
+    with_tail_threshold_error,
 )
 from levysde.io.checkpoint_taus import CheckpointTaus, read_checkpoint_taus
 from levysde.rnn.learned import LEARNED_THRESHOLD
@@ -80,7 +83,8 @@ def late_start(n_records: int, late_fraction: float) -> int:
 
 
 def tail_readings(tau: np.ndarray, censored: np.ndarray, *, late_fraction: float = 0.5,
-                  tail_fraction: float = 0.1, tau_censor: float | None = None) -> dict[str, Estimate]:
+                  tail_fraction: float = 0.1, tau_censor: float | None = None,
+                  as_beta_tail: bool = False) -> dict[str, Estimate]:
     r"""levysde's tail rate of the late spectrum in two readings: censored units dropped, or censored.
 
     Parameters
@@ -97,6 +101,12 @@ def tail_readings(tau: np.ndarray, censored: np.ndarray, *, late_fraction: float
     tau_censor : float, optional
         The censoring point: a censored unit's tau is known to exceed it. Default: the largest
         resolved tau of the same record (a censored unit is beyond every resolved one).
+    as_beta_tail : bool, default False
+        Follow ``beta_tail``'s rules (:func:`add_censored_tail`): fewer than
+        :data:`levysde.inference.check.MIN_TAIL_NEURONS` (20) neurons beyond the threshold is
+        not identified (no error), and the threshold's systematic error (the rate at the
+        neighbouring threshold) is added in quadrature to the jackknife's. Give
+        ``tail_fraction`` :data:`levysde.inference.check.TAIL_FRACTION` with it.
 
     Returns
     -------
@@ -176,8 +186,15 @@ def tail_readings(tau: np.ndarray, censored: np.ndarray, *, late_fraction: float
         k = len(np.unique(ls[xs > u]))
         flag = f"{k} neurons reach the tail; {int(e.n_censored)} censored entries beyond u"
         note = power_law_note(e)
-        out[reading] = Estimate(e.beta_hat, e.se, flag + (f"; {note}" if note else ""),
-                                status=Status.REJECTED if e.power_law is False else Status.OK)
+        if as_beta_tail and k < MIN_TAIL_NEURONS:
+            out[reading] = Estimate(e.beta_hat, float("nan"), flag + f" (fewer than {MIN_TAIL_NEURONS}: not "
+                                    f"identified)" + (f"; {note}" if note else ""), status=Status.NOT_IDENTIFIED)
+            continue
+        est = Estimate(e.beta_hat, e.se, flag + (f"; {note}" if note else ""),
+                       status=Status.REJECTED if e.power_law is False else Status.OK)
+        if as_beta_tail:       # beta_tail's threshold systematic error, the same functions
+            est = with_tail_threshold_error(est, -xs, None if cm is None else cm[m])
+        out[reading] = est
     return out
 
 
@@ -186,7 +203,9 @@ def add_censored_tail(rep: CheckReport, tau: np.ndarray, censored: np.ndarray, *
     """Add the censored reading of the tail rate to a report.
 
     The report gains ``beta_tail_censored`` (the JSON keys of :func:`tail_readings`' censored
-    reading), ``n_censored_final`` and ``n_censored_late`` in ``rep.extra``, and a note when units
+    reading under ``beta_tail``'s rules: its threshold, :data:`levysde.inference.check.TAIL_FRACTION`,
+    at least 20 neurons beyond it, its threshold systematic error; without censored entries it
+    equals ``beta_tail``), ``n_censored_final`` and ``n_censored_late`` in ``rep.extra``, and a note when units
     are censored.
 
     Parameters
@@ -231,7 +250,8 @@ def add_censored_tail(rep: CheckReport, tau: np.ndarray, censored: np.ndarray, *
     """
     tau = np.asarray(tau, dtype=float)
     cens = np.asarray(censored, dtype=bool)
-    readings = tail_readings(tau, cens, late_fraction=late_fraction, tau_censor=tau_censor)
+    readings = tail_readings(tau, cens, late_fraction=late_fraction, tau_censor=tau_censor,
+                             tail_fraction=TAIL_FRACTION, as_beta_tail=True)
     first = late_start(tau.shape[0], late_fraction)
     n_late, n_final, H = int(cens[first:].sum()), int(cens[-1].sum()), int(tau.shape[1])
     if n_late:
@@ -433,8 +453,8 @@ def check_checkpoint_taus(source: str | os.PathLike[str] | CheckpointTaus, *, lo
     loss_ratio : float, optional
         The run's late loss over the trivial predictor's loss, from its own logs (>= 0). The
         ``learned`` gate passes when it is at most
-        :data:`levysde.rnn.learned.LEARNED_THRESHOLD` (0.5); without it the gate fails (the files
-        hold no loss) and the phase is withheld.
+        :data:`levysde.rnn.learned.LEARNED_THRESHOLD` (0.5); without it ``learned`` is None
+        (unknown: the files hold no loss), the gate is unavailable and the phase is withheld.
     late_fraction : float, default 0.5
         The last fraction of the checkpoints that forms the late part, in (0, 1].
     n_groups : int, default 16
@@ -481,8 +501,8 @@ def check_checkpoint_taus(source: str | os.PathLike[str] | CheckpointTaus, *, lo
     >>> rep = check_checkpoint_taus(ct, loss_ratio=0.1, n_boot=20, closing_loop=False)
     >>> rep.extra["epochs"], rep.extra["n_censored_final"], rep.extra["learned"]
     ([0, 55], 3, True)
-    >>> check_checkpoint_taus(ct, n_boot=20, closing_loop=False).extra["learned"]  # no loss given
-    False
+    >>> print(check_checkpoint_taus(ct, n_boot=20, closing_loop=False).extra["learned"])  # no loss given
+    None
     """
     ct = source if isinstance(source, CheckpointTaus) else read_checkpoint_taus(source, min_checkpoints=2)
     if ct.tau.shape[0] < 2:
@@ -497,14 +517,15 @@ def check_checkpoint_taus(source: str | os.PathLike[str] | CheckpointTaus, *, lo
     add_censored_tail(rep, ct.tau, ct.censored, late_fraction=late_fraction, tau_censor=tau_censor)
     rep.notes.append("zeta = -log tau of the paper's windowed first-order transport (checkpoint_taus); "
                      "records are checkpoints, time in epochs")
-    if loss_ratio is None:
-        learned, reason = False, ("cannot tell whether the network learned: checkpoint_taus hold no loss "
-                                  "(give the late loss / trivial loss)")
+    learned: bool | None
+    if loss_ratio is None:                      # unknown (None in JSON): the gate still withholds the phase
+        learned, reason = None, ("cannot tell whether the network learned: checkpoint_taus hold no loss "
+                                 "(give the late loss / trivial loss)")
     else:
         learned = loss_ratio <= LEARNED_THRESHOLD
         reason = "" if learned else (f"the network did not learn (late loss / trivial predictor's loss = "
                                      f"{loss_ratio:.3g} > {LEARNED_THRESHOLD})")
-    rep.add_gate("learned", learned, reason)
+    rep.add_gate("learned", learned is True, reason, status=Status.UNAVAILABLE if learned is None else Status.FAILED)
     gaps = np.diff(ct.epoch)
     rep.extra.update(source="checkpoint_taus", path=ct.path, epochs=[int(ct.epoch[0]), int(ct.epoch[-1])],
                      record_interval_epochs=float(np.median(gaps)), n_units=int(ct.tau.shape[1]), learned=learned,
