@@ -168,7 +168,8 @@ def workspace_bytes(cfg: TrainConfig, seeds: int) -> int:
     Examples
     --------
     >>> from levysde.rnn.trainer import TrainConfig
-    >>> cfg = TrainConfig(model="diaggate", hidden=4, task="lagged", seq_len=8, input_dim=2, batch=2)
+    >>> cfg = TrainConfig(model="diaggate", hidden=4, task="lagged", seq_len=8, lag_lo=2, lag_hi=6, lag_count=2,
+    ...                   input_dim=2, batch=2)
     >>> workspace_bytes(cfg, 3)
     10992
     """

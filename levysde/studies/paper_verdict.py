@@ -441,7 +441,7 @@ def verdict_rows(campaign_dir, *, n_boot_beta: int = 2000, n_boot_kappa: int = 3
     >>> with tempfile.TemporaryDirectory() as d:
     ...     rows = verdict_rows(_demo_campaign(d), n_boot_beta=50, n_boot_kappa=20, n_boot=20)
     >>> len(rows), rows[0]["label"], rows[0]["n_nondecaying"], rows[0]["check_beta_tail_censored_status"]
-    (4, 'sharedgate', 3, 'ok')
+    (4, 'sharedgate', 3, 'unavailable')
     >>> rows[0]["paper_dropped_phase"] in ("collapsed", "broad anti-collapse", "boundary (soft classification)",
     ...                                    "concentrated anti-collapse", "anti-collapsed (unresolved beta)")
     True
