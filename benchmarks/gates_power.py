@@ -279,6 +279,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--out", help="one JSON row per dataset")
     args = ap.parse_args(argv)
+    if (args.n is not None and args.n < 1) or args.workers < 1:
+        ap.error("--n and --workers must be >= 1")
     n = args.n or {"gates": 20, "check": 3, "theory": 4}[args.part]
     todo = {"gates": gate_specs, "check": check_specs, "theory": theory_specs}[args.part](n)
     fn = {"gates": run_gates, "check": run_check, "theory": run_theory}[args.part]

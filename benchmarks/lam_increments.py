@@ -114,6 +114,10 @@ def main(argv=None) -> int:
     ap.add_argument("--kinds", default="far,collapsed", help="far, collapsed, near_threshold (comma-separated)")
     a = ap.parse_args(argv)
     kinds = set(a.kinds.split(","))
+    unknown = sorted(kinds - {"far", "collapsed", "near_threshold"})
+    if unknown or a.per < 1:
+        ap.error(f"--kinds must name far, collapsed or near_threshold (got {', '.join(unknown)})" if unknown
+                 else "--per must be >= 1")
     seen = collections.Counter()
     for sp in cs.specs():
         kind = sp["block"] if sp["block"] != "negative" else sp["kind"]

@@ -887,3 +887,32 @@ def test_pareto_lags_must_start_below_the_sequence(tmp_path):
     with pytest.raises(ValueError, match="lag_lo must be below seq_len"):
         TrainConfig(task="lagged", seq_len=8, lag_lo=8, lag_hi=40).validate()
     build_task("lagged", 20, lag_lo=3, lag_hi=40)          # lags beyond T are allowed when some fit
+
+
+def test_train_out_template_names_the_single_seeds_file(tmp_path):
+    """``--out runs/x_{seed}.npz`` (the template of ``--seeds``) with one ``--seed`` writes x_SEED.npz."""
+    import pytest
+
+    pytest.importorskip("torch")
+    from tests.helpers import run_cli
+
+    p = run_cli("train", "--model", "diaggate", "--task", "lagged", "--seq-len", "20", "--lag-lo", "2",
+                "--lag-hi", "10", "--lag-count", "3", "--hidden", "4", "--n-train", "16", "--batch", "8", "--steps", "2",
+                "--seed", "3", "--quiet", "--out", tmp_path / "x_{seed}.npz")
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "x_3.npz").exists() and not (tmp_path / "x_{seed}.npz").exists()
+
+
+@pytest.mark.parametrize("script, args, words", [
+    ("lam_increments.py", ["--kinds", "bogus"], "--kinds must name"),
+    ("gates_power.py", ["--part", "check", "--n", "0"], "--n and --workers must be >= 1"),
+])
+def test_benchmark_scripts_refuse_bad_options(script, args, words):
+    import pathlib
+    import subprocess
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    p = subprocess.run([sys.executable, str(root / "benchmarks" / script), *args], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 2 and words in p.stderr, p.stderr

@@ -213,6 +213,8 @@ def run(args) -> int:
 
     if args.seeds is not None:       # several seeds as one batched model, one run file each
         return run_seeds(args, lambda out: _config(args, out))
+    if args.out and "{seed}" in args.out:   # the template of --seeds, for one seed: the same file name
+        args.out = args.out.replace("{seed}", str(args.seed))
     cfg = _config(args, args.out)
 
     def _term(signum, frame):  # SIGTERM: stop; the records so far are on disk
