@@ -897,8 +897,8 @@ def test_train_out_template_names_the_single_seeds_file(tmp_path):
     from tests.helpers import run_cli
 
     p = run_cli("train", "--model", "diaggate", "--task", "lagged", "--seq-len", "20", "--lag-lo", "2",
-                "--lag-hi", "10", "--lag-count", "3", "--hidden", "4", "--n-train", "16", "--batch", "8", "--steps", "2",
-                "--seed", "3", "--quiet", "--out", tmp_path / "x_{seed}.npz")
+                "--lag-hi", "10", "--lag-count", "3", "--hidden", "4", "--n-train", "16", "--batch", "8",
+                "--steps", "2", "--seed", "3", "--quiet", "--out", tmp_path / "x_{seed}.npz")
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "x_3.npz").exists() and not (tmp_path / "x_{seed}.npz").exists()
 
