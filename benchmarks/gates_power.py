@@ -17,11 +17,22 @@ simulator). Every dataset has its own seed.
   the calls right, the false positives, the calls at stated odds >= 0.9, and the coverage of every
   reported beta.
 
+* ``--part interval``: ``beta_dynamics`` (:func:`levysde.inference.dynamics.beta_dynamics`, refusal
+  for a long record interval switched off) at Delta kappa = 1, 1.2 and 1.5 on the 8 sets, n runs each:
+  its bias and coverage where one record carries zeta a long way off its far-left cut (the check
+  refuses Delta kappa_hat > :data:`levysde.inference.dynamics.MAX_DELTA_KAPPA`).
+* ``--part fine``: :func:`levysde.inference.check.check_trajectories` on runs recorded often
+  (Delta = 0.01, Q = 1024, 4000 records: the late half is 20 time units, as for R = 400 at
+  Delta = 0.1) of three concentrated sets and two collapsed ones, n runs each: whether the
+  concentrated and collapsed calls come once lambda is identified (benchmarks/lambda_information.py
+  --interval-scan gives the bound on its error).
 * ``--part theory``: where ``beta_theory`` is reported at all (a record interval short against the
   drift's relaxation, gamma Delta = 0.04): 4 sets x n runs at Q = 512, R = 600, and its coverage.
 
     python benchmarks/gates_power.py --part gates [--n 20] [--workers 2] [--json]
     python benchmarks/gates_power.py --part check [--n 3] [--workers 2] [--json] [--out rows.jsonl]
+    python benchmarks/gates_power.py --part interval [--n 4] [--workers 2]
+    python benchmarks/gates_power.py --part fine [--n 2] [--workers 1]
     python benchmarks/gates_power.py --part theory [--n 4] [--workers 1]
 """
 from __future__ import annotations
@@ -177,10 +188,75 @@ def run_check(spec) -> dict:
     keep = ("phase", "phase_probabilities", "beta_tail", "beta_tail_se", "beta_tail_status", "beta_dynamics",
             "beta_dynamics_se", "beta_dynamics_status", "beta_combined", "beta_combined_se", "beta_theory",
             "beta_theory_se", "beta_theory_status", "closure_z", "closure_correlation", "closure_weight_tail",
-            "phase_probabilities_combined", "admissibility", "gates", "phase_evidence", "phase_withheld")
+            "phase_probabilities_combined", "admissibility", "gates", "phase_evidence", "phase_withheld",
+            "lam_hat", "lam_hat_se")
     row.update({k: d.get(k) for k in keep})
     row["seconds"] = round(time.perf_counter() - t0, 2)
     return row
+
+
+INTERVAL_DELTA_KAPPA = (1.0, 1.2, 1.5)
+
+
+def interval_specs(n: int) -> list:
+    """n runs per set and Delta kappa in :data:`INTERVAL_DELTA_KAPPA` (cycling drifts and sizes)."""
+    out, seed = [], SEED + 1_200_000
+    for name, p in SETS.items():
+        for dk in INTERVAL_DELTA_KAPPA:
+            for i in range(n):
+                drift, ratio = DRIFTS[(i + len(out)) % len(DRIFTS)]
+                out.append(dict(kind="positive", set=name, drift=drift, ratio=ratio, delta=dk / p[2], delta_kappa=dk,
+                                Q=QS[i % 3], R=RS[(i + 1) % 3], seed=seed))
+                seed += 1
+    return out
+
+
+def run_interval(spec) -> dict:
+    from levysde.inference.dynamics import beta_dynamics
+
+    z, t, b = make(spec)
+    j = beta_dynamics(z, t, late_fraction=0.5, n_groups=16, max_delta_kappa=1e9).as_json()
+    v, se = j.get("beta_dynamics"), j.get("beta_dynamics_se")
+    return dict(spec, truth=b, beta_dynamics=v, beta_dynamics_se=se, delta_kappa_hat=j.get("delta_kappa"),
+                status=str(j.get("status")), message=(j.get("message") or "")[:120])
+
+
+def summarize_interval(rows) -> dict:
+    out = {}
+    for dk in INTERVAL_DELTA_KAPPA:
+        sub = [r for r in rows if r["delta_kappa"] == dk]
+        ok = [r for r in sub if r["beta_dynamics"] is not None and r["beta_dynamics_se"]]
+        z = [(r["beta_dynamics"] - r["truth"]) / r["beta_dynamics_se"] for r in ok]
+        rel = [(r["beta_dynamics"] - r["truth"]) / r["truth"] for r in ok]
+        out[str(dk)] = {"n": len(sub), "reported": len(ok),
+                        "coverage": [_rate([abs(v) <= 1 for v in z]), _rate([abs(v) <= 2 for v in z])],
+                        "mean_z": float(np.mean(z)) if z else None,
+                        "sd_z": float(np.std(z, ddof=1)) if len(z) > 1 else None,
+                        "relative_bias": float(np.mean(rel)) if rel else None,
+                        "refused": sorted({r["message"][:60] for r in sub if r not in ok})}
+    return out
+
+
+FINE_SETS = ("conc_a1.5", "conc_a1.2_k2", "conc_a1.8", "coll_a1.5", "coll_a0.8")
+
+
+def fine_specs(n: int) -> list:
+    return [dict(kind="positive" if name in SETS else "collapsed", set=name, drift=DRIFTS[(i + j) % 2][0],
+                 ratio=DRIFTS[(i + j) % 2][1], delta=0.01, Q=1024, R=4000, seed=SEED + 1_300_000 + 10 * i + j)
+            for i, name in enumerate(FINE_SETS) for j in range(n)]
+
+
+def summarize_fine(rows) -> dict:
+    out = {}
+    for name in FINE_SETS:
+        sub = [r for r in rows if r["set"] == name]
+        out[name] = {"n": len(sub), "truth": "concentrated" if name in SETS else "collapsed",
+                     "phases": [r.get("phase") for r in sub],
+                     "admissibility": [(r.get("admissibility") or {}).get("status") for r in sub],
+                     "lam_hat": [r.get("lam_hat") for r in sub], "lam_hat_se": [r.get("lam_hat_se") for r in sub],
+                     "beta_dynamics": [r.get("beta_dynamics") for r in sub],
+                     "withheld": [(r.get("phase_withheld") or [])[:3] for r in sub]}
+    return out
 
 
 THEORY_SETS = ("broad_a0.8", "conc_a1.5", "broad_a1.5", "conc_a1.2_k2")
@@ -273,7 +349,7 @@ def _init():
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("gates", "check", "theory"), required=True)
+    ap.add_argument("--part", choices=("gates", "check", "interval", "fine", "theory"), required=True)
     ap.add_argument("--n", type=int, default=None, help="datasets per kind (gates: 20; check: 3 per set)")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--json", action="store_true")
@@ -281,9 +357,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if (args.n is not None and args.n < 1) or args.workers < 1:
         ap.error("--n and --workers must be >= 1")
-    n = args.n or {"gates": 20, "check": 3, "theory": 4}[args.part]
-    todo = {"gates": gate_specs, "check": check_specs, "theory": theory_specs}[args.part](n)
-    fn = {"gates": run_gates, "check": run_check, "theory": run_theory}[args.part]
+    n = args.n or {"gates": 20, "check": 3, "interval": 4, "fine": 2, "theory": 4}[args.part]
+    todo = {"gates": gate_specs, "check": check_specs, "interval": interval_specs, "fine": fine_specs,
+            "theory": theory_specs}[args.part](n)
+    fn = {"gates": run_gates, "check": run_check, "interval": run_interval, "fine": run_check,
+          "theory": run_theory}[args.part]
     t0 = time.perf_counter()
     if args.workers > 1:
         from concurrent.futures import ProcessPoolExecutor
@@ -295,7 +373,8 @@ def main(argv=None) -> int:
         with open(args.out, "w") as fh:
             for r in rows:
                 fh.write(json.dumps(r, default=float) + "\n")
-    s = {"gates": summarize_gates, "check": summarize_check, "theory": summarize_theory}[args.part](rows)
+    s = {"gates": summarize_gates, "check": summarize_check, "interval": summarize_interval, "fine": summarize_fine,
+         "theory": summarize_theory}[args.part](rows)
     s["wall_s"] = round(time.perf_counter() - t0, 1)
     print(json.dumps(s, indent=1, default=float))
     return 0

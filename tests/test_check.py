@@ -140,7 +140,7 @@ def test_stationarity_test_numbers():
     s = stationarity_test(iid, step)
     assert s.stationary is True and s.n_windows == 4
     from scipy import stats
-    assert s.critical_t == pytest.approx(stats.t.ppf(1 - 0.05 / 12, 63), rel=1e-12)   # 64 groups, 6 statistics
+    assert s.critical_t == pytest.approx(stats.t.ppf(1 - 0.05 / 14, 63), rel=1e-12)   # 64 groups, 7 statistics
     # a location trend of 1.0 over the records: the median's change is the trend over the windows' centres
     trend = iid + np.linspace(0, 1, R)[:, None]
     s = stationarity_test(trend, step)
@@ -149,6 +149,49 @@ def test_stationarity_test_numbers():
     assert abs(c - 1.0 * 30 / 39) < 4 * s.stats["q50"].se + 0.05
     # too few records for 4 windows
     assert stationarity_test(iid[:7], step[:7]).stationary is False
+
+
+def test_stationarity_increment_scale_closed_form():
+    """dz_log_iqr: the log IQR of the one-record increments. An AR(1) chain whose innovation scale
+    grows by a factor g over the records has increments N(0, s_r^2 (2 - 2 phi) ...) only when
+    stationary; here the innovations are i.i.d. N(0, s_r^2) on top of a fixed AR(1) position
+    (increment = innovation - (1 - phi) z), and a scale factor s_r = 1 + g r/(R - 1): the change of
+    the log IQR across 4 windows is log of the ratio of the scales at the outer windows' centres
+    (up to the small AR term), and the test rejects."""
+    from levysde.inference.check import stationarity_test
+
+    rng = np.random.default_rng(3)
+    R, Q, phi, g = 200, 512, 0.5, 0.2
+    sc = 1.0 + g * np.arange(R) / (R - 1)
+    z = np.zeros((R, Q))
+    z[0] = rng.standard_normal(Q) / np.sqrt(1 - phi ** 2)
+    for r in range(1, R):
+        z[r] = phi * z[r - 1] + sc[r] * rng.standard_normal(Q)
+    step = np.arange(R, dtype=float)
+    s = stationarity_test(z, step)
+    st = s.stats["dz_log_iqr"]
+    # increments z_r - z_{r-1}: a sum of two scaled normals, scale ~ s_r (to first order in g)
+    centres = (np.arange(4) + 0.5) * R / 4
+    want = np.log((1 + g * centres[-1] / R) / (1 + g * centres[0] / R))
+    assert abs(st.change - want) < 4 * st.se
+    assert st.t > s.critical_t and s.stationary is False
+    # the same chain with a constant scale passes, and its statistic has no change within 4 se
+    z0 = np.zeros((R, Q))
+    z0[0] = rng.standard_normal(Q) / np.sqrt(1 - phi ** 2)
+    for r in range(1, R):
+        z0[r] = phi * z0[r - 1] + rng.standard_normal(Q)
+    s0 = stationarity_test(z0, step)
+    assert abs(s0.stats["dz_log_iqr"].change) < 4 * s0.stats["dz_log_iqr"].se
+    # increments over another record interval are left out: a random walk (increment sd sqrt(dt))
+    # recorded at interval 1, except every other interval of the late half at interval 2
+    dt = np.ones(R - 1)
+    dt[R // 2::2] = 2.0
+    step3 = np.concatenate([[0.0], np.cumsum(dt)])
+    walk = np.concatenate([np.zeros((1, Q)), np.cumsum(np.sqrt(dt)[:, None] * rng.standard_normal((R - 1, Q)), axis=0)])
+    s3 = stationarity_test(walk, step3)
+    assert abs(s3.stats["dz_log_iqr"].change) < 4 * s3.stats["dz_log_iqr"].se
+    # counted, the sqrt(2)-larger increments would raise the late windows' log IQR by ~ log(1.2)
+    assert all(abs(v) < 0.05 + np.log(1.349) for v in s3.stats["dz_log_iqr"].per_window)
 
 
 def test_jackknife_se_of_a_mean_equals_the_group_formula():

@@ -99,7 +99,7 @@ MIN_TAIL_NEURONS = 20
 #: the neighbouring (shallower) threshold whose rate sets beta_tail's threshold systematic error
 TAIL_NEIGHBOUR_FRACTION = 0.03
 #: neuron groups of the stationarity test's jackknife (at most one neuron each): 64 groups give the
-#: Student-t critical value 63 degrees of freedom (2.73 at 5 %/12 two-sided, against 3.73 at
+#: Student-t critical value 63 degrees of freedom (2.78 at 5 %/14 two-sided, against 3.73 at
 #: 1 %/10 with 16 groups), the power it needs (docs/calibration.md)
 STATIONARITY_GROUPS = 64
 
@@ -253,10 +253,26 @@ def ks_critical(n_neurons: int) -> float:
     return 1.63 / math.sqrt(max(int(n_neurons), 1)) + 0.05
 
 
+def _modal_interval(dt) -> float:
+    """The most frequent record interval (ties: the smallest; NaN for none), equal intervals
+    being those within 1e-9 relative."""
+    dt = np.sort(np.asarray(dt, dtype=float)[np.isfinite(dt)])
+    if dt.size == 0:
+        return math.nan
+    new = np.concatenate([[True], np.diff(dt) > 1e-9 * np.abs(dt[1:])])
+    starts = np.flatnonzero(new)
+    counts = np.diff(np.concatenate([starts, [dt.size]]))
+    return float(dt[starts[int(np.argmax(counts))]])
+
+
 def _window_stats(zeta, step, bounds, z_left):
     """Per window: std, interquartile range, 10/50/90 % quantiles of the pooled zeta, mean dZ/dt of
-    increments that start below z_left (far-left drift). (6, W) array, NaN where undefined."""
-    out = np.full((6, len(bounds)), np.nan)
+    increments that start below z_left (far-left drift), and the log interquartile range of the
+    pooled one-record increments over the modal record interval (the noise's scale). (7, W)
+    array, NaN where undefined."""
+    out = np.full((len(STATIONARITY_STATS), len(bounds)), np.nan)
+    dt_all = np.diff(step)
+    dt_med = _modal_interval(dt_all)
     for w, (a, b) in enumerate(bounds):
         z = zeta[a:b]
         zf = z[np.isfinite(z)]
@@ -265,14 +281,23 @@ def _window_stats(zeta, step, bounds, z_left):
             q = np.quantile(zf, [0.1, 0.25, 0.5, 0.75, 0.9])
             out[1, w] = q[3] - q[1]
             out[2, w], out[3, w], out[4, w] = q[0], q[2], q[4]
-        dz = np.diff(z, axis=0) / np.diff(step[a:b])[:, None]
+        dt = np.diff(step[a:b])
+        raw = np.diff(z, axis=0)
+        dz = raw / dt[:, None]
         sel = (z[:-1] < z_left) & np.isfinite(dz)
         if sel.any():
             out[5, w] = dz[sel].mean()
+        same = np.abs(dt - dt_med) <= 1e-9 * abs(dt_med)      # increments over the modal interval only
+        inc = raw[same].ravel()
+        inc = inc[np.isfinite(inc)]
+        if inc.size >= 8:
+            lo, hi = np.quantile(inc, [0.25, 0.75])
+            if hi > lo:
+                out[6, w] = math.log(hi - lo)
     return out
 
 
-STATIONARITY_STATS = ("std", "iqr", "q10", "q50", "q90", "left_drift")
+STATIONARITY_STATS = ("std", "iqr", "q10", "q50", "q90", "left_drift", "dz_log_iqr")
 
 
 @dataclass(frozen=True)
@@ -282,7 +307,8 @@ class StationarityStat:
     Attributes
     ----------
     change : float
-        OLS slope over the windows times (W - 1) (zeta units; drift: per step); NaN undefined.
+        OLS slope over the windows times (W - 1) (zeta units; drift: per step; ``dz_log_iqr``:
+        log units); NaN undefined.
     se : float
         Its delete-a-group jackknife error (NaN undefined).
     t : float
@@ -323,7 +349,7 @@ class Stationarity:
     level : float
         Level of the whole test, as asked.
     stats : dict
-        Name (``std``, ``iqr``, ``q10``, ``q50``, ``q90``, ``left_drift``) ->
+        Name (``std``, ``iqr``, ``q10``, ``q50``, ``q90``, ``left_drift``, ``dz_log_iqr``) ->
         :class:`StationarityStat`; empty when untested.
     critical_t : float or None
         The Student-t critical value (None when untested).
@@ -382,22 +408,29 @@ class Stationarity:
 
 def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = STATIONARITY_GROUPS, level: float = 0.05,
                       left_quantile: float = 0.2) -> Stationarity:
-    r"""Do spread, quantiles and far-left drift stay put across windows of the late part (the specification, §8 (ii))?
+    r"""Do spread, quantiles, far-left drift and noise scale stay put over the late part (specification §8 (ii))?
 
     The records are cut into ``n_windows`` consecutive windows. Per window: the std, the
-    interquartile range and the 10/50/90 % quantiles of the pooled zeta, and the far-left drift
-    (mean dZ/dt of the increments starting below the late part's ``left_quantile`` quantile). For
-    each of these six statistics the change across the late part is the OLS slope over the
-    windows times (W - 1); its standard error is the delete-a-group jackknife over groups
-    of whole neurons (so the correlation of a neuron's windows is accounted for).
-    Stationary iff every ``|change/se|`` is below the Student-t critical value with G - 1
-    degrees of freedom at two-sided level ``level / 6`` (Bonferroni over the six: the whole test
-    rejects stationary data with probability at most ``level``). A statistic whose change and
-    error are both 0 (frozen) counts as t = 0. Size and power (docs/calibration.md, measured by
-    ``benchmarks/gates_power.py --part gates``, 20 runs each of the independent generator at
-    Q = 256-1024, R = 100-400): stationary runs rejected 0 of 20; a spread grown by 10 % over the
-    late half 11 of 20, by 20 % 13 of 20 (the window spreads of a broad spectrum fluctuate with its
-    deep excursions), a spreading start 15 of 20, a moving equilibrium 19 of 20.
+    interquartile range and the 10/50/90 % quantiles of the pooled zeta, the far-left drift
+    (mean dZ/dt of the increments starting below the late part's ``left_quantile`` quantile), and
+    the log interquartile range of the pooled one-record increments (over the most frequent record
+    interval only; ``dz_log_iqr``). For each of these seven statistics the change across the late
+    part is the OLS slope over the windows times (W - 1); its standard error is the
+    delete-a-group jackknife over groups of whole neurons (so the correlation of a neuron's
+    windows is accounted for). Stationary iff every ``|change/se|`` is below the Student-t
+    critical value with G - 1 degrees of freedom at two-sided level ``level / 7`` (Bonferroni
+    over the seven). A statistic whose change and error are both 0 (frozen) counts as t = 0.
+
+    The increments' scale carries the power against a growing spread: a stationary process has
+    increments of one and the same law at every record, and a neuron's increments are nearly
+    independent from record to record, so their scale is measured on Q (R/W - 1) numbers per
+    window, while a neuron's position moves slowly and the window spreads of a broad spectrum
+    fluctuate with its few deep excursions. Size and power (docs/calibration.md, measured by
+    ``benchmarks/gates_power.py --part gates``, runs of the independent generator at
+    Q = 256-1024, R = 100-400): stationary runs rejected 6 of 100 (the six position statistics
+    alone: 5 of 100); a spread grown by 10 % over the late half 18 of 20 (without the increments'
+    scale: 11 of 20), by 20 % 20 of 20 (13), a spreading start 15 of 20, a moving equilibrium
+    19 of 20.
 
     Parameters
     ----------
@@ -410,7 +443,7 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = STATION
     n_groups : int, default :data:`STATIONARITY_GROUPS`
         Neuron groups of the jackknife, >= :data:`MIN_GROUPS` (G = min(n_groups, Q)).
     level : float, default 0.05
-        Level of the whole test (Bonferroni over the six statistics).
+        Level of the whole test (Bonferroni over the seven statistics).
     left_quantile : float, default 0.2
         Quantile of the late zeta below which an increment counts for the far-left drift.
 
@@ -438,7 +471,7 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = STATION
 
         \Delta = (W - 1)\,\frac{\sum_w x_w s_w}{\sum_w x_w^2}, \qquad
         t = \frac{|\Delta|}{\widehat{\mathrm{se}}_{\mathrm{jack}}(\Delta)}, \qquad
-        \text{stationary} \iff \max t \le t_{G-1}\big(1 - \tfrac{\mathrm{level}}{12}\big).
+        \text{stationary} \iff \max t \le t_{G-1}\big(1 - \tfrac{\mathrm{level}}{14}\big).
 
     References
     ----------
@@ -456,9 +489,9 @@ def stationarity_test(zeta, step, *, n_windows: int = 4, n_groups: int = STATION
     >>> zeta = z[50:]
     >>> st = stationarity_test(zeta[40:], np.arange(40.0, 80.0))
     >>> st.stationary, st.n_groups, round(st.critical_t, 3)
-    (True, 64, 2.724)
+    (True, 64, 2.781)
     >>> sorted(st.stats)
-    ['iqr', 'left_drift', 'q10', 'q50', 'q90', 'std']
+    ['dz_log_iqr', 'iqr', 'left_drift', 'q10', 'q50', 'q90', 'std']
     """
     check_int("n_groups", n_groups, MIN_GROUPS, why="neuron groups of the jackknife")
     zeta = np.asarray(zeta, dtype=float)
