@@ -101,7 +101,12 @@ LATE_FRACTION = 0.5
 #: the estimates whose errors are checked, with the truth they estimate
 BETA_KEYS = ("beta_tail", "beta_dynamics", "beta_theory", "beta_combined")
 COVERAGE_KEYS = ("kappa_hat",) + BETA_KEYS + ("alpha_hat", "eta_g_hat", "eta_j_hat", "lam_hat")
-POSITIVE_BLOCKS = ("far", "near_critical", "near_threshold")
+POSITIVE_BLOCKS = ("far", "near_critical", "near_threshold", "fine")
+#: block ``fine``: the far sets and two negative kinds recorded often (Delta 0.01, Q 1024, 4000
+#: records: the late half spans 20 time units, as R = 400 at Delta = 0.1), where lambda is identified
+FINE_PER_SET = 2
+FINE_NEGATIVES = {"collapsed": 6, "ou": 6}
+FINE_SIZE = {"delta": 0.01, "Q": 1024, "R": 4000}
 #: the calls that are right on a negative (any other call is a false positive)
 NEGATIVE_RIGHT = {"collapsed": ("collapsed",), "ou": ("collapsed",)}
 
@@ -180,6 +185,21 @@ def specs(quick: bool = False, base_seed: int = BASE_SEED) -> list[dict]:
             add("negative", kind, name, p, i, 0, **kw)
             if kind == "ou":
                 out[-1].update(drift="ou", ratio=(0.5, 1.0, 2.0)[i % 3])
+    if not quick:
+        for j, (name, p) in enumerate(far):
+            for i in range(FINE_PER_SET):
+                add("fine", "positive", name, p, i, j, **FINE_SIZE)
+        for kind, n in FINE_NEGATIVES.items():
+            for i in range(n):
+                name = NEGATIVE_BASES[i % len(NEGATIVE_BASES)]
+                p = FAR_SETS[name]
+                if kind == "collapsed":
+                    f = COLLAPSED_FACTORS[i % len(COLLAPSED_FACTORS)]
+                    p = (round(f * _eta_j_star(p[1:]), 4),) + tuple(p[1:])
+                    name = f"{name}_x{f:.2f}"
+                add("fine", kind, name, p, i, 0, **FINE_SIZE)
+                if kind == "ou":
+                    out[-1].update(drift="ou", ratio=(0.5, 1.0, 2.0)[i % 3])
     return out
 
 
@@ -194,7 +214,7 @@ def truth(spec) -> dict:
     ej, eg, k, a, lam = spec["params"]
     th = dict(theory(tuple(spec["params"])))
     th.update(kappa=k, eta_g=eg, eta_j=ej, alpha=a, lam=lam)
-    if spec["block"] == "negative":
+    if spec["kind"] != "positive":
         th["base_phase"] = th.pop("phase")
         th["phase"] = None
         th["right_calls"] = list(NEGATIVE_RIGHT.get(spec["kind"], ()))
@@ -421,7 +441,7 @@ def summarize(recs) -> dict:
     ok = [r for r in recs if "error" not in r]
     out = {"n_datasets": len(recs), "errors": errors, "blocks": {}}
     for block in POSITIVE_BLOCKS:
-        sub = [r for r in ok if r["spec"]["block"] == block]
+        sub = [r for r in ok if r["spec"]["block"] == block and r["spec"]["kind"] == "positive"]
         if not sub:
             continue
         s = calls_summary(sub)
@@ -463,6 +483,16 @@ def summarize(recs) -> dict:
         fp = sum(k["false_positives"] for k in kinds.values())
         out["negatives"] = {"n": len(neg), "false_positives": fp, "false_positive_rate": round(fp / len(neg), 3),
                             "false_positive_ci95": wilson(fp, len(neg)), "by_kind": kinds}
+    fine_neg = [r for r in ok if r["spec"]["block"] == "fine" and r["spec"]["kind"] != "positive"]
+    if fine_neg:
+        kinds = {}
+        for kind in FINE_NEGATIVES:
+            s = calls_summary([r for r in fine_neg if r["spec"]["kind"] == kind])
+            kinds[kind] = {"n": s["n"], "calls": s["calls"], "false_positives": s["calls"] - s["right"],
+                           "calls_by_phase": s["calls_by_phase"], "open": s["open"], "failed_gates": s["failed_gates"],
+                           "wrong": s["wrong"]}
+        fp = sum(k["false_positives"] for k in kinds.values())
+        out["fine_negatives"] = {"n": len(fine_neg), "false_positives": fp, "by_kind": kinds}
     out["seconds_total"] = round(sum(r.get("seconds", 0.0) for r in recs), 1)
     return out
 

@@ -28,7 +28,7 @@ identified (block "alpha"), and 24 of those at H = 64-128 (block "alpha_small"):
 Every dataset has its own seed: results do not depend on --workers.
 
 ``--block independent``: the study of ``check`` on the independent generator (benchmarks/_check_study.py:
-380 datasets; positives far from and near the boundaries, six negative kinds; resumable records):
+412 datasets; positives far from and near the boundaries, six negative kinds, and 32 recorded often; resumable records):
 
     python benchmarks/calibrate_check.py --block independent [--quick] [--out study.json.gz] [--shard K/N]
     python benchmarks/calibrate_check.py --block independent --summarize study.json.gz [--json | --markdown]
@@ -344,7 +344,7 @@ def main(argv=None) -> int:
                                   "continues from OUT.partial.jsonl)")
     ap.add_argument("--block", choices=("levysde", "independent"), default="levysde",
                     help="levysde: the study on levysde's simulator (default); independent: the study on the "
-                         "independent generator (benchmarks/_check_study.py: 380 datasets; 8 with --quick)")
+                         "independent generator (benchmarks/_check_study.py: 412 datasets; 8 with --quick)")
     ap.add_argument("--fresh", action="store_true", help="independent: ignore records cached in --out")
     ap.add_argument("--shard", help="independent: run only datasets K, K+N, K+2N, ... (K/N)")
     ap.add_argument("--summarize", nargs="+", metavar="FILE",

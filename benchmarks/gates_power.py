@@ -29,7 +29,7 @@ simulator). Every dataset has its own seed.
 * ``--part theory``: where ``beta_theory`` is reported at all (a record interval short against the
   drift's relaxation, gamma Delta = 0.04): 4 sets x n runs at Q = 512, R = 600, and its coverage.
 
-    python benchmarks/gates_power.py --part gates [--n 20] [--workers 2] [--json]
+    python benchmarks/gates_power.py --part gates [--n 20] [--workers 2] [--json] [--kinds stationary,grow10]
     python benchmarks/gates_power.py --part check [--n 3] [--workers 2] [--json] [--out rows.jsonl]
     python benchmarks/gates_power.py --part interval [--n 4] [--workers 2]
     python benchmarks/gates_power.py --part fine [--n 2] [--workers 1]
@@ -295,6 +295,8 @@ def summarize_gates(rows) -> dict:
     out = {}
     for kind in GATE_KINDS:
         sub = [r for r in rows if r["kind"] == kind]
+        if not sub:
+            continue
         out[kind] = {"n": len(sub), "rejected_stationarity": _rate([not r["stationary"] for r in sub]),
                      "rejected_independence": _rate([not r["independent"] for r in sub]),
                      "median_std_growth": float(np.median([r["std_growth"] for r in sub])) if sub else None,
@@ -354,12 +356,21 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--out", help="one JSON row per dataset")
+    ap.add_argument("--kinds", help="--part gates: only these kinds (comma-separated; default all: "
+                    + ",".join(GATE_KINDS) + ")")
     args = ap.parse_args(argv)
     if (args.n is not None and args.n < 1) or args.workers < 1:
         ap.error("--n and --workers must be >= 1")
     n = args.n or {"gates": 20, "check": 3, "interval": 4, "fine": 2, "theory": 4}[args.part]
     todo = {"gates": gate_specs, "check": check_specs, "interval": interval_specs, "fine": fine_specs,
             "theory": theory_specs}[args.part](n)
+    if args.kinds:
+        kinds = args.kinds.split(",")
+        bad = sorted(set(kinds) - set(GATE_KINDS))
+        if args.part != "gates" or bad:
+            ap.error(f"--kinds applies to --part gates and takes kinds among {', '.join(GATE_KINDS)}"
+                     + (f"; got {', '.join(bad)}" if bad else ""))
+        todo = [sp for sp in todo if sp["kind"] in kinds]
     fn = {"gates": run_gates, "check": run_check, "interval": run_interval, "fine": run_check,
           "theory": run_theory}[args.part]
     t0 = time.perf_counter()

@@ -163,7 +163,9 @@ def test_study_design():
 
     cs = _study()
     sp = cs.specs(False)
-    assert len(sp) == 380 and len({s["seed"] for s in sp}) == 380 and len({cs.spec_key(s) for s in sp}) == 380
+    n_fine = len(cs.FAR_SETS) * cs.FINE_PER_SET + sum(cs.FINE_NEGATIVES.values())
+    n = 380 + n_fine
+    assert len(sp) == n and len({s["seed"] for s in sp}) == n and len({cs.spec_key(s) for s in sp}) == n
 
     done = {}
 
@@ -175,6 +177,12 @@ def test_study_design():
     phases = set()
     for s in sp:
         r = cl(s["params"])
+        if s["block"] == "fine":        # the far sets and two negative kinds recorded often
+            assert (s["delta"], s["Q"], s["R"]) == (0.01, 1024, 4000)
+            assert s["kind"] == "positive" and s["set"] in cs.FAR_SETS or s["kind"] in cs.FINE_NEGATIVES
+            if s["kind"] == "collapsed":
+                assert str(r.phase) == "collapsed"
+            continue
         assert 256 <= s["Q"] <= 1024 and 100 <= s["R"] <= 400 and s["delta"] * s["params"][2] <= 1 + 1e-12
         if s["block"] == "far":
             assert abs(float(r.beta_star) - 1) >= 0.3 and s["params"][0] >= 1.3 * float(r.eta_j_star)
