@@ -135,6 +135,52 @@ def test_tau0_init_starts_every_unit_at_tau0(name):
     assert abs(tau0_gate(199.5) - 0.005) < 1e-5
 
 
+@pytest.mark.parametrize("value", ["1e30", "inf", "nan", "1e-300", "0.05", "100001"])
+def test_cli_gate_tau0_out_of_its_range_is_refused(tmp_path, capsys, value):
+    """An absurd initial time scale (1e30: its gate's float32 retention 1 - s0 is exactly 1) is
+    refused at once, naming the flag and its range; nothing is written."""
+    out = tmp_path / "x.npz"
+    with pytest.raises(SystemExit) as e:
+        main(["train", "--out", str(out), "--quiet", "--task", "lagged", "--gate-tau0", value])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "argument --gate-tau0" in err[0] and "[0.1, 100000]" in err[0], err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("tau0", [1e30, math.inf, math.nan, 1e-300, 0.05, 1e5 * (1 + 1e-9)])
+def test_gate_tau0_out_of_its_range_is_refused_by_the_library(tau0):
+    with pytest.raises(ValueError, match=r"gate_tau0 must be finite and in \[0.1, 100000\]"):
+        tau0_gate(tau0)
+    with pytest.raises(ValueError, match=r"gate_tau0 must be finite and in \[0.1, 100000\]"):
+        TrainConfig(**SMALL, gate_tau0=tau0).validate()
+
+
+def test_gate_tau0_range_is_where_float32_resolves_the_time_scale():
+    """Independent truth: the time scale -1/log(r) of the float32 retention r = 1 - s0. At the
+    ends of the range it is within 1 % of tau0; at 1e30 (and from about 3.4e7) r rounds to 1."""
+    from levysde.cli._train_flags import TAU0_RANGE
+    from levysde.rnn.models import TAU0_MAX, TAU0_MIN
+
+    assert TAU0_RANGE == (TAU0_MIN, TAU0_MAX)
+
+    def float32_time_scale(tau0):
+        r = np.float32(1.0) - np.float32(-math.expm1(-1.0 / tau0))
+        return -1.0 / math.log(float(r)) if r < 1 else math.inf
+
+    for tau0 in (TAU0_MIN, TAU0_MAX):
+        assert float32_time_scale(tau0) == pytest.approx(tau0, rel=1e-2)
+        assert tau0_gate(tau0) == pytest.approx(-math.expm1(-1.0 / tau0), rel=1e-15)
+    assert float32_time_scale(1e30) == math.inf and float32_time_scale(4e7) == math.inf
+
+
+def test_tau0_init_at_the_range_ends_starts_there():
+    for tau0 in (0.1, 1e5):
+        m = build_model("diaggate", 3, 4, 1, seed=2, gate_tau0=tau0)
+        zeta = torch.log(m.trace(torch.zeros(1, 5, 3)).neg_log_r.double().mean())
+        assert float(zeta) == pytest.approx(-math.log(tau0), abs=1e-4)
+
+
 def test_tau0_init_trained_run_starts_there():
     res = train(TrainConfig(**SMALL, model="diaggate", steps=1, gate_tau0=50.0))
     np.testing.assert_allclose(res["zeta"][0], -math.log(50.0), atol=1e-6)

@@ -8,6 +8,12 @@ from levysde.cli._common import Given, GivenTrue, UsageError, integer, real
 FIELDS = {"lags": "lag_mode", "slow_forcing": "slow_forcing_alpha"}
 
 
+#: the range of --gate-tau0, as levysde.rnn.models.TAU0_MIN, TAU0_MAX (not imported: that needs torch)
+TAU0_RANGE = (0.1, 1e5)
+_TAU0 = ("[0.1, 100000] steps (the gates are float32: beyond it the initial retention exp(-1/T0) comes "
+         "within 5e-5 of 0 or 1e-5 of 1, where float32 rounding distorts or loses its time scale)")
+
+
 def add_task_flags(t) -> None:
     """The ``lagged`` task's flags, in the task group ``t``."""
     t.add_argument("--lags", action=Given, choices=("pareto", "fixed"), default="pareto",
@@ -29,9 +35,9 @@ def add_task_flags(t) -> None:
 
 def add_run_flags(g, r) -> None:
     """The init flag (model group ``g``) and the recording flags (group ``r``)."""
-    g.add_argument("--gate-tau0", action=Given, type=real(0.0, lo_open=True), default=None,
-                   help="start every unit at time scale T0 > 0: gate weights 0, gate bias from T0, other "
-                        "matrices orthogonal, other biases 0 (default off)")
+    g.add_argument("--gate-tau0", action=Given, type=real(*TAU0_RANGE, allowed=_TAU0), default=None,
+                   help="start every unit at time scale T0 in [0.1, 1e5] steps: gate weights 0, gate bias from "
+                        "T0, other matrices orthogonal, other biases 0 (default off)")
     g.add_argument("--layernorm", action=GivenTrue,
                    help="LayerNorm of the candidate pre-activation before tanh (leaky models; the learnability "
                         "paper's)")
