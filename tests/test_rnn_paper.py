@@ -108,7 +108,7 @@ def test_config_bad_input(kw, name):
 
 @pytest.mark.parametrize("argv, msg", [
     (["--task", "lagged", "--lags", "fixed", "--lag-count", "3"], "--lag-count"), (["--n-train", "5"], "--n-train"),
-    (["--task", "lagged", "--window-lags", "5", "3", "4"], "window_lags hi"),
+    (["--task", "lagged", "--window-lags", "5", "3", "4"], "argument --window-lags: hi must be"),
     (["--task", "lagged", "--gate-tau0", "-1"], "--gate-tau0"),
     (["--gate-tau0", "5", "--gate-a", "0.2", "--model", "constgate"], "--gate-a"),
     (["--task", "lagged", "--lags", "fixed", "--seq-len", "100"],
@@ -120,6 +120,45 @@ def test_cli_bad_input_exits_2_one_line(tmp_path, capsys, argv, msg):
     assert e.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and msg in err[0]
+
+
+@pytest.mark.parametrize("argv, msg", [
+    (["--seq-len", "1000", "--lag-lo", "700"],
+     "argument --lag-hi: must be an integer >= 701 (above --lag-lo); got 640 (--lag-hi was not given: its default)"),
+    (["--seq-len", "1000", "--lag-lo", "8", "--lag-hi", "8"],
+     "argument --lag-hi: must be an integer >= 9 (above --lag-lo); got 8"),
+    (["--seq-len", "100", "--loss-from", "200"], "argument --loss-from: must be an integer in [0, 99]; got 200"),
+    (["--seq-len", "100", "--lag-hi", "50", "--lag-count", "100"],
+     "argument --lag-count: must be an integer in [1, 43] (distinct integers in [--lag-lo, --lag-hi]); got 100"),
+    (["--n-train", "8", "--batch", "9"], "argument --batch: must be an integer in [1, 8] (at most --n-train"),
+])
+def test_cli_config_errors_name_the_flags(tmp_path, capsys, argv, msg):
+    """The trainer's config errors on the command line name the flags as typed, not the fields."""
+    with pytest.raises(SystemExit) as e:
+        main(["train", "--out", str(tmp_path / "x.npz"), "--quiet", "--task", "lagged"] + argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and msg in err[0], err
+    assert not {"lag_hi", "lag_lo", "seq_len", "loss_from", "lag_count", "n_train"} & set(err[0].split()), err
+    assert not (tmp_path / "x.npz").exists()
+
+
+def test_flag_message_maps_fields_to_flags():
+    from types import SimpleNamespace
+
+    from levysde.cli._train_flags import flag_message, flag_of
+
+    fields = ("p", "lag_mode", "slow_forcing_alpha", "gate_decay", "seq_len", "batch", "model")
+    assert [flag_of(f) for f in fields] == ["--power", "--lags", "--slow-forcing", "--no-gate-decay", "--seq-len",
+                                           "--batch", "--model"]
+    resumed = SimpleNamespace(_given={"seq_len"}, resume=True)
+    assert flag_message("p must be > 0; got 0", fields, resumed) == \
+        "argument --power: must be > 0; got 0 (--power was not given: the checkpoint's value)"
+    assert flag_message("batch needs a model with seq_len >= 2", fields, resumed) == \
+        "argument --batch: needs a model with --seq-len >= 2 (--batch was not given: the checkpoint's value)"
+    # file names and words that merely contain a field name stay as they are
+    assert flag_message("cannot read 'runs/seq_len.npz' (my_seq_len)", fields) == \
+        "cannot read 'runs/seq_len.npz' (my_seq_len)"
 
 
 # --- the tau0 init ---------------------------------------------------------------------------
