@@ -394,12 +394,18 @@ def plot_envelope(lags, f, path, *, beta=None, slope=None, slope_window=None, fi
     return written
 
 
-def plot_check(report, run_path, path):
+def plot_check(report, run_path, path, *, time_unit=None):
     r"""Four panels for ``levysde check``, saved to ``path``.
 
     The zeta trajectories, the fitted drift with its plateau, the tail of the increment
     residuals, and the zeta histogram with the predicted exponential tail
     :math:`e^{\beta\zeta}` (the specification, §8).
+
+    In the drift panel the fitted saturating form is drawn solid over the bins it was fitted
+    to; where the plateau :math:`\hat\kappa` lies beyond the data
+    (:attr:`levysde.inference.drift_fit.DriftEstimate.plateau_extrapolated`, the flag
+    "plateau not reached"), the form's continuation to the left and the line at
+    :math:`\hat\kappa` are dashed and labelled "extrapolated".
 
     Parameters
     ----------
@@ -410,6 +416,10 @@ def plot_check(report, run_path, path):
         report's variant, and ``step``; e.g. the trajectories of a ``checkpoint_taus`` directory).
     path : str or os.PathLike
         Output image file (:func:`save_figure`).
+    time_unit : str, optional
+        The unit of the records' time ``step`` on the axes ("training step", "drift per
+        step"); default ``"epoch"`` for a report of a ``checkpoint_taus`` directory
+        (``report.extra["source"]``), else ``"step"``.
 
     Returns
     -------
@@ -432,8 +442,8 @@ def plot_check(report, run_path, path):
     >>> report = check_trajectories(zeta, np.arange(200), closing_loop=False, n_boot=20)
     >>> with tempfile.TemporaryDirectory() as d:
     ...     fig = plot_check(report, {"zeta": zeta, "step": np.arange(200)}, os.path.join(d, "check.svg"))
-    >>> print(len(fig.axes), fig.axes[3].get_title())
-    4 spectrum
+    >>> print(len(fig.axes), fig.axes[3].get_title(), "|", fig.axes[0].get_xlabel())
+    4 spectrum | training step
     >>> pyplot().close(fig)
     """
 
@@ -441,11 +451,13 @@ def plot_check(report, run_path, path):
     run = run_path if isinstance(run_path, dict) else load_run_arrays(run_path)
     zeta = np.asarray(run[VARIANT_KEYS.get(report.variant, "zeta")], dtype=float)
     step = np.asarray(run["step"], dtype=float)
+    if time_unit is None:
+        time_unit = "epoch" if (report.extra or {}).get("source") == "checkpoint_taus" else "step"
     fig, axes = plt.subplots(2, 2, figsize=(10, 7.5))
     ax = axes[0, 0]
     cols = np.linspace(0, zeta.shape[1] - 1, min(40, zeta.shape[1])).astype(int)
     ax.plot(step, zeta[:, cols], lw=0.6, alpha=0.7)
-    ax.set_xlabel("training step")
+    ax.set_xlabel(f"training {time_unit}")
     ax.set_ylabel(r"$\zeta_q$")
     ax.set_title("trajectories")
     ax = axes[0, 1]
@@ -453,12 +465,25 @@ def plot_check(report, run_path, path):
     if fit is not None:
         d = fit.drift
         ax.errorbar(d.centers, d.F, yerr=d.se, fmt="o", ms=3, label=r"$\hat F(\zeta)$")
+        if d.form:
+            lo, hi = d.form["z_range"]
+            zz = np.linspace(lo, hi, 100)
+            ax.plot(zz, d.form_curve(zz), "C3-", lw=1.2, label="fitted form (the bins it rests on)")
         if fit.kappa.ok:
-            ax.axhline(fit.kappa.value, color="C3", ls="--", label=rf"$\hat\kappa$ = {fit.kappa.value:.3g}")
+            k = fit.kappa.value
+            if d.plateau_extrapolated:
+                # to where the form reaches 95 % of its plateau, at most two fitted ranges further left
+                zl = max(d.plateau_onset(0.95), lo - 2 * (hi - lo))
+                zz = np.linspace(zl, lo, 100)
+                ax.plot(zz, d.form_curve(zz), "C3--", lw=1.2, label="fitted form, extrapolated beyond the data")
+                ax.axhline(k, color="C3", ls="--", lw=0.8,
+                           label=rf"$\hat\kappa$ = {k:.3g}, extrapolated (plateau not reached in the data)")
+            else:
+                ax.axhline(k, color="C3", ls="-", lw=0.8, label=rf"$\hat\kappa$ = {k:.3g}")
         ax.axhline(0, color="0.5", lw=0.8)
         ax.legend(fontsize=8)
     ax.set_xlabel(r"$\zeta$")
-    ax.set_ylabel("drift per step")
+    ax.set_ylabel(f"drift per {time_unit}")
     ax.set_title("drift")
     ax = axes[1, 0]
 

@@ -322,7 +322,7 @@ def test_reader_roundtrip_and_censoring(tmp_path):
     ("object", "dtype object"),
     ("2d", "1-d"),
     ("sizes", "one network per directory"),
-    ("negative", "must be > 0"),
+    ("negative", r"1 of 2 tau values are <= 0 \(the first: unit 1, tau = -2\); a time scale must be in \(0, inf\)"),
     ("duplicate", "two files for epoch 40"),
     ("garbage", "not a .npy file"),
     ("truncated", "cannot read"),
@@ -419,7 +419,53 @@ def test_check_from_refuses(tmp_path, capsys):
     one_line_error(rc, err, "--variant")
     one = write_taus(tmp_path / "one", sde_checkpoints(R=1), [1])
     rc, _, err = call(capsys, "check", "--from", str(one))
-    one_line_error(rc, err, "need at least 2")
+    one_line_error(rc, err, "need at least 3")
+
+
+def test_check_from_two_checkpoints_is_refused_up_front(tmp_path, capsys):
+    """Two records give one increment per unit: the SDE fit needs 3 records, so the directory is
+    refused before any work, in one line naming it and the count required."""
+    d = write_taus(tmp_path / "checkpoint_taus", sde_checkpoints(R=2), [1, 40])
+    rc, out, err = call(capsys, "check", "--from", str(d), "--no-simulate")
+    one_line_error(rc, err, f"{d}: 2 ckpt_<epoch>_taus.npy file(s); need at least 3")
+    assert out == ""
+    with pytest.raises(ValueError, match="need at least 3"):
+        CC.check_checkpoint_taus(d, closing_loop=False)
+    # a final file without an epoch is not a record, and the error says so
+    np.save(d / "ckpt_final_taus.npy", sde_checkpoints(R=3)[-1])
+    rc, out, err = call(capsys, "check", "--from", str(d), "--no-simulate")
+    one_line_error(rc, err, "2 ckpt_<epoch>_taus.npy file(s) (ckpt_final_taus.npy not counted: no epoch in the name)")
+
+
+def test_check_from_nonpositive_tau_names_the_file_and_the_count(tmp_path, capsys):
+    tau = sde_checkpoints(R=4, H=10)
+    tau[2, [3, 7]] = [-1.5, 0.0]
+    tau[3, 1] = -4.0
+    d = write_taus(tmp_path / "checkpoint_taus", tau, [1, 2, 3, 4])
+    rc, _, err = call(capsys, "check", "--from", str(d), "--no-simulate")
+    one_line_error(rc, err, f"{d / 'ckpt_0003_taus.npy'}: 2 of 10 tau values are <= 0 (the first: unit 3, tau = "
+                            f"-1.5); 1 other file(s) have such values too; a time scale must be in (0, inf) steps")
+    assert "np.float64" not in err and "array(" not in err
+
+
+def test_check_from_does_not_use_a_final_file_without_epoch_and_says_so(tmp_path, capsys):
+    """ckpt_final_taus.npy has no epoch, so no place on the time axis: it is not a record (the
+    records are exactly the ckpt_<epoch> files) and a note names it."""
+    tau = sde_checkpoints(R=12, H=64)
+    epochs = np.arange(12) * 40 + 1
+    d = write_taus(tmp_path / "checkpoint_taus", tau, epochs)
+    np.save(d / "ckpt_final_taus.npy", 2 * tau[-1])
+    ct = read_checkpoint_taus(d)
+    assert ct.epoch.tolist() == epochs.tolist() and ct.ignored == ("ckpt_final_taus.npy",)
+    fin = np.isfinite(tau)
+    assert np.array_equal(ct.tau[fin], tau[fin])
+    rep = CC.check_checkpoint_taus(d, closing_loop=False, n_boot=20)
+    assert any("not used: ckpt_final_taus.npy" in n for n in rep.notes)
+    rc, out, err = call(capsys, "check", "--from", str(d), "--no-simulate", "--n-boot", "20")
+    assert rc == 0, err
+    assert "note: not used: ckpt_final_taus.npy" in out and "epochs 1..441" in out
+    (d / "ckpt_final_taus.npy").unlink()
+    assert read_checkpoint_taus(d).ignored == ()
 
 
 def test_cli_paper(tmp_path, capsys):

@@ -135,7 +135,7 @@ def test_forcing_config_bad_input(kw, name):
 
 @pytest.mark.parametrize("argv, msg", [
     (["--slow-forcing-q", "0.2"], "--slow-forcing-q"), (["--slow-forcing", "3"], "--slow-forcing"),
-    (["--slow-forcing", "1.5"], "window_lags"),
+    (["--slow-forcing", "1.5"], "argument --slow-forcing: needs --window-lags"),
 ])
 def test_forcing_cli_bad_input_exits_2(tmp_path, capsys, argv, msg):
     with pytest.raises(SystemExit) as e:

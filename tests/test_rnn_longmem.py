@@ -186,7 +186,7 @@ def _cli(tmp_path, *argv):
 @pytest.mark.parametrize("argv, status, words", [
     (["--optimizer", "sgd", "--lr", "1e10", "--steps", "2", "--hidden", "2", "--seq-len", "10"], 1, ["diverged"]),
     (["--hidden", "100000", "--steps", "1"], 2, ["hidden = 100000", "GiB"]),
-    (["--task", "adding", "--seq-len", "2"], 2, ["seq_len", ">= 3", "adding"]),
+    (["--task", "adding", "--seq-len", "2"], 2, ["argument --seq-len:", ">= 3", "adding"]),
 ])
 def test_cli_failures_are_one_line(tmp_path, argv, status, words):
     r = _cli(tmp_path, *argv)

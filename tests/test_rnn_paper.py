@@ -108,7 +108,7 @@ def test_config_bad_input(kw, name):
 
 @pytest.mark.parametrize("argv, msg", [
     (["--task", "lagged", "--lags", "fixed", "--lag-count", "3"], "--lag-count"), (["--n-train", "5"], "--n-train"),
-    (["--task", "lagged", "--window-lags", "5", "3", "4"], "window_lags hi"),
+    (["--task", "lagged", "--window-lags", "5", "3", "4"], "argument --window-lags: hi must be"),
     (["--task", "lagged", "--gate-tau0", "-1"], "--gate-tau0"),
     (["--gate-tau0", "5", "--gate-a", "0.2", "--model", "constgate"], "--gate-a"),
     (["--task", "lagged", "--lags", "fixed", "--seq-len", "100"],
@@ -122,6 +122,45 @@ def test_cli_bad_input_exits_2_one_line(tmp_path, capsys, argv, msg):
     assert len(err) == 1 and msg in err[0]
 
 
+@pytest.mark.parametrize("argv, msg", [
+    (["--seq-len", "1000", "--lag-lo", "700"],
+     "argument --lag-hi: must be an integer >= 701 (above --lag-lo); got 640 (--lag-hi was not given: its default)"),
+    (["--seq-len", "1000", "--lag-lo", "8", "--lag-hi", "8"],
+     "argument --lag-hi: must be an integer >= 9 (above --lag-lo); got 8"),
+    (["--seq-len", "100", "--loss-from", "200"], "argument --loss-from: must be an integer in [0, 99]; got 200"),
+    (["--seq-len", "100", "--lag-hi", "50", "--lag-count", "100"],
+     "argument --lag-count: must be an integer in [1, 43] (distinct integers in [--lag-lo, --lag-hi]); got 100"),
+    (["--n-train", "8", "--batch", "9"], "argument --batch: must be an integer in [1, 8] (at most --n-train"),
+])
+def test_cli_config_errors_name_the_flags(tmp_path, capsys, argv, msg):
+    """The trainer's config errors on the command line name the flags as typed, not the fields."""
+    with pytest.raises(SystemExit) as e:
+        main(["train", "--out", str(tmp_path / "x.npz"), "--quiet", "--task", "lagged"] + argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and msg in err[0], err
+    assert not {"lag_hi", "lag_lo", "seq_len", "loss_from", "lag_count", "n_train"} & set(err[0].split()), err
+    assert not (tmp_path / "x.npz").exists()
+
+
+def test_flag_message_maps_fields_to_flags():
+    from types import SimpleNamespace
+
+    from levysde.cli._train_flags import flag_message, flag_of
+
+    fields = ("p", "lag_mode", "slow_forcing_alpha", "gate_decay", "seq_len", "batch", "model")
+    assert [flag_of(f) for f in fields] == ["--power", "--lags", "--slow-forcing", "--no-gate-decay", "--seq-len",
+                                           "--batch", "--model"]
+    resumed = SimpleNamespace(_given={"seq_len"}, resume=True)
+    assert flag_message("p must be > 0; got 0", fields, resumed) == \
+        "argument --power: must be > 0; got 0 (--power was not given: the checkpoint's value)"
+    assert flag_message("batch needs a model with seq_len >= 2", fields, resumed) == \
+        "argument --batch: needs a model with --seq-len >= 2 (--batch was not given: the checkpoint's value)"
+    # file names and words that merely contain a field name stay as they are
+    assert flag_message("cannot read 'runs/seq_len.npz' (my_seq_len)", fields) == \
+        "cannot read 'runs/seq_len.npz' (my_seq_len)"
+
+
 # --- the tau0 init ---------------------------------------------------------------------------
 @pytest.mark.parametrize("name", MODELS)
 def test_tau0_init_starts_every_unit_at_tau0(name):
@@ -133,6 +172,52 @@ def test_tau0_init_starts_every_unit_at_tau0(name):
     W = m.W.detach() if hasattr(m, "W") else m.rnn.weight_hh_l0.detach()[:6]
     np.testing.assert_allclose((W @ W.T).numpy(), np.eye(6), atol=1e-5)
     assert abs(tau0_gate(199.5) - 0.005) < 1e-5
+
+
+@pytest.mark.parametrize("value", ["1e30", "inf", "nan", "1e-300", "0.05", "100001"])
+def test_cli_gate_tau0_out_of_its_range_is_refused(tmp_path, capsys, value):
+    """An absurd initial time scale (1e30: its gate's float32 retention 1 - s0 is exactly 1) is
+    refused at once, naming the flag and its range; nothing is written."""
+    out = tmp_path / "x.npz"
+    with pytest.raises(SystemExit) as e:
+        main(["train", "--out", str(out), "--quiet", "--task", "lagged", "--gate-tau0", value])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "argument --gate-tau0" in err[0] and "[0.1, 100000]" in err[0], err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("tau0", [1e30, math.inf, math.nan, 1e-300, 0.05, 1e5 * (1 + 1e-9)])
+def test_gate_tau0_out_of_its_range_is_refused_by_the_library(tau0):
+    with pytest.raises(ValueError, match=r"gate_tau0 must be finite and in \[0.1, 100000\]"):
+        tau0_gate(tau0)
+    with pytest.raises(ValueError, match=r"gate_tau0 must be finite and in \[0.1, 100000\]"):
+        TrainConfig(**SMALL, gate_tau0=tau0).validate()
+
+
+def test_gate_tau0_range_is_where_float32_resolves_the_time_scale():
+    """Independent truth: the time scale -1/log(r) of the float32 retention r = 1 - s0. At the
+    ends of the range it is within 1 % of tau0; at 1e30 (and from about 3.4e7) r rounds to 1."""
+    from levysde.cli._train_flags import TAU0_RANGE
+    from levysde.rnn.models import TAU0_MAX, TAU0_MIN
+
+    assert TAU0_RANGE == (TAU0_MIN, TAU0_MAX)
+
+    def float32_time_scale(tau0):
+        r = np.float32(1.0) - np.float32(-math.expm1(-1.0 / tau0))
+        return -1.0 / math.log(float(r)) if r < 1 else math.inf
+
+    for tau0 in (TAU0_MIN, TAU0_MAX):
+        assert float32_time_scale(tau0) == pytest.approx(tau0, rel=1e-2)
+        assert tau0_gate(tau0) == pytest.approx(-math.expm1(-1.0 / tau0), rel=1e-15)
+    assert float32_time_scale(1e30) == math.inf and float32_time_scale(4e7) == math.inf
+
+
+def test_tau0_init_at_the_range_ends_starts_there():
+    for tau0 in (0.1, 1e5):
+        m = build_model("diaggate", 3, 4, 1, seed=2, gate_tau0=tau0)
+        zeta = torch.log(m.trace(torch.zeros(1, 5, 3)).neg_log_r.double().mean())
+        assert float(zeta) == pytest.approx(-math.log(tau0), abs=1e-4)
 
 
 def test_tau0_init_trained_run_starts_there():

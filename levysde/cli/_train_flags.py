@@ -2,10 +2,59 @@
 fixed training set and epochs, the tau0 init, the windowed zeta, the slow-mode forcing; docs/rnn.md)."""
 from __future__ import annotations
 
+import re
+
 from levysde.cli._common import Given, GivenTrue, UsageError, integer, real
 
-#: CLI dest -> TrainConfig field, where they differ
-FIELDS = {"lags": "lag_mode", "slow_forcing": "slow_forcing_alpha"}
+#: CLI dest -> TrainConfig field, where they differ (every other field is its flag's dest: the
+#: field ``lag_hi`` is ``--lag-hi``); the one map between the two, both ways (:func:`flag_of`)
+FIELDS = {"lags": "lag_mode", "slow_forcing": "slow_forcing_alpha", "power": "p", "no_gate_decay": "gate_decay"}
+_DEST = {field: dest for dest, field in FIELDS.items()}
+
+
+def flag_of(field: str) -> str:
+    """The ``levysde train`` flag of a TrainConfig field: ``lag_hi`` -> ``--lag-hi``, ``p`` -> ``--power``."""
+    return "--" + _DEST.get(field, field).replace("_", "-")
+
+
+def flag_message(message: str, fields, args=None) -> str:
+    """A TrainConfig (or trainer) error in the flags' words, for the command line.
+
+    A message that starts with a field and what it must be (``lag_hi must be an integer >= 701
+    (above lag_lo); got 640``) becomes ``argument --lag-hi: must be ... (above --lag-lo); got 640``;
+    every other field with an underscore in its name is written as its flag (single-word fields
+    such as ``model`` or ``batch`` only as the subject: mid-sentence they are words). With
+    ``args`` (the parsed flags), a subject flag that was not given says where its value came
+    from: its default, or with ``--resume`` the checkpoint."""
+    names = sorted(fields, key=len, reverse=True)
+    subject = None
+    m = re.match(r"(\w+)( \w+)? (must|needs)\b", message)
+    if m and m.group(1) in fields:
+        subject = m.group(1)
+        message = f"argument {flag_of(subject)}: {message[len(subject):].lstrip()}"
+    ids = [n for n in names if "_" in n]
+    if ids:
+        message = re.sub(r"(?<![\w./-])(" + "|".join(map(re.escape, ids)) + r")(?![\w/-]|\.\w)",
+                         lambda w: flag_of(w.group(1)), message)
+    if subject is not None and args is not None and _DEST.get(subject, subject) not in getattr(args, "_given", ()):
+        where = "the checkpoint's value" if getattr(args, "resume", False) else "its default"
+        message += f" ({flag_of(subject)} was not given: {where})"
+    return message
+
+
+#: the range of --gate-tau0, as levysde.rnn.models.TAU0_MIN, TAU0_MAX (not imported: that needs torch)
+TAU0_RANGE = (0.1, 1e5)
+_TAU0 = ("[0.1, 100000] (steps; the gates are float32: beyond it the initial retention exp(-1/T0) comes "
+         "within 5e-5 of 0 or 1e-5 of 1, where float32 rounding distorts or loses its time scale)")
+
+
+def validated(cfg, args=None):
+    """``cfg.validate()`` (a TrainConfig; train() validates again), its ValueError a UsageError in
+    the flags' words (:func:`flag_message`; ``args``: the parsed flags)."""
+    try:
+        return cfg.validate()
+    except ValueError as exc:
+        raise UsageError(flag_message(str(exc), type(cfg).__dataclass_fields__, args)) from None
 
 
 def add_task_flags(t) -> None:
@@ -29,9 +78,9 @@ def add_task_flags(t) -> None:
 
 def add_run_flags(g, r) -> None:
     """The init flag (model group ``g``) and the recording flags (group ``r``)."""
-    g.add_argument("--gate-tau0", action=Given, type=real(0.0, lo_open=True), default=None,
-                   help="start every unit at time scale T0 > 0: gate weights 0, gate bias from T0, other "
-                        "matrices orthogonal, other biases 0 (default off)")
+    g.add_argument("--gate-tau0", action=Given, type=real(*TAU0_RANGE, allowed=_TAU0), default=None,
+                   help="start every unit at time scale T0 in [0.1, 1e5] steps: gate weights 0, gate bias from "
+                        "T0, other matrices orthogonal, other biases 0 (default off)")
     g.add_argument("--layernorm", action=GivenTrue,
                    help="LayerNorm of the candidate pre-activation before tanh (leaky models; the learnability "
                         "paper's)")

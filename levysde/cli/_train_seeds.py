@@ -59,7 +59,9 @@ def run_seeds(args, config_of) -> int:
     try:
         check_batchable(cfg)
     except ValueError as exc:
-        raise UsageError(f"--seeds: {exc}") from None
+        from levysde.cli._train_flags import flag_message
+
+        raise UsageError(f"--seeds: {flag_message(str(exc), type(cfg).__dataclass_fields__, args)}") from None
 
     def _term(signum, frame):  # SIGTERM: stop; the records so far are on disk
         raise _Terminated

@@ -8,10 +8,10 @@ import os
 import signal
 import sys
 
+from levysde.cli import _train_flags as flags
 from levysde.cli._common import Given as _Given
 from levysde.cli._common import GivenTrue as _GivenTrue
 from levysde.cli._common import UsageError, check_output, fail, integer, real, reject_flags
-from levysde.cli._train_flags import FIELDS, INAPPLICABLE, add_run_flags, add_seed_flags, add_task_flags, check_lags
 from levysde.cli._train_seeds import print_summary, run_seeds
 
 MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
@@ -21,7 +21,7 @@ EXIT_SIGTERM = 143  # after SIGTERM (128 + 15; Ctrl-C gives 130)
 #: flags that are not part of the run's config
 _NOT_CONFIG = ("out", "resume", "force", "quiet", "json", "seeds")
 #: CLI dest -> TrainConfig field, where they differ
-_FIELD = {"power": "p", **FIELDS}
+_FIELD = flags.FIELDS
 #: the range of the alpha-stable indices (levysde.rnn.tasks.ALPHA_MIN_FLOAT32)
 _F32 = "[0.5%s (float32 training: below 0.5 the squares of many draws overflow float32)"
 
@@ -88,7 +88,7 @@ def add_parser(sub):
                    help="longmem: longest teacher time scale in steps (default %(default)s)")
     t.add_argument("--mem-gamma", action=_Given, type=real(0.0), default=0.0,
                    help="longmem: time scales at quantiles of tau^(-1-gamma); 0 = log-uniform (default)")
-    add_task_flags(t)
+    flags.add_task_flags(t)
     t.add_argument("--batch", action=_Given, type=integer(1), default=32,
                    help="batch size (default %(default)s)")
     t.add_argument("--probe-batch", action=_Given, type=integer(1), default=None,
@@ -120,8 +120,8 @@ def add_parser(sub):
     r.add_argument("--threads", action=_Given, type=integer(1, 1024), default=1,
                    help="torch CPU threads (default %(default)s; more is often slower for small H)")
     r.add_argument("--fast", action=_GivenTrue, help="replay each step from a CUDA graph (leaky models)")
-    add_run_flags(g, r)
-    add_seed_flags(r)
+    flags.add_run_flags(g, r)
+    flags.add_seed_flags(r)
     r.add_argument("--out", required=True, metavar="RUN.npz", help="run file (.npz); checkpoint RUN.ckpt beside it")
     r.add_argument("--resume", action="store_true",
                    help="continue from RUN.ckpt with its config (flags not given are taken from it; "
@@ -162,7 +162,7 @@ def _config_fields(args, base: dict | None) -> dict:
 
 def _reject_inapplicable(args, fields) -> None:
     """One-line UsageError for a flag given on the command line that the config would ignore."""
-    for ignored, dests, why in INAPPLICABLE:
+    for ignored, dests, why in flags.INAPPLICABLE:
         if ignored(fields):
             reject_flags(args, dests, why)
 
@@ -199,8 +199,8 @@ def _config(args, out: str):
         raise UsageError(f"--n-lags {fields['n_lags']} exceeds --lag-max {fields['lag_max']} "
                          f"(the lags are distinct integers from 1 to --lag-max)")
     _reject_inapplicable(args, fields)
-    check_lags(fields)
-    return TrainConfig(**fields)
+    flags.check_lags(fields)
+    return flags.validated(TrainConfig(**fields), args)   # here, so that its errors name the flags
 
 
 def run(args) -> int:
@@ -235,6 +235,8 @@ def run(args) -> int:
     except OSError as exc:
         name = exc.filename or args.out
         fail(f"levysde train: error: cannot write {name}: {exc.strerror or exc}")
+    except ValueError as exc:           # e.g. no CUDA, too little memory: in the flags' words
+        raise UsageError(flags.flag_message(str(exc), cfg.__dataclass_fields__)) from None
     finally:
         if old is not None:
             signal.signal(signal.SIGTERM, old)

@@ -40,6 +40,7 @@ from levysde.inference.check import (
     variant_zeta,
     with_tail_threshold_error,
 )
+from levysde.inference.sde_fit import MIN_FIT_RECORDS
 from levysde.io.checkpoint_taus import CheckpointTaus, read_checkpoint_taus
 from levysde.rnn.learned import LEARNED_THRESHOLD
 from levysde.stats.tails import power_law_note, tail_from_samples
@@ -480,7 +481,14 @@ def check_checkpoint_taus(source: str | os.PathLike[str] | CheckpointTaus, *, lo
     Raises
     ------
     ValueError
-        From the reader (fewer than 2 checkpoints, bad files) or for options out of range.
+        From the reader (fewer than 3 checkpoints, the fewest the SDE fit takes; bad files) or
+        for options out of range.
+
+    Notes
+    -----
+    A ``ckpt_<tag>_taus.npy`` whose tag is no epoch (``ckpt_final_taus.npy``) is not used (it has
+    no place on the epoch axis; :func:`levysde.io.checkpoint_taus.read_checkpoint_taus`); a note
+    in the report names it.
 
     References
     ----------
@@ -504,9 +512,11 @@ def check_checkpoint_taus(source: str | os.PathLike[str] | CheckpointTaus, *, lo
     >>> print(check_checkpoint_taus(ct, n_boot=20, closing_loop=False).extra["learned"])  # no loss given
     None
     """
-    ct = source if isinstance(source, CheckpointTaus) else read_checkpoint_taus(source, min_checkpoints=2)
-    if ct.tau.shape[0] < 2:
-        raise ValueError(f"{ct.path}: {ct.tau.shape[0]} checkpoint(s); a trajectory needs at least 2")
+    ct = source if isinstance(source, CheckpointTaus) else read_checkpoint_taus(source,
+                                                                                min_checkpoints=MIN_FIT_RECORDS)
+    if ct.tau.shape[0] < MIN_FIT_RECORDS:
+        raise ValueError(f"{ct.path}: {ct.tau.shape[0]} checkpoint(s); the SDE fit needs at least "
+                         f"{MIN_FIT_RECORDS}")
     check_int("n_groups", n_groups, MIN_GROUPS, why="neuron groups of the jackknife")
     if loss_ratio is not None:
         loss_ratio = check_real("loss_ratio", loss_ratio, 0.0, why="late loss / trivial predictor's loss")
@@ -517,6 +527,9 @@ def check_checkpoint_taus(source: str | os.PathLike[str] | CheckpointTaus, *, lo
     add_censored_tail(rep, ct.tau, ct.censored, late_fraction=late_fraction, tau_censor=tau_censor)
     rep.notes.append("zeta = -log tau of the paper's windowed first-order transport (checkpoint_taus); "
                      "records are checkpoints, time in epochs")
+    if ct.ignored:
+        rep.notes.append(f"not used: {', '.join(ct.ignored)} in {ct.path} (no epoch in the name, so no place on the "
+                         f"epoch axis; rename it ckpt_<epoch>_taus.npy with the epoch it was written at to use it)")
     learned: bool | None
     if loss_ratio is None:                      # unknown (None in JSON): the gate still withholds the phase
         learned, reason = None, ("cannot tell whether the network learned: checkpoint_taus hold no loss "

@@ -283,6 +283,64 @@ class DriftEstimate:
             return np.zeros(np.shape(z))
         return np.interp(z, self.centers, self.F)
 
+    @property
+    def plateau_extrapolated(self) -> bool:
+        """Whether the plateau kappa_hat lies beyond the data: the fitted form reaches less than
+        :data:`PLATEAU_REACHED` of it at the leftmost bin (the flag "plateau not reached")."""
+        return bool(self.form) and self.form["plateau_fraction"] < PLATEAU_REACHED
+
+    def form_curve(self, z) -> np.ndarray:
+        r"""The fitted saturating form :math:`\kappa \tanh((z_0 - z)/w)` at ``z``.
+
+        It rests on the bins of ``form["z_range"]``; left of them it is an extrapolation.
+
+        Parameters
+        ----------
+        z : array_like
+            Where to evaluate it.
+
+        Returns
+        -------
+        ndarray
+            Of ``z``'s shape; NaN when no form was fitted.
+
+        Examples
+        --------
+        >>> d = DriftEstimate(np.zeros(2), np.zeros(1), np.zeros(1), np.zeros(1), np.ones(1),
+        ...                   Estimate(2.0, float("nan")), {"kappa": 2.0, "width": 1.0, "z0": 0.0})
+        >>> np.round(d.form_curve([-10.0, 0.0]), 6)
+        array([2., 0.])
+        """
+        z = np.asarray(z, dtype=float)
+        if not self.form:
+            return np.full(z.shape, np.nan)
+        return self.form["kappa"] * np.tanh((self.form["z0"] - z) / self.form["width"])
+
+    def plateau_onset(self, fraction: float = 0.95) -> float:
+        r"""Where the fitted form reaches ``fraction`` of its plateau: :math:`z_0 - w\,\mathrm{artanh}(f)`.
+
+        Parameters
+        ----------
+        fraction : float, default 0.95
+            Share of kappa_hat, in (0, 1).
+
+        Returns
+        -------
+        float
+            That z (left of the data when :attr:`plateau_extrapolated`); NaN without a fitted form.
+
+        Examples
+        --------
+        >>> d = DriftEstimate(np.zeros(2), np.zeros(1), np.zeros(1), np.zeros(1), np.ones(1),
+        ...                   Estimate(2.0, float("nan")), {"kappa": 2.0, "width": 1.0, "z0": 0.0})
+        >>> round(d.plateau_onset(0.95), 4)
+        -1.8318
+        """
+        fraction = check_real("fraction", fraction, 0.0, 1.0, lo_open=True, hi_open=True)
+        if not self.form:
+            return math.nan
+        return float(self.form["z0"] - self.form["width"] * math.atanh(fraction))
+
 
 #: goodness-of-fit level below which the saturating form is rejected for the left region
 DRIFT_GOF_LEVEL = 1e-3

@@ -30,6 +30,8 @@ __all__ = ['SDEFit', 'fit_sde', 'predict', 'Prediction', 'FIT_KEYS', 'floored_re
 
 #: the fitted quantities resampled by the jackknife of :func:`fit_sde`, in this order
 FIT_KEYS = ("kappa", "eta_g", "eta_j", "alpha", "lam")
+#: fewest records the SDE fit takes (two increments per neuron)
+MIN_FIT_RECORDS = 3
 
 
 @dataclass(frozen=True)
@@ -219,8 +221,8 @@ def fit_sde(zeta, step, *, late_fraction: float = 0.5, bins: int = 60, drift_fra
     """
     zeta = check_array("zeta", zeta, ndim=2, allow_inf=True, allow_nan=True)
     check_real("late_fraction", late_fraction, 0.0, 1.0, lo_open=True)
-    if zeta.shape[0] < 3:
-        raise ValueError(f"zeta must hold >= 3 records (rows); got shape {zeta.shape}")
+    if zeta.shape[0] < MIN_FIT_RECORDS:
+        raise ValueError(f"zeta must hold >= {MIN_FIT_RECORDS} records (rows); got shape {zeta.shape}")
     first = int(zeta.shape[0] * (1 - late_fraction))
     first = min(first, zeta.shape[0] - 3)
     notes = []

@@ -11,6 +11,13 @@ The reader validates before it allocates: every file's ``.npy`` header (format, 
 read and checked first, then one (R, H) array is filled. Non-finite tau (NaN, +-inf) marks a
 censored unit; a finite tau <= 0 is an error. The CSV copies the author's code writes beside the
 ``.npy`` files are not read.
+
+Only files whose name carries the epoch are records: the author's code names every file by its
+epoch, and a record needs its place on the epoch axis (the drift and the increments are per
+epoch). A ``ckpt_<tag>_taus.npy`` whose tag is no epoch (``ckpt_final_taus.npy``, ``ckpt_best_taus.npy``)
+is therefore not used, whatever it holds, and is listed in :attr:`CheckpointTaus.ignored` so that
+callers can say so (``levysde check --from`` does, in a note). To use it, rename it with the epoch
+it was written at (``ckpt_0500_taus.npy``); if it repeats the last checkpoint it adds nothing.
 """
 from __future__ import annotations
 
@@ -20,12 +27,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from levysde.core.validate import check_int
+from levysde.core.validate import check_int, describe_interval
 
 __all__ = ["CheckpointTaus", "read_checkpoint_taus", "CKPT_TAU_PATTERN", "MAX_UNITS", "MAX_CHECKPOINTS"]
 
 #: file names of the author's per-checkpoint time scales: ``ckpt_<epoch>_taus.npy``
 CKPT_TAU_PATTERN = re.compile(r"^ckpt_(\d+)_taus\.npy$")
+#: per-checkpoint files whose tag is not an epoch (``ckpt_final_taus.npy``): not read, listed as ignored
+_OTHER_TAU_FILE = re.compile(r"^ckpt_.+_taus\.npy$")
 #: largest number of units per checkpoint accepted (a guard against a corrupt header)
 MAX_UNITS = 1_000_000
 #: largest number of checkpoint files accepted
@@ -52,6 +61,9 @@ class CheckpointTaus:
         scale exceeds what the window resolves.
     files : tuple of str
         The R file names, in epoch order.
+    ignored : tuple of str
+        ``ckpt_<tag>_taus.npy`` files of the directory whose tag is no epoch (e.g.
+        ``ckpt_final_taus.npy``): not read, since a record needs its epoch (module docstring).
     n_censored : ndarray of int, shape (R,)
         Censored units per checkpoint (a property).
     zeta : ndarray of float64, shape (R, H)
@@ -75,6 +87,7 @@ class CheckpointTaus:
     tau: np.ndarray
     censored: np.ndarray
     files: tuple[str, ...]
+    ignored: tuple[str, ...] = ()
 
     @property
     def n_censored(self) -> np.ndarray:
@@ -130,7 +143,8 @@ def read_checkpoint_taus(path: str | os.PathLike[str], *, min_checkpoints: int =
     Returns
     -------
     CheckpointTaus
-        epochs (R,), tau (R, H) (+inf where censored) and the censoring mask (R, H).
+        epochs (R,), tau (R, H) (+inf where censored), the censoring mask (R, H) and the files
+        not used (``ignored``).
 
     Raises
     ------
@@ -140,10 +154,13 @@ def read_checkpoint_taus(path: str | os.PathLike[str], *, min_checkpoints: int =
         than ``min_checkpoints`` ``ckpt_<epoch>_taus.npy`` files; two files for one epoch; a
         file that is not a .npy array, holds objects or a non-float dtype, is not 1-d, is empty,
         has more than :data:`MAX_UNITS` units or a different number of units than the others;
-        a finite tau <= 0.
+        a finite tau <= 0 (the file, how many of its values, the range (0, inf)).
 
     Notes
     -----
+    Only ``ckpt_<epoch>_taus.npy`` files are records; a ``ckpt_<tag>_taus.npy`` whose tag is no
+    epoch (``ckpt_final_taus.npy``) is not read, since it has no place on the epoch axis, and is
+    listed in :attr:`CheckpointTaus.ignored` (module docstring).
     Every header is read and checked before any array is allocated or loaded. A tau that is
     NaN or +-inf is the author's mark of a unit whose transport did not decay over the fit
     window (fitted slope >= 0): it is returned as censored (tau = +inf), never dropped.
@@ -154,9 +171,10 @@ def read_checkpoint_taus(path: str | os.PathLike[str], *, min_checkpoints: int =
     >>> d = tempfile.mkdtemp()
     >>> np.save(f"{d}/ckpt_0001_taus.npy", np.array([10.0, 200.0, np.nan]))
     >>> np.save(f"{d}/ckpt_0040_taus.npy", np.array([12.0, 250.0, 900.0]))
+    >>> np.save(f"{d}/ckpt_final_taus.npy", np.array([13.0, 260.0, 950.0]))
     >>> ct = read_checkpoint_taus(d)
-    >>> ct.epoch.tolist(), ct.n_censored.tolist()
-    ([1, 40], [1, 0])
+    >>> ct.epoch.tolist(), ct.n_censored.tolist(), ct.ignored
+    ([1, 40], [1, 0], ('ckpt_final_taus.npy',))
     """
     min_checkpoints = check_int("min_checkpoints", min_checkpoints, 1)
     p = os.fspath(path)
@@ -167,16 +185,20 @@ def read_checkpoint_taus(path: str | os.PathLike[str], *, min_checkpoints: int =
                          f"ckpt_<epoch>_taus.npy files)")
     d = _tau_dir(p)
     by_epoch: dict[int, str] = {}
+    ignored = []
     for name in sorted(os.listdir(d)):
         m = CKPT_TAU_PATTERN.match(name)
         if not m:
+            if _OTHER_TAU_FILE.match(name):
+                ignored.append(name)
             continue
         e = int(m.group(1))
         if e in by_epoch:
             raise ValueError(f"{d}: two files for epoch {e}: {by_epoch[e]} and {name}")
         by_epoch[e] = name
     if len(by_epoch) < min_checkpoints:
-        raise ValueError(f"{d}: {len(by_epoch)} ckpt_<epoch>_taus.npy file(s); need at least "
+        also = f" ({', '.join(ignored)} not counted: no epoch in the name)" if ignored else ""
+        raise ValueError(f"{d}: {len(by_epoch)} ckpt_<epoch>_taus.npy file(s){also}; need at least "
                          f"{min_checkpoints}")
     if len(by_epoch) > MAX_CHECKPOINTS:
         raise ValueError(f"{d}: {len(by_epoch)} checkpoint files; at most {MAX_CHECKPOINTS} are read")
@@ -209,9 +231,14 @@ def read_checkpoint_taus(path: str | os.PathLike[str], *, min_checkpoints: int =
     censored = ~np.isfinite(tau)
     bad = (~censored) & (tau <= 0)
     if bad.any():
-        i, q = (int(v[0]) for v in np.nonzero(bad))
-        raise ValueError(f"{os.path.join(d, files[i])}: tau[{q}] = {tau[i, q]!r}; a time scale must be > 0 "
-                         f"(NaN marks a non-decaying unit)")
+        per_file = bad.sum(axis=1)
+        i = int(np.flatnonzero(per_file)[0])
+        q = int(np.flatnonzero(bad[i])[0])
+        more = int((per_file > 0).sum()) - 1
+        also = f"; {more} other file(s) have such values too" if more else ""
+        raise ValueError(f"{os.path.join(d, files[i])}: {int(per_file[i])} of {H} tau values are <= 0 (the first: "
+                         f"unit {q}, tau = {float(tau[i, q]):g}){also}; a time scale must be in "
+                         f"{describe_interval(0.0, lo_open=True)} steps (NaN marks a non-decaying unit)")
     tau[censored] = np.inf
     return CheckpointTaus(path=d, epoch=np.asarray(epochs, dtype=np.int64), tau=tau, censored=censored,
-                          files=files)
+                          files=files, ignored=tuple(ignored))

@@ -87,7 +87,15 @@ from levysde.core.validate import check_array, check_choice, check_int, check_re
 from levysde.rnn._torch import F, nn, torch
 
 __all__ = ["MODELS", "INITS", "RNNModel", "Trace", "ConstGate", "SharedGate", "DiagGate", "GRU", "LSTM", "build_model",
-           "tau0_gate", "apply_tau0_init"]
+           "tau0_gate", "apply_tau0_init", "TAU0_MIN", "TAU0_MAX"]
+
+#: the range of the initial time scale :math:`\tau_0` (steps) of :func:`tau0_gate`; the gates are
+#: float32, and beyond it the initial retention :math:`e^{-1/\tau_0}` comes within 5e-5 of 0 or 1e-5
+#: of 1, where float32 rounding distorts its time scale (from about 3.4e7 steps on, 1 - s0 rounds to 1)
+TAU0_MIN, TAU0_MAX = 0.1, 1e5
+#: why tau0 is bounded (the errors' wording)
+TAU0_WHY = ("steps; the gates are float32: beyond this range the initial retention exp(-1/tau0) comes within "
+            "5e-5 of 0 or 1e-5 of 1, where float32 rounding distorts or loses its time scale")
 
 #: the model names of :func:`build_model`
 MODELS = ("constgate", "sharedgate", "diaggate", "gru", "lstm")
@@ -767,7 +775,7 @@ def tau0_gate(tau0: float) -> float:
     Parameters
     ----------
     tau0 : float
-        The time scale :math:`\tau_0` in steps, finite, > 0.
+        The time scale :math:`\tau_0` in steps, in [:data:`TAU0_MIN`, :data:`TAU0_MAX`] = [0.1, 1e5].
 
     Returns
     -------
@@ -777,7 +785,7 @@ def tau0_gate(tau0: float) -> float:
     Raises
     ------
     ValueError
-        Unless ``tau0`` is finite and > 0 (naming ``gate_tau0``).
+        Unless ``tau0`` is finite and in [0.1, 1e5] (naming ``gate_tau0`` and the range).
 
     Examples
     --------
@@ -786,7 +794,7 @@ def tau0_gate(tau0: float) -> float:
     >>> round(tau0_gate(199.5), 6)
     0.005
     """
-    return -math.expm1(-1.0 / check_real("gate_tau0", tau0, 0.0, lo_open=True))
+    return -math.expm1(-1.0 / check_real("gate_tau0", tau0, TAU0_MIN, TAU0_MAX, why=TAU0_WHY))
 
 
 def _orthogonal(shape, generator) -> torch.Tensor:
@@ -815,7 +823,7 @@ def apply_tau0_init(model: RNNModel, tau0: float, generator: torch.Generator | N
     model : RNNModel
         The model, modified in place.
     tau0 : float
-        :math:`\tau_0` > 0, in steps.
+        :math:`\tau_0` in steps, in [:data:`TAU0_MIN`, :data:`TAU0_MAX`] = [0.1, 1e5].
     generator : torch.Generator or None, optional
         Where the orthogonal matrices come from; None: torch's global RNG.
 
@@ -827,7 +835,7 @@ def apply_tau0_init(model: RNNModel, tau0: float, generator: torch.Generator | N
     Raises
     ------
     ValueError
-        Unless ``tau0`` is finite and > 0.
+        Unless ``tau0`` is finite and in [0.1, 1e5] (:func:`tau0_gate`).
 
     Examples
     --------
@@ -891,7 +899,7 @@ def build_model(name: str, n_in: int, hidden: int, n_out: int, *, init: str = "d
     seed : int or None, optional
         Seed of the weights' generator; None: torch's global RNG.
     gate_tau0 : float or None, optional
-        :math:`\tau_0 > 0`: then :func:`apply_tau0_init` (every unit at time scale
+        :math:`\tau_0` in [0.1, 1e5] steps: then :func:`apply_tau0_init` (every unit at time scale
         :math:`\tau_0`, drawing from the same generator, after ``init``).
     layernorm : bool, optional
         Leaky models only: LayerNorm of the candidate pre-activation before tanh,
@@ -907,7 +915,7 @@ def build_model(name: str, n_in: int, hidden: int, n_out: int, *, init: str = "d
     ------
     ValueError
         For an unknown ``name`` or ``init``, bad sizes, ``gate_a`` outside (0, 1), ``t_max``
-        not > 2 for chrono, ``gate_tau0`` not > 0, or ``layernorm`` with GRU/LSTM.
+        not > 2 for chrono, ``gate_tau0`` outside [0.1, 1e5], or ``layernorm`` with GRU/LSTM.
 
     Examples
     --------

@@ -118,7 +118,7 @@ from levysde.rnn._torch import torch
 from levysde.rnn.checkpoint import load_checkpoint, save_checkpoint
 from levysde.rnn.fast import GraphStep
 from levysde.rnn.forcing import SlowModeForcing, initial_slow_mask, slow_mask_from_zeta
-from levysde.rnn.models import INITS, MODELS, RNNModel, build_model
+from levysde.rnn.models import INITS, MODELS, TAU0_MAX, TAU0_MIN, TAU0_WHY, RNNModel, build_model
 from levysde.rnn.tasks import (
     ALPHA_MIN_FLOAT32,
     ALPHA_MIN_WHY,
@@ -213,7 +213,8 @@ class TrainConfig:
     record_epochs : int or None
         E >= 1: records every E epochs (epoch-based task only); None: every ``record_every`` steps.
     gate_tau0 : float or None
-        T0 > 0: every unit starts at time scale T0 (:func:`levysde.rnn.models.build_model`).
+        T0 in [0.1, 1e5] steps (float32 gates; :data:`levysde.rnn.models.TAU0_MAX`): every unit
+        starts at time scale T0 (:func:`levysde.rnn.models.build_model`).
     window_lags : tuple or None
         ``(lo, hi, n)``: record ``zeta_window`` (leaky models; module docstring).
     batch : int
@@ -385,7 +386,7 @@ class TrainConfig:
                 raise ValueError(f"record_epochs needs an epoch-based task (lagged), got task {self.task!r}")
             self.record_epochs = check_int("record_epochs", self.record_epochs, 1)
         if self.gate_tau0 is not None:
-            check_real("gate_tau0", self.gate_tau0, 0.0, lo_open=True, why="steps")
+            check_real("gate_tau0", self.gate_tau0, TAU0_MIN, TAU0_MAX, why=TAU0_WHY)
             if self.init != "default":
                 raise ValueError(f"gate_tau0 needs init 'default' (it sets the gates itself), got {self.init!r}")
         if self.window_lags is not None:
