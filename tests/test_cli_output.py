@@ -168,6 +168,37 @@ def test_atomic_write_mode_follows_umask(tmp_path):
     assert stat.S_IMODE(os.stat(tmp_path / "f").st_mode) == 0o644
 
 
+class _Stop(BaseException):
+    pass
+
+
+def test_atomic_write_finishes_before_a_signal_is_handled(tmp_path):
+    """A SIGTERM that arrives half way through a write is handled after the file is complete:
+    the handler's exception reaches the caller, the target holds both halves, no temporary is
+    left; SIGINT's handler is the one it was before the write."""
+    import signal
+
+    def _raise(signum, frame):
+        raise _Stop
+
+    def writer(fh):
+        fh.write(b"first half;")
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):           # give a handler every chance to run inside the writer
+            pass
+        fh.write(b"second half")
+
+    old_term, old_int = signal.signal(signal.SIGTERM, _raise), signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(_Stop):
+            _io.atomic_write(tmp_path / "f", writer)
+        assert signal.getsignal(signal.SIGTERM) is _raise and signal.getsignal(signal.SIGINT) is old_int
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+    assert (tmp_path / "f").read_bytes() == b"first half;second half"
+    assert os.listdir(tmp_path) == ["f"]
+
+
 # ----------------------------------------------------------------------------- item 18
 
 def _dead_pid() -> int:

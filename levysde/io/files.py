@@ -6,6 +6,10 @@ data, sweep points and manifests) goes through :func:`atomic_write`:
 * the data go to a temporary file next to the target, named
   ``.<name>.levysde-tmp.<host>.<pid>.<random>``, which then replaces the target with
   ``os.replace``; an interrupted or failed write leaves any earlier file intact;
+* SIGINT and SIGTERM that arrive while the file is written are held back and delivered when
+  the write is done (in the main thread; :func:`interrupts_deferred`): a handler that raises
+  inside the writer would stop it half way, and a writer that calls back into Python from C++
+  (``torch.save``) can then abort the interpreter instead of raising;
 * the file gets mode ``0o666 & ~umask`` (like a file created with ``open``), not
   ``mkstemp``'s 0600;
 * a target that exists and is not a regular file (a directory, FIFO, device node, socket) is
@@ -25,18 +29,21 @@ Sweeps share work between processes through :func:`claim` / :func:`release` lock
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
 import re
 import secrets
+import signal
 import socket
 import stat
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-__all__ = ["atomic_write", "check_output", "check_regular", "umask", "claim", "release",
+__all__ = ["atomic_write", "interrupts_deferred", "check_output", "check_regular", "umask", "claim", "release",
            "lock_is_stale", "clean_stale_tmp", "STALE_TMP_S", "LOCK_STALE_S"]
 
 #: temporary files of other hosts (or of an unknown writer) older than this are stale (seconds)
@@ -251,17 +258,68 @@ def atomic_write(path: str | os.PathLike[str], writer: Callable[[IO[bytes]], Any
     tmp = os.path.join(d, f".{name}{_TMP_TAG}{_host()}.{os.getpid()}.{secrets.token_hex(4)}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            writer(fh)
-        os.chmod(tmp, 0o666 & ~umask())
-        check_regular(target, what)    # made a FIFO/device meanwhile: still refuse
-        os.replace(tmp, target)
+        with interrupts_deferred():
+            with os.fdopen(fd, "wb") as fh:
+                writer(fh)
+            os.chmod(tmp, 0o666 & ~umask())
+            check_regular(target, what)    # made a FIFO/device meanwhile: still refuse
+            os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+
+
+#: the signals :func:`interrupts_deferred` holds back
+DEFERRED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[list[int]]:
+    """Hold SIGINT and SIGTERM back for the duration of the block; deliver them after it.
+
+    Inside the block the Python handlers of :data:`DEFERRED_SIGNALS` are replaced by one that
+    only records the signal; on leaving the block the handlers are restored and each recorded
+    signal is raised again (``signal.raise_signal``), so the program's own handler (or the
+    default action) runs then, once per signal kind. Outside the main thread, where Python
+    cannot set handlers, the block runs unchanged.
+
+    Yields
+    ------
+    list of int
+        The signals recorded so far (for tests and diagnostics).
+
+    Examples
+    --------
+    >>> import os, signal
+    >>> seen = []
+    >>> old = signal.signal(signal.SIGTERM, lambda s, f: seen.append("handled"))
+    >>> with interrupts_deferred() as held:
+    ...     os.kill(os.getpid(), signal.SIGTERM)
+    ...     seen.append("block done")
+    >>> _ = signal.signal(signal.SIGTERM, old)
+    >>> held == [signal.SIGTERM], seen
+    (True, ['block done', 'handled'])
+    """
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+
+    def _hold(signum, frame):
+        if signum not in held:
+            held.append(signum)
+
+    old = {s: signal.signal(s, _hold) for s in DEFERRED_SIGNALS}
+    try:
+        yield held
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+        for s in held:
+            signal.raise_signal(s)
 
 
 def check_output(path: str | os.PathLike[str], what: str = "output", *, force: bool = False,
