@@ -318,8 +318,8 @@ def interrupts_deferred() -> Iterator[list[int]]:
     finally:
         for s, h in old.items():
             signal.signal(s, h if h is not None else signal.SIG_DFL)
-        for s in held:
-            signal.raise_signal(s)
+        for signum in held:
+            signal.raise_signal(signum)
 
 
 def check_output(path: str | os.PathLike[str], what: str = "output", *, force: bool = False,
