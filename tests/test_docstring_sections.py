@@ -85,8 +85,8 @@ def test_public_names_have_numpydoc_sections():
         else:
             if _needs_parameters(obj):
                 need.append("Parameters")
-            if _returns_something(obj):
-                need.append("Returns")
+            if _returns_something(obj):      # a generator (a context manager's body) yields
+                need.append("Yields" if inspect.isgeneratorfunction(inspect.unwrap(obj)) else "Returns")
         lack = [s for s in need if not _has(doc, s)]
         if lack:
             missing.append(f"{qual} ({', '.join(lack)})")
